@@ -1,0 +1,1 @@
+"""Compass server: the Connect services, the PostgreSQL store and the CLI."""

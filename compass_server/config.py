@@ -1,0 +1,105 @@
+"""Server settings, read once from the environment into a frozen value."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+DATABASE_URL: Final = "COMPASS_DATABASE_URL"
+HOST: Final = "COMPASS_HOST"
+PORT: Final = "COMPASS_PORT"
+PUBLIC_URL: Final = "COMPASS_PUBLIC_URL"
+DATA_DIR: Final = "COMPASS_DATA_DIR"
+POOL_MIN: Final = "COMPASS_DB_POOL_MIN"
+POOL_MAX: Final = "COMPASS_DB_POOL_MAX"
+DB_TIMEOUT: Final = "COMPASS_DB_TIMEOUT_SECONDS"
+MAX_REQUEST_BYTES: Final = "COMPASS_MAX_REQUEST_BYTES"
+
+#: Every environment variable the server reads (docker-compose.yml may only use these).
+ENV_VARS: Final = frozenset(
+    {
+        DATABASE_URL,
+        HOST,
+        PORT,
+        PUBLIC_URL,
+        DATA_DIR,
+        POOL_MIN,
+        POOL_MAX,
+        DB_TIMEOUT,
+        MAX_REQUEST_BYTES,
+    }
+)
+
+
+class ConfigError(ValueError):
+    """An environment variable holds a value the server cannot use."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Everything the server is configured with."""
+
+    database_url: str | None = None
+    """PostgreSQL DSN; None means: start the embedded server under `data_dir`."""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str | None = None
+    """The URL people open, when it differs from http://host:port/ (behind a proxy)."""
+    data_dir: str | None = None
+    """Where the embedded PostgreSQL keeps its data; None picks a per-user default."""
+    pool_min: int = 1
+    pool_max: int = 10
+    db_timeout_seconds: float = 10.0
+    """Connect and command timeout for database calls."""
+    max_request_bytes: int = 1 << 20
+    """Largest accepted request body; larger requests are refused before parsing."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from `env` (default: os.environ).
+
+        Raises:
+            ConfigError: a variable is set to a value of the wrong kind or range.
+        """
+        source = os.environ if env is None else env
+        return cls(
+            database_url=source.get(DATABASE_URL) or None,
+            host=source.get(HOST) or "127.0.0.1",
+            port=_int(source, PORT, 8000, low=0, high=65535),
+            public_url=source.get(PUBLIC_URL) or None,
+            data_dir=source.get(DATA_DIR) or None,
+            pool_min=_int(source, POOL_MIN, 1, low=0, high=1000),
+            pool_max=_int(source, POOL_MAX, 10, low=1, high=1000),
+            db_timeout_seconds=_float(source, DB_TIMEOUT, 10.0),
+            max_request_bytes=_int(source, MAX_REQUEST_BYTES, 1 << 20, low=1024, high=1 << 30),
+        )
+
+
+def _int(source: Mapping[str, str], name: str, default: int, *, low: int, high: int) -> int:
+    raw = source.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _float(source: Mapping[str, str], name: str, default: float) -> float:
+    raw = source.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not 0 < value < 3600:
+        raise ConfigError(f"{name} must be between 0 and 3600 seconds, got {value}")
+    return value

@@ -1,0 +1,45 @@
+from gen.compass.v1 import comms_pb2 as _comms_pb2
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class AppendMessageRequest(_message.Message):
+    __slots__ = ("channel_id", "frame")
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    channel_id: str
+    frame: _comms_pb2.MessageUpdated
+    def __init__(self, channel_id: _Optional[str] = ..., frame: _Optional[_Union[_comms_pb2.MessageUpdated, _Mapping]] = ...) -> None: ...
+
+class AppendMessageResponse(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: _comms_pb2.Message
+    def __init__(self, message: _Optional[_Union[_comms_pb2.Message, _Mapping]] = ...) -> None: ...
+
+class UpdateMessageRequest(_message.Message):
+    __slots__ = ("frame",)
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    frame: _comms_pb2.MessageUpdated
+    def __init__(self, frame: _Optional[_Union[_comms_pb2.MessageUpdated, _Mapping]] = ...) -> None: ...
+
+class UpdateMessageResponse(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: _comms_pb2.Message
+    def __init__(self, message: _Optional[_Union[_comms_pb2.Message, _Mapping]] = ...) -> None: ...
+
+class WatchAskRequest(_message.Message):
+    __slots__ = ("ask_id",)
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    def __init__(self, ask_id: _Optional[str] = ...) -> None: ...
+
+class WatchAskResponse(_message.Message):
+    __slots__ = ("ask",)
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    ask: _comms_pb2.Ask
+    def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ...) -> None: ...

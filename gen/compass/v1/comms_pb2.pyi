@@ -1,0 +1,192 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class MessageBlock(_message.Message):
+    __slots__ = ("text", "ask")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    text: TextBlock
+    ask: Ask
+    def __init__(self, text: _Optional[_Union[TextBlock, _Mapping]] = ..., ask: _Optional[_Union[Ask, _Mapping]] = ...) -> None: ...
+
+class TextBlock(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class Ask(_message.Message):
+    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name")
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_BY_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_AT_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_BY_NAME_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    questions: _containers.RepeatedCompositeFieldContainer[AskQuestion]
+    answered_by_account_id: str
+    answered_at: _timestamp_pb2.Timestamp
+    answered_by_name: str
+    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ...) -> None: ...
+
+class AskQuestion(_message.Message):
+    __slots__ = ("question_id", "question", "header", "options", "allow_multiple", "recommended", "chosen_option_ids", "custom_text", "timed_out")
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_MULTIPLE_FIELD_NUMBER: _ClassVar[int]
+    RECOMMENDED_FIELD_NUMBER: _ClassVar[int]
+    CHOSEN_OPTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_TEXT_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    question: str
+    header: str
+    options: _containers.RepeatedCompositeFieldContainer[AskOption]
+    allow_multiple: bool
+    recommended: int
+    chosen_option_ids: _containers.RepeatedScalarFieldContainer[str]
+    custom_text: str
+    timed_out: bool
+    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., header: _Optional[str] = ..., options: _Optional[_Iterable[_Union[AskOption, _Mapping]]] = ..., allow_multiple: _Optional[bool] = ..., recommended: _Optional[int] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+
+class AskOption(_message.Message):
+    __slots__ = ("id", "label", "description", "preview")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    label: str
+    description: str
+    preview: str
+    def __init__(self, id: _Optional[str] = ..., label: _Optional[str] = ..., description: _Optional[str] = ..., preview: _Optional[str] = ...) -> None: ...
+
+class MessageUpdated(_message.Message):
+    __slots__ = ("message_id", "client_message_id", "blocks")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    client_message_id: str
+    blocks: _containers.RepeatedCompositeFieldContainer[MessageBlock]
+    def __init__(self, message_id: _Optional[str] = ..., client_message_id: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[MessageBlock, _Mapping]]] = ...) -> None: ...
+
+class Message(_message.Message):
+    __slots__ = ("message_id", "channel_id", "author_account_id", "client_message_id", "blocks", "created_at", "updated_at", "revision")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    channel_id: str
+    author_account_id: str
+    client_message_id: str
+    blocks: _containers.RepeatedCompositeFieldContainer[MessageBlock]
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    revision: int
+    def __init__(self, message_id: _Optional[str] = ..., channel_id: _Optional[str] = ..., author_account_id: _Optional[str] = ..., client_message_id: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[MessageBlock, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class Channel(_message.Message):
+    __slots__ = ("channel_id", "workspace_id", "name")
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    channel_id: str
+    workspace_id: str
+    name: str
+    def __init__(self, channel_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class ListChannelsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListChannelsResponse(_message.Message):
+    __slots__ = ("channels",)
+    CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    channels: _containers.RepeatedCompositeFieldContainer[Channel]
+    def __init__(self, channels: _Optional[_Iterable[_Union[Channel, _Mapping]]] = ...) -> None: ...
+
+class ListMessagesRequest(_message.Message):
+    __slots__ = ("channel_id", "page_size", "page_token")
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    channel_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, channel_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMessagesResponse(_message.Message):
+    __slots__ = ("messages", "next_page_token")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    next_page_token: str
+    def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetAskRequest(_message.Message):
+    __slots__ = ("ask_id",)
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    def __init__(self, ask_id: _Optional[str] = ...) -> None: ...
+
+class GetAskResponse(_message.Message):
+    __slots__ = ("ask", "message_id", "channel_id")
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    ask: Ask
+    message_id: str
+    channel_id: str
+    def __init__(self, ask: _Optional[_Union[Ask, _Mapping]] = ..., message_id: _Optional[str] = ..., channel_id: _Optional[str] = ...) -> None: ...
+
+class WatchChannelRequest(_message.Message):
+    __slots__ = ("channel_id", "after_revision")
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_REVISION_FIELD_NUMBER: _ClassVar[int]
+    channel_id: str
+    after_revision: int
+    def __init__(self, channel_id: _Optional[str] = ..., after_revision: _Optional[int] = ...) -> None: ...
+
+class WatchChannelResponse(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: Message
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ...) -> None: ...
+
+class RespondToAskRequest(_message.Message):
+    __slots__ = ("ask_id", "answers")
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    answers: _containers.RepeatedCompositeFieldContainer[AskQuestionAnswer]
+    def __init__(self, ask_id: _Optional[str] = ..., answers: _Optional[_Iterable[_Union[AskQuestionAnswer, _Mapping]]] = ...) -> None: ...
+
+class AskQuestionAnswer(_message.Message):
+    __slots__ = ("question_id", "chosen_option_ids", "custom_text")
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    CHOSEN_OPTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_TEXT_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    chosen_option_ids: _containers.RepeatedScalarFieldContainer[str]
+    custom_text: str
+    def __init__(self, question_id: _Optional[str] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ...) -> None: ...
+
+class RespondToAskResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -1,0 +1,63 @@
+"""Settings come from the environment; docker-compose.yml uses the same variable names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compass_server import config
+from compass_server.config import ConfigError, Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_defaults_without_environment() -> None:
+    settings = Settings.from_env({})
+    assert settings.database_url is None
+    assert (settings.host, settings.port) == ("127.0.0.1", 8000)
+
+
+def test_reads_every_variable() -> None:
+    settings = Settings.from_env(
+        {
+            config.DATABASE_URL: "postgresql://u@h/db",
+            config.HOST: "0.0.0.0",  # noqa: S104 - a value under test, not a bind
+            config.PORT: "9000",
+            config.POOL_MIN: "2",
+            config.POOL_MAX: "20",
+            config.DB_TIMEOUT: "2.5",
+            config.MAX_REQUEST_BYTES: "4096",
+        }
+    )
+    assert settings.database_url == "postgresql://u@h/db"
+    assert settings.port == 9000
+    assert (settings.pool_min, settings.pool_max) == (2, 20)
+    assert settings.db_timeout_seconds == 2.5
+    assert settings.max_request_bytes == 4096
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        (config.PORT, "http"),
+        (config.PORT, "70000"),
+        (config.DB_TIMEOUT, "-1"),
+        (config.POOL_MAX, "0"),
+    ],
+)
+def test_bad_values_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        Settings.from_env({name: value})
+
+
+def test_compose_uses_only_variables_the_server_reads() -> None:
+    compose = (ROOT / "docker-compose.yml").read_text()
+    used = set(re.findall(r"\b(COMPASS_[A-Z_]+)\s*:", compose))
+    assert config.DATABASE_URL in used
+    assert used <= config.ENV_VARS, used - config.ENV_VARS
+    # The server's URL points at the compose postgres service with its credentials.
+    assert re.search(
+        r"COMPASS_DATABASE_URL: postgresql://compass:compass@postgres:5432/compass", compose
+    )
