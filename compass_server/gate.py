@@ -1,0 +1,250 @@
+"""ASGI gate in front of the Connect apps: authentication, request size, error hygiene.
+
+It runs before connect-python decodes anything, which is what makes SPEC §4's guard order
+hold for every request: no or bad token -> UNAUTHENTICATED before a malformed or oversize
+body -> INVALID_ARGUMENT. The authenticated account is put in a ContextVar for the handlers
+(the Connect handler runs in the same task as this middleware).
+
+Last-resort hygiene: connect-python answers failures it did not expect (a header that is not
+UTF-8, a protocol it cannot serve here) with UNKNOWN and the exception text. The gate rewrites
+such responses to INTERNAL "internal error" and logs what they said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
+
+from connectrpc.code import Code
+
+from compass_server import wire
+from compass_server.errors import UnauthenticatedError, UnavailableError
+from compass_server.interceptors import INTERNAL_MESSAGE
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Generator
+
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+logger = logging.getLogger(__name__)
+
+A = TypeVar("A")
+
+MAX_TOKEN_LENGTH: Final = 512
+
+
+class AuthContext(Generic[A]):
+    """Where handlers find the account the gate authenticated for the current request."""
+
+    def __init__(self) -> None:
+        self._var: ContextVar[A | None] = ContextVar("compass_account", default=None)
+
+    def current(self) -> A:
+        """The caller's account.
+
+        Raises:
+            UnauthenticatedError: called outside a request that passed the gate.
+        """
+        account = self._var.get()
+        if account is None:
+            raise UnauthenticatedError("authentication required")
+        return account
+
+    @contextlib.contextmanager
+    def bound(self, account: A) -> Generator[None]:
+        token = self._var.set(account)
+        try:
+            yield
+        finally:
+            self._var.reset(token)
+
+
+class _Reject(Exception):  # noqa: N818 - internal control flow, never escapes this module
+    def __init__(self, code: Code, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, or None."""
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_LENGTH:
+        return None
+    if not token.isascii() or not token.isprintable() or " " in token:
+        return None
+    return token
+
+
+class ConnectGate(Generic[A]):
+    """ASGI middleware wrapping the mounted Connect applications."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        auth: AuthContext[A],
+        authenticate: Callable[[str], Awaitable[A | None]],
+        authorize: Callable[[A, str], str | None],
+        max_body_bytes: int,
+    ) -> None:
+        """Args:
+        app: the Connect application(s) behind the gate.
+        auth: where the authenticated account is published for handlers.
+        authenticate: token -> account, or None when unknown or disabled. May raise
+            UnavailableError.
+        authorize: (account, service full name) -> None when allowed, else the
+            PERMISSION_DENIED message.
+        max_body_bytes: the largest request body accepted (INVALID_ARGUMENT above).
+        """
+        self._app = app
+        self._auth = auth
+        self._authenticate = authenticate
+        self._authorize = authorize
+        self._max_body = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        content_type = headers.get("content-type", "")
+        streaming = wire.is_streaming(content_type)
+        try:
+            account = await self._admit(scope, headers)
+            body = await self._read_body(headers, receive)
+        except _Reject as reject:
+            await _send_error(send, reject.code, reject.message, streaming, content_type)
+            return
+        with self._auth.bound(account):
+            await self._app(scope, _replay(body, receive), _Hygiene(send, streaming))
+
+    async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
+        token = bearer_token(headers.get("authorization"))
+        if token is None:
+            raise _Reject(Code.UNAUTHENTICATED, "missing or malformed bearer token")
+        try:
+            account = await self._authenticate(token)
+        except UnavailableError as exc:
+            raise _Reject(Code.UNAVAILABLE, exc.message) from None
+        except Exception:  # logged; the client only learns it was internal
+            logger.exception("authentication failed")
+            raise _Reject(Code.INTERNAL, INTERNAL_MESSAGE) from None
+        if account is None:
+            raise _Reject(Code.UNAUTHENTICATED, "invalid token")
+        path: str = scope.get("path", "")
+        service = path.strip("/").split("/", 1)[0]
+        denied = self._authorize(account, service)
+        if denied is not None:
+            raise _Reject(Code.PERMISSION_DENIED, denied)
+        return account
+
+    async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
+        too_large = _Reject(
+            Code.INVALID_ARGUMENT, f"request body is too large (limit {self._max_body} bytes)"
+        )
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._max_body:
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Reject(Code.CANCELED, "client disconnected")
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                raise too_large
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    # latin-1 never fails; connect-python decodes again (as UTF-8) on its own.
+    raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive() that yields the already-read body once, then defers to the real one."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _send_error(
+    send: Send, code: Code, message: str, streaming: bool, content_type: str
+) -> None:
+    if streaming:
+        status, headers, body = wire.stream_error(code, message, content_type)
+    else:
+        status, headers, body = wire.unary_error(code, message)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class _Hygiene:
+    """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error"."""
+
+    def __init__(self, send: Send, streaming: bool) -> None:
+        self._send = send
+        self._streaming = streaming
+        self._held_start: Message | None = None
+        self._held_body: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            if not self._streaming and int(message.get("status", 200)) >= 500:
+                self._held_start = message  # decide once the body is complete
+                return
+            await self._send(message)
+        elif kind == "http.response.body" and self._held_start is not None:
+            self._held_body.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self._flush_unary(self._held_start)
+        elif kind == "http.response.body" and self._streaming:
+            body: bytes = message.get("body", b"")
+            if wire.end_stream_error_code(body) == Code.UNKNOWN.value:
+                logger.error("rewrote a leaked UNKNOWN stream error: %r", body[5:])
+                _, _, body = wire.stream_error(Code.INTERNAL, INTERNAL_MESSAGE, "")
+                message = {**message, "body": body}
+            await self._send(message)
+        else:
+            await self._send(message)
+
+    async def _flush_unary(self, start: Message) -> None:
+        body = b"".join(self._held_body)
+        if _unary_error_code(body) == Code.UNKNOWN.value:
+            logger.error("rewrote a leaked UNKNOWN error: %r", body)
+            status, headers, body = wire.unary_error(Code.INTERNAL, INTERNAL_MESSAGE)
+            start = {**start, "status": status, "headers": headers}
+        await self._send(start)
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _unary_error_code(body: bytes) -> str | None:
+    try:
+        doc: object = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(doc, dict):
+        code: object = doc.get("code")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType] - narrowed below
+        if isinstance(code, str):
+            return code
+    return None
