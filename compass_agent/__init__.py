@@ -1,1 +1,26 @@
-"""Compass agent side: maps the agent runtime's events into compass.v1 frames."""
+"""Compass agent side: maps the agent runtime's events into compass.v1 frames.
+
+Pure by design: stdlib, google.protobuf and gen only (tests/unit/agent/test_layering.py).
+
+    from compass_agent import EventMapper, ConversationUpdated, UnmappedEvent
+
+    mapper = EventMapper()
+    for output in mapper.map(json.loads(line)):
+        ...  # ConversationUpdated: post the frame; UnmappedEvent: log it (also counted)
+"""
+
+from __future__ import annotations
+
+from compass_agent._ask import RESERVED_OPTION_LABELS
+from compass_agent.mapper import ASK_END, ASK_START, EventMapper
+from compass_agent.outputs import ConversationUpdated, MapOutput, UnmappedEvent
+
+__all__ = [
+    "ASK_END",
+    "ASK_START",
+    "RESERVED_OPTION_LABELS",
+    "ConversationUpdated",
+    "EventMapper",
+    "MapOutput",
+    "UnmappedEvent",
+]

@@ -1,0 +1,301 @@
+"""EventMapper: the agent runtime's JSON events -> compass.v1 conversation frames (SPEC §2.2).
+
+Block-set rules, as implemented:
+
+- An assistant `message_start` opens a new block set; its `client_message_id` is the event's
+  `messageId` when that is a non-empty string, else `<session>-<n>` (n counts the messages
+  this mapper opened). Starts of other roles (user, toolResult, ...) change nothing, so an
+  ask lands in the block set of the assistant message that requested it.
+- An assistant `message_end` settles the message's text: one TextBlock per text part whose
+  text is not blank, in content order (thinking and toolCall parts are not text). It emits
+  one frame. A later end of the same message replaces the settled text.
+- A well-formed `ask` tool_execution_start appends one Ask block and emits one frame.
+- Order inside a block set: the settled text blocks first, then the asks in arrival order.
+  The runtime runs tools after the message ends, so that is also the order things happened
+  in; an ask that arrives before the end keeps its place after the text once the end settles.
+- An event that needs a block set when none is open (an ask before any assistant start)
+  opens a fresh one with a numbered id (a message_end's own `messageId`, if usable, is
+  taken only then; otherwise the id chosen at the start stays).
+
+Every frame carries the full block set and is a fresh copy the mapper keeps no reference to.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, cast
+
+from compass_agent._ask import fill_ask
+from compass_agent._json import MISSING, json_type
+from compass_agent.outputs import ConversationUpdated, MapOutput, UnmappedEvent
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["EventMapper"]
+
+_log = logging.getLogger(__name__)
+
+ASK_START: Final = "tool_execution_start:ask"
+"""`event_type` of an UnmappedEvent for a malformed ask call."""
+ASK_END: Final = "tool_execution_end:ask"
+"""`event_type` of an UnmappedEvent for an ask call the runtime reported as failed."""
+
+_MAX_RUNTIME_TEXT: Final = 200  # characters of the runtime's error text kept in a reason
+
+
+class EventMapper:
+    """Maps the agent runtime's events, one at a time and in order, into MapOutputs.
+
+    Not thread-safe: one mapper follows one runtime's event stream.
+    """
+
+    __slots__ = ("_counts", "_counts_view", "_frame", "_opened", "_session", "_texts")
+
+    def __init__(self, session: str | None = None) -> None:
+        """Create a mapper with no open block set.
+
+        Args:
+            session: Prefix of the numbered client_message_ids (`<session>-1`, ...) used
+                when the runtime gives no `messageId`. Defaults to 16 random hex digits,
+                so ids never repeat across mappers or bridge restarts (the server makes
+                AppendMessage idempotent per client_message_id). Tests pass a fixed one.
+
+        Raises:
+            ValueError: `session` is empty.
+        """
+        if session is None:
+            session = secrets.token_hex(8)
+        elif not session:
+            raise ValueError("session must not be empty")
+        self._session = session
+        self._opened = 0
+        self._counts: dict[str, int] = {}
+        self._counts_view = MappingProxyType(self._counts)
+        # The open block set, never handed out (frames are copies of it), and how many of its
+        # leading blocks are settled text (the rest are asks, in arrival order).
+        self._frame: comms_pb2.MessageUpdated | None = None
+        self._texts = 0
+
+    @property
+    def unmapped_counts(self) -> Mapping[str, int]:
+        """How many UnmappedEvents this mapper returned, per `event_type` (a live read-only
+        view)."""
+        return self._counts_view
+
+    def map(self, event: object) -> list[MapOutput]:
+        """Map one decoded JSON event. Never raises, whatever `event` is.
+
+        Args:
+            event: One event of the runtime's JSON-lines stream, as `json.loads` gives it.
+
+        Returns:
+            The frames and unmapped events it produced, in order; usually zero or one.
+            Events of other types, and events of other tools, produce nothing.
+        """
+        kind: object = None
+        try:
+            if not isinstance(event, dict):
+                return []
+            obj = cast("dict[str, object]", event)
+            kind = obj.get("type")
+            if kind == "tool_execution_start":
+                if obj.get("toolName") == "ask":
+                    return self._ask_start(obj)
+            elif kind == "tool_execution_end":
+                if obj.get("toolName") == "ask" and obj.get("isError") is True:
+                    return [self._unmapped(ASK_END, _failed_end_reason(obj))]
+            elif kind == "message_start":
+                return self._message_start(obj)
+            elif kind == "message_end":
+                return self._message_end(obj)
+        except Exception as exc:  # noqa: BLE001 -- SPEC §2.2: nothing may make map raise; counted, logged, never silent
+            _log.exception("compass_agent: mapping an event failed")
+            return [self._unmapped(_event_type(kind), f"internal error ({type(exc).__name__})")]
+        return []
+
+    # -- events -------------------------------------------------------------------------
+
+    def _ask_start(self, event: dict[str, object]) -> list[MapOutput]:
+        frame = self._frame if self._frame is not None else self._open(None)
+        blocks = frame.blocks
+        block = blocks.add()
+        try:
+            reason = fill_ask(block.ask, event.get("args", MISSING))
+        except BaseException:
+            del blocks[-1]
+            raise
+        if reason is not None:
+            del blocks[-1]  # never a partial ask, not even in the kept block set
+            return [self._unmapped(ASK_START, reason)]
+        call_id = event.get("toolCallId")
+        return [
+            ConversationUpdated(
+                self._snapshot(frame),
+                tool_call_id=call_id if isinstance(call_id, str) else None,
+                block_index=len(blocks) - 1,
+            )
+        ]
+
+    def _message_start(self, event: dict[str, object]) -> list[MapOutput]:
+        message = event.get("message", MISSING)
+        if not isinstance(message, dict):
+            return [self._unmapped("message_start", _not_object("message", message))]
+        role = cast("dict[str, object]", message).get("role", MISSING)
+        if role == "assistant":
+            self._open(event.get("messageId"))
+            return []
+        if not isinstance(role, str):
+            # Without a role we cannot tell whether a new block set began; say so.
+            return [self._unmapped("message_start", _not_string("message.role", role))]
+        return []
+
+    def _message_end(self, event: dict[str, object]) -> list[MapOutput]:
+        message = event.get("message", MISSING)
+        if not isinstance(message, dict):
+            return [self._unmapped("message_end", _not_object("message", message))]
+        message_obj = cast("dict[str, object]", message)
+        role = message_obj.get("role", MISSING)
+        if role != "assistant":
+            if not isinstance(role, str):
+                return [self._unmapped("message_end", _not_string("message.role", role))]
+            return []
+
+        texts, problem = _settled_texts(message_obj.get("content", MISSING))
+        previous = self._frame
+        if previous is None:
+            previous = self._open(event.get("messageId"))
+        frame = comms_pb2.MessageUpdated(client_message_id=previous.client_message_id)
+        blocks = frame.blocks
+        for text in texts:
+            blocks.add().text.text = text
+        blocks.extend(previous.blocks[self._texts :])  # the asks, in arrival order
+        self._frame = frame
+        self._texts = len(texts)
+        outputs: list[MapOutput] = [ConversationUpdated(self._snapshot(frame))]
+        if problem is not None:
+            outputs.append(self._unmapped("message_end", problem))
+        return outputs
+
+    # -- state --------------------------------------------------------------------------
+
+    def _open(self, message_id: object) -> comms_pb2.MessageUpdated:
+        frame = comms_pb2.MessageUpdated()
+        if isinstance(message_id, str) and message_id and _encodable(message_id):
+            frame.client_message_id = message_id
+        else:
+            self._opened += 1
+            frame.client_message_id = f"{self._session}-{self._opened}"
+        self._frame = frame
+        self._texts = 0
+        return frame
+
+    def _unmapped(self, event_type: str, reason: str) -> UnmappedEvent:
+        self._counts[event_type] = self._counts.get(event_type, 0) + 1
+        return UnmappedEvent(event_type, reason)
+
+    @staticmethod
+    def _snapshot(frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
+        copy = comms_pb2.MessageUpdated()
+        copy.CopyFrom(frame)
+        return copy
+
+
+def _settled_texts(content: object) -> tuple[list[str], str | None]:
+    """The non-blank text parts of an assistant message's content, and the first problem.
+
+    A malformed part is skipped and reported (the caller counts it); the good parts still
+    settle, so one bad part does not hide the rest of the message.
+    """
+    if isinstance(content, str):  # the runtime sends parts; a bare string is one text part
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        if content is MISSING:
+            return [], "message.content is missing"
+        return [], f"message.content is not an array (got {json_type(content)})"
+    texts: list[str] = []
+    problem: str | None = None
+    for index, raw in enumerate(cast("list[object]", content)):
+        if not isinstance(raw, dict):
+            problem = problem or f"message.content[{index}] is not an object (got {json_type(raw)})"
+            continue
+        part = cast("dict[str, object]", raw)
+        if part.get("type") != "text":
+            continue  # thinking, toolCall, image: not conversation text
+        text = part.get("text", MISSING)
+        if not isinstance(text, str):
+            problem = problem or _not_string(f"message.content[{index}].text", text)
+        elif not _encodable(text):
+            problem = problem or f"message.content[{index}].text is not valid Unicode"
+        elif text.strip():
+            texts.append(text)
+    return texts, problem
+
+
+def _encodable(text: str) -> bool:
+    # Protobuf refuses lone surrogates, which json.loads lets through from "\ud800" escapes.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _failed_end_reason(event: dict[str, object]) -> str:
+    call_id = event.get("toolCallId")
+    who = f"ask call '{_clip(call_id, 80)}'" if isinstance(call_id, str) else "ask call"
+    detail = _first_text(event.get("result"))
+    if detail is None:
+        return f"{who} failed"
+    return f"{who} failed: {_clip(detail, _MAX_RUNTIME_TEXT)}"
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, with lone surrogates escaped so that the reason
+    can always be logged or encoded."""
+    # Cut before escaping too, so a huge text costs no more than a short one.
+    text = text[: limit + 1].encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def _first_text(result: object) -> str | None:
+    """The first text part of a tool result (`{content: [{type: "text", text}], ...}`)."""
+    if not isinstance(result, dict):
+        return None
+    content = cast("dict[str, object]", result).get("content")
+    if not isinstance(content, list):
+        return None
+    for raw in cast("list[object]", content):
+        if isinstance(raw, dict):
+            part = cast("dict[str, object]", raw)
+            text = part.get("text")
+            if part.get("type") == "text" and isinstance(text, str) and text.strip():
+                return " ".join(text.split())  # one line, for logs
+    return None
+
+
+def _event_type(kind: object) -> str:
+    # Only the four handled event types can fail inside map(); the ask ones are named as the
+    # ordinary unmapped events for them are.
+    if kind in ("tool_execution_start", "tool_execution_end"):
+        return f"{kind}:ask"
+    if kind in ("message_start", "message_end"):
+        return str(kind)
+    return "event"  # pragma: no cover -- defensive: no other branch of map() can raise
+
+
+def _not_object(path: str, value: object) -> str:
+    if value is MISSING:
+        return f"{path} is missing"
+    return f"{path} is not an object (got {json_type(value)})"
+
+
+def _not_string(path: str, value: object) -> str:
+    if value is MISSING:
+        return f"{path} is missing"
+    return f"{path} is not a string (got {json_type(value)})"

@@ -1,0 +1,66 @@
+"""The public API of compass_agent is exactly what SPEC §2.2 spells (plus documented extras)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import pytest
+
+import compass_agent
+from compass_agent import ConversationUpdated, EventMapper, UnmappedEvent
+from gen.compass.v1 import comms_pb2
+
+
+def test_all_lists_the_public_names() -> None:
+    assert set(compass_agent.__all__) == {
+        "ASK_END",
+        "ASK_START",
+        "RESERVED_OPTION_LABELS",
+        "ConversationUpdated",
+        "EventMapper",
+        "MapOutput",
+        "UnmappedEvent",
+    }
+    for name in compass_agent.__all__:
+        assert hasattr(compass_agent, name)
+    assert (compass_agent.ASK_START, compass_agent.ASK_END) == (
+        "tool_execution_start:ask",
+        "tool_execution_end:ask",
+    )
+
+
+def test_spec_constructor_shapes() -> None:
+    value = comms_pb2.MessageUpdated(client_message_id="m")
+    frame = ConversationUpdated(value)
+    assert frame == ConversationUpdated(value=value, kind="conversationUpdated")
+    assert (frame.kind, frame.tool_call_id, frame.block_index) == (
+        "conversationUpdated",
+        None,
+        None,
+    )
+
+    unmapped = UnmappedEvent("tool_execution_start:ask", "questions is empty")
+    assert unmapped == UnmappedEvent(
+        event_type="tool_execution_start:ask", reason="questions is empty", kind="unmapped"
+    )
+
+
+@pytest.mark.parametrize("cls", [ConversationUpdated, UnmappedEvent])
+def test_outputs_are_frozen_slotted_dataclasses(cls: type) -> None:
+    assert dataclasses.is_dataclass(cls)
+    assert hasattr(cls, "__slots__")
+    params = cls.__dataclass_params__  # type: ignore[attr-defined] -- dataclass internals, read-only
+    assert params.frozen
+
+
+def test_outputs_cannot_be_changed() -> None:
+    unmapped = UnmappedEvent("x", "y")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        unmapped.reason = "z"  # type: ignore[misc] -- proving it is refused
+
+
+def test_unmapped_counts_is_a_mapping() -> None:
+    mapper = EventMapper()
+    assert isinstance(mapper.unmapped_counts, Mapping)
+    assert dict(mapper.unmapped_counts) == {}
