@@ -1,0 +1,524 @@
+"""Pure domain rules: block invariants, request limits and answer validation (SPEC §3, §4).
+
+Nothing here does I/O. Every check that can find several problems returns (or raises with)
+ALL of them as `FieldViolation`s, so a client can fix a request in one round trip. Field paths
+are relative to the message being checked: `blocks[0].ask.questions[1].question_id` for a
+block set, `answers[2].chosen_option_ids[0]` for a RespondToAskRequest; the service may prefix
+them (e.g. `frame.`) when the blocks sit deeper in its request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final
+
+from compass_server.errors import FieldViolation, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from gen.compass.v1 import comms_pb2
+
+MAX_BLOCKS_PER_MESSAGE: Final = 1000
+MAX_ASKS_PER_MESSAGE: Final = 64
+"""Also keeps the change notification (which lists a message's ask ids) far below 8000 bytes."""
+MAX_QUESTIONS_PER_ASK: Final = 100
+MAX_OPTIONS_PER_QUESTION: Final = 100
+MAX_ID_LENGTH: Final = 200
+"""Longest ask_id, question_id, option id or client_message_id accepted."""
+MAX_NAME_LENGTH: Final = 200
+"""Longest workspace, channel or account name."""
+MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
+"""A RespondToAsk with more entries than any ask can have questions is oversize."""
+MAX_CHOSEN_PER_ANSWER: Final = MAX_OPTIONS_PER_QUESTION
+MAX_CUSTOM_TEXT_LENGTH: Final = 10_000
+
+
+def quote(value: str) -> str:
+    """`value` in double quotes with JSON escapes, as violations name questions and options."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _question(question_id: str) -> str:
+    return f"question {quote(question_id)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Block invariants (write side; the store's decoder applies the minted variant on read too)
+
+
+def block_violations(
+    blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool
+) -> list[FieldViolation]:
+    """Every way `blocks` breaks the block invariants of SPEC §3.
+
+    Checks: exactly one kind per block; an ask has 1..MAX questions; question ids non-empty
+    and unique within the ask; option ids non-empty and unique within a question; sizes and
+    NUL-free text. With `minted` false (AppendMessage) every ask must carry an empty ask_id
+    and no answer state; with `minted` true (UpdateMessage, and stored rows) every ask must
+    carry a non-empty ask_id, unique within the message. Answer state is not checked when
+    `minted` is true: stored state always wins over what an update sends.
+
+    Args:
+        blocks: the full block set of one message.
+        minted: whether ask ids must be present (True) or absent (False).
+
+    Returns:
+        One violation per problem, in block order; empty when the blocks are acceptable.
+    """
+    violations: list[FieldViolation] = []
+    if len(blocks) > MAX_BLOCKS_PER_MESSAGE:
+        violations.append(
+            FieldViolation(
+                field="blocks",
+                description=f"a message holds at most {MAX_BLOCKS_PER_MESSAGE} blocks, got {len(blocks)}",
+            )
+        )
+    asks = 0
+    ask_ids: dict[str, int] = {}
+    for index, block in enumerate(blocks):
+        path = f"blocks[{index}]"
+        kind = block.WhichOneof("block")
+        if kind is None:
+            violations.append(
+                FieldViolation(field=path, description="a block must have exactly one kind set")
+            )
+        elif kind == "text":
+            violations.extend(_nul(f"{path}.text.text", block.text.text))
+        else:
+            asks += 1
+            violations.extend(_ask_violations(block.ask, f"{path}.ask", minted=minted))
+            ask_id = block.ask.ask_id
+            if minted and ask_id:
+                if ask_id in ask_ids:
+                    violations.append(
+                        FieldViolation(
+                            field=f"{path}.ask.ask_id",
+                            description=f"ask_id {quote(ask_id)} is also used by blocks[{ask_ids[ask_id]}]",
+                        )
+                    )
+                else:
+                    ask_ids[ask_id] = index
+    if asks > MAX_ASKS_PER_MESSAGE:
+        violations.append(
+            FieldViolation(
+                field="blocks",
+                description=f"a message holds at most {MAX_ASKS_PER_MESSAGE} asks, got {asks}",
+            )
+        )
+    return violations
+
+
+def check_blocks(blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool) -> None:
+    """Raise when `blocks` break an invariant (see `block_violations`).
+
+    Raises:
+        InvalidArgumentError: with every violation found.
+    """
+    violations = block_violations(blocks, minted=minted)
+    if violations:
+        raise InvalidArgumentError("invalid message blocks", violations)
+
+
+def _ask_violations(ask: comms_pb2.Ask, path: str, *, minted: bool) -> list[FieldViolation]:
+    violations: list[FieldViolation] = []
+    if minted:
+        if not ask.ask_id:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.ask_id",
+                    description="ask_id is empty: every ask must carry the ask_id minted for it",
+                )
+            )
+    else:
+        if ask.ask_id:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.ask_id",
+                    description="ask_id must be empty: the server mints it",
+                )
+            )
+        violations.extend(_answer_state_violations(ask, path))
+    violations.extend(_nul(f"{path}.ask_id", ask.ask_id))
+    if len(ask.ask_id) > MAX_ID_LENGTH:
+        violations.append(_too_long(f"{path}.ask_id", "ask_id", MAX_ID_LENGTH))
+    if not ask.questions:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.questions", description="an ask must have at least one question"
+            )
+        )
+    elif len(ask.questions) > MAX_QUESTIONS_PER_ASK:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.questions",
+                description=f"an ask holds at most {MAX_QUESTIONS_PER_ASK} questions, got {len(ask.questions)}",
+            )
+        )
+    seen: dict[str, int] = {}
+    for index, question in enumerate(ask.questions):
+        qpath = f"{path}.questions[{index}]"
+        qid = question.question_id
+        if not qid:
+            violations.append(
+                FieldViolation(field=f"{qpath}.question_id", description="question_id is empty")
+            )
+        elif qid in seen:
+            violations.append(
+                FieldViolation(
+                    field=f"{qpath}.question_id",
+                    description=f"{_question(qid)}: question_id is also used by questions[{seen[qid]}]",
+                    question_id=qid,
+                )
+            )
+        else:
+            seen[qid] = index
+        violations.extend(_question_violations(question, qpath))
+    return violations
+
+
+def _question_violations(question: comms_pb2.AskQuestion, path: str) -> list[FieldViolation]:
+    qid = question.question_id
+    violations: list[FieldViolation] = []
+    if len(qid) > MAX_ID_LENGTH:
+        violations.append(_too_long(f"{path}.question_id", "question_id", MAX_ID_LENGTH, qid))
+    for field, value in (
+        ("question_id", qid),
+        ("question", question.question),
+        ("header", question.header),
+    ):
+        violations.extend(_nul(f"{path}.{field}", value, qid))
+    if len(question.options) > MAX_OPTIONS_PER_QUESTION:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.options",
+                description=f"{_question(qid)}: at most {MAX_OPTIONS_PER_QUESTION} options, got {len(question.options)}",
+                question_id=qid,
+            )
+        )
+    option_seen: dict[str, int] = {}
+    for index, option in enumerate(question.options):
+        opath = f"{path}.options[{index}]"
+        if not option.id:
+            violations.append(
+                FieldViolation(
+                    field=f"{opath}.id",
+                    description=f"{_question(qid)}: option id is empty",
+                    question_id=qid,
+                )
+            )
+        elif option.id in option_seen:
+            violations.append(
+                FieldViolation(
+                    field=f"{opath}.id",
+                    description=f"{_question(qid)}: option id {quote(option.id)} is also used by options[{option_seen[option.id]}]",
+                    question_id=qid,
+                )
+            )
+        else:
+            option_seen[option.id] = index
+        if len(option.id) > MAX_ID_LENGTH:
+            violations.append(_too_long(f"{opath}.id", "option id", MAX_ID_LENGTH, qid))
+        for field, value in (
+            ("id", option.id),
+            ("label", option.label),
+            ("description", option.description),
+            ("preview", option.preview),
+        ):
+            violations.extend(_nul(f"{opath}.{field}", value, qid))
+    return violations
+
+
+def _answer_state_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolation]:
+    violations: list[FieldViolation] = []
+    server_written = "is written by the server when the ask is answered; send it empty"
+    if ask.answered_by_account_id:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.answered_by_account_id",
+                description=f"answered_by_account_id {server_written}",
+            )
+        )
+    if ask.HasField("answered_at"):
+        violations.append(
+            FieldViolation(field=f"{path}.answered_at", description=f"answered_at {server_written}")
+        )
+    if ask.answered_by_name:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.answered_by_name", description=f"answered_by_name {server_written}"
+            )
+        )
+    for index, question in enumerate(ask.questions):
+        qid = question.question_id
+        qpath = f"{path}.questions[{index}]"
+        for field, present in (
+            ("chosen_option_ids", bool(question.chosen_option_ids)),
+            ("custom_text", bool(question.custom_text)),
+            ("timed_out", question.timed_out),
+        ):
+            if present:
+                violations.append(
+                    FieldViolation(
+                        field=f"{qpath}.{field}",
+                        description=f"{_question(qid)}: {field} is answer state; a new ask must arrive unanswered",
+                        question_id=qid,
+                    )
+                )
+    return violations
+
+
+def _nul(field: str, value: str, question_id: str = "") -> list[FieldViolation]:
+    # PostgreSQL text and jsonb cannot hold U+0000; refuse it here with a clear error rather
+    # than let the database fail the write.
+    if "\x00" not in value:
+        return []
+    prefix = f"{_question(question_id)}: " if question_id else ""
+    return [
+        FieldViolation(
+            field=field,
+            description=f"{prefix}contains a NUL character, which cannot be stored",
+            question_id=question_id,
+        )
+    ]
+
+
+def _too_long(field: str, what: str, limit: int, question_id: str = "") -> FieldViolation:
+    prefix = f"{_question(question_id)}: " if question_id else ""
+    return FieldViolation(
+        field=field,
+        description=f"{prefix}{what} is longer than {limit} characters",
+        question_id=question_id,
+    )
+
+
+def check_text(field: str, value: str, *, max_length: int, required: bool = True) -> None:
+    """Check one free-standing text argument (a name, a client_message_id).
+
+    Raises:
+        InvalidArgumentError: `value` is empty (when `required`), too long, holds NUL, or is
+            not valid Unicode.
+    """
+    violations = _nul(field, value)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A str can hold unpaired surrogates (e.g. argv decoded with surrogateescape);
+        # protobuf strings cannot, so only free-standing text needs this check.
+        violations.append(FieldViolation(field=field, description=f"{field} is not valid Unicode"))
+    if required and not value:
+        violations.append(FieldViolation(field=field, description=f"{field} is empty"))
+    if len(value) > max_length:
+        violations.append(_too_long(field, field, max_length))
+    if violations:
+        raise InvalidArgumentError(f"invalid {field}", violations)
+
+
+# ---------------------------------------------------------------------------------------------
+# RespondToAsk
+
+
+def check_answer_request(ask_id: str, answers: Sequence[comms_pb2.AskQuestionAnswer]) -> None:
+    """SPEC §4 step 2: reject a malformed or oversize RespondToAsk before any lookup.
+
+    Only the request's own shape is checked here (it needs no ask); `validate_answers` checks
+    it against the ask (step 6).
+
+    Raises:
+        InvalidArgumentError: empty or oversize ask_id, too many answers, too many chosen ids
+            in one answer, an oversize id or custom_text, or text holding NUL; with every
+            violation found.
+    """
+    violations: list[FieldViolation] = []
+    if not ask_id:
+        violations.append(FieldViolation(field="ask_id", description="ask_id is empty"))
+    elif len(ask_id) > MAX_ID_LENGTH:
+        violations.append(_too_long("ask_id", "ask_id", MAX_ID_LENGTH))
+    violations.extend(_nul("ask_id", ask_id))
+    if len(answers) > MAX_ANSWERS:
+        violations.append(
+            FieldViolation(
+                field="answers",
+                description=f"at most {MAX_ANSWERS} answers per request, got {len(answers)}",
+            )
+        )
+    for index, answer in enumerate(answers[: MAX_ANSWERS + 1]):
+        path = f"answers[{index}]"
+        qid = answer.question_id
+        if len(qid) > MAX_ID_LENGTH:
+            violations.append(_too_long(f"{path}.question_id", "question_id", MAX_ID_LENGTH))
+            qid = ""  # do not echo an oversize id into every other message
+        violations.extend(_nul(f"{path}.question_id", answer.question_id))
+        if len(answer.chosen_option_ids) > MAX_CHOSEN_PER_ANSWER:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.chosen_option_ids",
+                    description=f"at most {MAX_CHOSEN_PER_ANSWER} chosen ids per answer, got {len(answer.chosen_option_ids)}",
+                    question_id=qid,
+                )
+            )
+        for pick_index, option_id in enumerate(
+            answer.chosen_option_ids[: MAX_CHOSEN_PER_ANSWER + 1]
+        ):
+            pick_path = f"{path}.chosen_option_ids[{pick_index}]"
+            if len(option_id) > MAX_ID_LENGTH:
+                violations.append(_too_long(pick_path, "option id", MAX_ID_LENGTH, qid))
+            violations.extend(_nul(pick_path, option_id, qid))
+        if len(answer.custom_text) > MAX_CUSTOM_TEXT_LENGTH:
+            violations.append(
+                _too_long(f"{path}.custom_text", "custom_text", MAX_CUSTOM_TEXT_LENGTH, qid)
+            )
+        violations.extend(_nul(f"{path}.custom_text", answer.custom_text, qid))
+    if violations:
+        raise InvalidArgumentError("malformed RespondToAsk request", violations)
+
+
+def validate_answers(
+    ask: comms_pb2.Ask, answers: Sequence[comms_pb2.AskQuestionAnswer]
+) -> list[FieldViolation]:
+    """SPEC §4 step 6: every way `answers` fails to answer `ask`.
+
+    Rules: the answers' question ids are exactly the ask's (none missing, repeated or
+    unknown); chosen ids are offered options of their question, without repeats; at most one
+    chosen id unless the question allows multiple; on a single-select question a chosen id
+    and custom_text exclude each other. An entry with no chosen id and empty custom_text is an
+    accepted skip; a question without options is answered by custom_text alone.
+
+    Args:
+        ask: the ask being answered (its questions; answer state is ignored).
+        answers: the request's entries, in request order.
+
+    Returns:
+        One violation per problem, each naming its question (`question "db": ...` in the
+        description and `question_id` set); `field` is the request path. Empty means valid.
+    """
+    questions = {question.question_id: question for question in ask.questions}
+    violations: list[FieldViolation] = []
+    first_entry: dict[str, int] = {}
+    for index, answer in enumerate(answers):
+        path = f"answers[{index}]"
+        qid = answer.question_id
+        question = questions.get(qid)
+        if not qid:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.question_id",
+                    description=f"{path}: question_id is empty; name the question this answers",
+                )
+            )
+            continue
+        if question is None:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.question_id",
+                    description=f"{_question(qid)}: not a question of this ask",
+                    question_id=qid,
+                )
+            )
+            continue
+        if qid in first_entry:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.question_id",
+                    description=f"{_question(qid)}: answered more than once (also answers[{first_entry[qid]}])",
+                    question_id=qid,
+                )
+            )
+        else:
+            first_entry[qid] = index
+        violations.extend(_answer_violations(question, answer, path))
+    violations.extend(
+        FieldViolation(
+            field="answers",
+            description=f"{_question(qid)}: no answer given (send an empty entry to skip it)",
+            question_id=qid,
+        )
+        for qid in questions
+        if qid not in first_entry
+    )
+    return violations
+
+
+def _answer_violations(
+    question: comms_pb2.AskQuestion, answer: comms_pb2.AskQuestionAnswer, path: str
+) -> list[FieldViolation]:
+    qid = question.question_id
+    offered = {option.id for option in question.options}
+    violations: list[FieldViolation] = []
+    picked: set[str] = set()
+    for index, option_id in enumerate(answer.chosen_option_ids):
+        field = f"{path}.chosen_option_ids[{index}]"
+        if option_id not in offered:
+            violations.append(
+                FieldViolation(
+                    field=field,
+                    description=f"{_question(qid)}: {quote(option_id)} is not an option of this question",
+                    question_id=qid,
+                )
+            )
+        elif option_id in picked:
+            violations.append(
+                FieldViolation(
+                    field=field,
+                    description=f"{_question(qid)}: option {quote(option_id)} is chosen more than once",
+                    question_id=qid,
+                )
+            )
+        picked.add(option_id)
+    if not question.allow_multiple:
+        if len(answer.chosen_option_ids) > 1:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.chosen_option_ids",
+                    description=f"{_question(qid)}: only one option may be chosen, got {len(answer.chosen_option_ids)}",
+                    question_id=qid,
+                )
+            )
+        if answer.chosen_option_ids and answer.custom_text:
+            violations.append(
+                FieldViolation(
+                    field=f"{path}.custom_text",
+                    description=f"{_question(qid)}: on a single-select question free text replaces a pick; send a chosen option or custom_text, not both",
+                    question_id=qid,
+                )
+            )
+    return violations
+
+
+def is_identical_answer(
+    ask: comms_pb2.Ask, account_id: str, answers: Sequence[comms_pb2.AskQuestionAnswer]
+) -> bool:
+    """Whether `answers` from `account_id` repeat the answer already stored in `ask` exactly.
+
+    Identical means: the same account answered, and the request has one entry per stored
+    question with the same chosen ids (compared as sets, no repeats) and the same custom_text.
+    Such a repeat is a safe retry (SPEC §4 step 5) and succeeds without a write.
+    """
+    if not ask.answered_by_account_id or ask.answered_by_account_id != account_id:
+        return False
+    stored = {
+        question.question_id: (sorted(question.chosen_option_ids), question.custom_text)
+        for question in ask.questions
+    }
+    sent = {
+        answer.question_id: (sorted(answer.chosen_option_ids), answer.custom_text)
+        for answer in answers
+    }
+    # Equal dicts from a list with a repeated question_id would hide the repeat; compare sizes.
+    return len(answers) == len(stored) and sent == stored
+
+
+def answered_questions(
+    ask: comms_pb2.Ask, answers: Iterable[comms_pb2.AskQuestionAnswer]
+) -> list[tuple[str, list[str], str]]:
+    """The answer state to store for a validated `answers`: (question_id, chosen, custom_text).
+
+    One entry per question of `ask`, in question order; chosen ids keep the request's order.
+    Call only after `validate_answers` returned no violation.
+    """
+    by_question = {answer.question_id: answer for answer in answers}
+    result: list[tuple[str, list[str], str]] = []
+    for question in ask.questions:
+        answer = by_question[question.question_id]
+        result.append((question.question_id, list(answer.chosen_option_ids), answer.custom_text))
+    return result

@@ -1,0 +1,193 @@
+"""Block write invariants (SPEC §3): every rejection, with a field path naming the culprit."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from compass_server.domain import (
+    MAX_ASKS_PER_MESSAGE,
+    block_violations,
+    check_blocks,
+    check_text,
+)
+from compass_server.errors import InvalidArgumentError
+from gen.compass.v1 import comms_pb2
+from tests.unit.server._strategies import block_sets
+
+
+def q(qid: str, *option_ids: str) -> comms_pb2.AskQuestion:
+    return comms_pb2.AskQuestion(
+        question_id=qid, options=[comms_pb2.AskOption(id=o, label=o) for o in option_ids]
+    )
+
+
+def ask_block(*questions: comms_pb2.AskQuestion, ask_id: str = "") -> comms_pb2.MessageBlock:
+    return comms_pb2.MessageBlock(ask=comms_pb2.Ask(ask_id=ask_id, questions=questions))
+
+
+TEXT = comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text="hello"))
+
+
+def answered_ask(**fields: object) -> comms_pb2.MessageBlock:
+    block = ask_block(q("db", "0", "1"))
+    question = block.ask.questions[0]
+    if "chosen" in fields:
+        question.chosen_option_ids.append("0")
+    if "custom_text" in fields:
+        question.custom_text = "typed"
+    if "timed_out" in fields:
+        question.timed_out = True
+    if "by" in fields:
+        block.ask.answered_by_account_id = "acct_x"
+    if "at" in fields:
+        block.ask.answered_at.GetCurrentTime()
+    if "name" in fields:
+        block.ask.answered_by_name = "Ada"
+    return block
+
+
+# (blocks, field, question_id) for the append path (minted=False).
+APPEND_REJECTIONS = [
+    pytest.param([TEXT, comms_pb2.MessageBlock()], "blocks[1]", "", id="no-kind"),
+    pytest.param([ask_block()], "blocks[0].ask.questions", "", id="zero-questions"),
+    pytest.param(
+        [ask_block(q("", "0"))],
+        "blocks[0].ask.questions[0].question_id",
+        "",
+        id="empty-question-id",
+    ),
+    pytest.param(
+        [ask_block(q("db", "0"), q("db", "1"))],
+        "blocks[0].ask.questions[1].question_id",
+        "db",
+        id="duplicate-question-id",
+    ),
+    pytest.param(
+        [ask_block(q("db", "0", ""))],
+        "blocks[0].ask.questions[0].options[1].id",
+        "db",
+        id="empty-option-id",
+    ),
+    pytest.param(
+        [ask_block(q("db", "0", "0"))],
+        "blocks[0].ask.questions[0].options[1].id",
+        "db",
+        id="duplicate-option-id",
+    ),
+    pytest.param(
+        [ask_block(q("db", "0"), ask_id="ask_forged")],
+        "blocks[0].ask.ask_id",
+        "",
+        id="agent-ask-id",
+    ),
+    pytest.param(
+        [answered_ask(chosen=1)], "blocks[0].ask.questions[0].chosen_option_ids", "db", id="chosen"
+    ),
+    pytest.param(
+        [answered_ask(custom_text=1)],
+        "blocks[0].ask.questions[0].custom_text",
+        "db",
+        id="custom-text",
+    ),
+    pytest.param(
+        [answered_ask(timed_out=1)], "blocks[0].ask.questions[0].timed_out", "db", id="timed-out"
+    ),
+    pytest.param(
+        [answered_ask(by=1)], "blocks[0].ask.answered_by_account_id", "", id="answered-by"
+    ),
+    pytest.param([answered_ask(at=1)], "blocks[0].ask.answered_at", "", id="answered-at"),
+    pytest.param(
+        [answered_ask(name=1)], "blocks[0].ask.answered_by_name", "", id="answered-by-name"
+    ),
+    pytest.param(
+        [comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text="a\x00b"))],
+        "blocks[0].text.text",
+        "",
+        id="nul-text",
+    ),
+    pytest.param(
+        [ask_block(comms_pb2.AskQuestion(question_id="db", question="a\x00"))],
+        "blocks[0].ask.questions[0].question",
+        "db",
+        id="nul-question",
+    ),
+    pytest.param(
+        [ask_block(q("db", "0")) for _ in range(MAX_ASKS_PER_MESSAGE + 1)],
+        "blocks",
+        "",
+        id="too-many-asks",
+    ),
+]
+
+
+@pytest.mark.parametrize(("blocks", "field", "question_id"), APPEND_REJECTIONS)
+def test_append_rejections(
+    blocks: list[comms_pb2.MessageBlock], field: str, question_id: str
+) -> None:
+    violations = block_violations(blocks, minted=False)
+    assert [(v.field, v.question_id) for v in violations] == [(field, question_id)]
+    if question_id:
+        assert f'question "{question_id}"' in violations[0].description
+    with pytest.raises(InvalidArgumentError):
+        check_blocks(blocks, minted=False)
+
+
+def test_update_requires_a_non_empty_unique_ask_id() -> None:
+    blocks = [
+        ask_block(q("a", "0"), ask_id="ask_1"),
+        ask_block(q("b", "0")),
+        ask_block(q("c", "0"), ask_id="ask_1"),
+    ]
+    assert [v.field for v in block_violations(blocks, minted=True)] == [
+        "blocks[1].ask.ask_id",
+        "blocks[2].ask.ask_id",
+    ]
+
+
+def test_update_ignores_answer_state() -> None:
+    # Stored answer state always wins; what an update sends is dropped, not refused.
+    block = answered_ask(chosen=1, custom_text=1, timed_out=1, by=1, at=1, name=1)
+    block.ask.ask_id = "ask_1"
+    assert block_violations([block], minted=True) == []
+
+
+def test_zero_option_question_and_empty_text_are_fine() -> None:
+    blocks = [comms_pb2.MessageBlock(text=comms_pb2.TextBlock()), ask_block(q("free"))]
+    assert block_violations(blocks, minted=False) == []
+
+
+def test_all_problems_are_reported_together() -> None:
+    blocks = [comms_pb2.MessageBlock(), ask_block(q("", "0", "0"), q("x"), q("x"))]
+    assert [v.field for v in block_violations(blocks, minted=False)] == [
+        "blocks[0]",
+        "blocks[1].ask.questions[0].question_id",
+        "blocks[1].ask.questions[0].options[1].id",
+        "blocks[1].ask.questions[2].question_id",
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(block_sets(minted=False))
+def test_generated_new_blocks_are_valid(blocks: list[comms_pb2.MessageBlock]) -> None:
+    assert block_violations(blocks, minted=False) == []
+    if any(block.HasField("ask") for block in blocks):
+        assert block_violations(blocks, minted=True) != []  # unminted asks fail the update rule
+
+
+@pytest.mark.parametrize(
+    ("value", "required", "ok"),
+    [
+        ("general", True, True),
+        ("", True, False),
+        ("", False, True),
+        ("a\x00", True, False),
+        ("x" * 201, True, False),
+    ],
+)
+def test_check_text(value: str, required: bool, ok: bool) -> None:
+    if ok:
+        check_text("name", value, max_length=200, required=required)
+    else:
+        with pytest.raises(InvalidArgumentError):
+            check_text("name", value, max_length=200, required=required)
