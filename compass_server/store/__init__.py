@@ -1,0 +1,433 @@
+"""The Store port: what the services need from durable storage, and the rows it returns.
+
+This module must not import `store.postgres` (nor asyncpg): the services depend on the port,
+and only the composition root picks the implementation (`PostgresStore`).
+
+Visibility and acting (SPEC §4 steps 3-4):
+- an account SEES a channel (its messages, its asks) when it is a member of the channel's
+  workspace; anything it cannot see is reported exactly like something that does not exist
+  (`NotFoundError`, same message);
+- an account ACTS in a channel (appends, answers) only as a participant of that channel
+  (`PermissionDeniedError` when it can see but not act).
+Account kinds (humans use CommsService, agents AgentService) are enforced by the service.
+
+Answer state has one source of truth: the store's ask record. It is merged into the ask
+blocks of every message and ask the store returns, and no `update_message` can change it.
+
+Change notification: every write that bumps a channel revision sends, in the same
+transaction, a PostgreSQL NOTIFY on `EVENTS_CHANNEL` whose payload is a `ChangeEvent` as JSON.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol, cast
+
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
+EVENTS_CHANNEL: Final = "compass_events"
+"""The one PostgreSQL NOTIFY channel every revision-bumping write notifies."""
+
+DEFAULT_PAGE_SIZE: Final = 50
+"""`list_messages` page size when the caller passes 0."""
+MAX_PAGE_SIZE: Final = 500
+"""Largest `list_messages` page; larger requests are capped, not refused."""
+MAX_REPLAY_LIMIT: Final = 1000
+"""Largest `messages_after` batch."""
+
+
+class AccountKind(enum.StrEnum):
+    """What an account is; decides which service it may call."""
+
+    HUMAN = "human"
+    """A participant using the browser UI (CommsService)."""
+    AGENT = "agent"
+    """An agent process posting frames and waiting for answers (AgentService)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountRow:
+    account_id: str
+    kind: AccountKind
+    name: str
+    disabled: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceRow:
+    workspace_id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelRow:
+    channel_id: str
+    workspace_id: str
+    name: str
+    revision: int
+    """The channel's latest revision (0 before its first message)."""
+    created_at: datetime
+
+    def to_proto(self) -> comms_pb2.Channel:
+        """The `compass.v1.Channel` for this row."""
+        return comms_pb2.Channel(
+            channel_id=self.channel_id, workspace_id=self.workspace_id, name=self.name
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageRow:
+    """A stored message, with answer state merged into its ask blocks.
+
+    The blocks are fresh protobuf objects owned by this row; treat them as read-only.
+    """
+
+    message_id: str
+    channel_id: str
+    author_account_id: str
+    client_message_id: str
+    """The agent's key for the message; "" when it gave none."""
+    blocks: tuple[comms_pb2.MessageBlock, ...]
+    created_at: datetime
+    """Timezone-aware (UTC)."""
+    updated_at: datetime
+    """Timezone-aware (UTC); changes on update and when one of its asks is answered."""
+    revision: int
+    """Channel revision of the latest change to this message."""
+
+    @property
+    def ask_ids(self) -> tuple[str, ...]:
+        """The ask ids of this message's ask blocks, in block order."""
+        return tuple(block.ask.ask_id for block in self.blocks if block.HasField("ask"))
+
+    def to_proto(self) -> comms_pb2.Message:
+        """The `compass.v1.Message` for this row (a copy; safe to mutate)."""
+        message = comms_pb2.Message(
+            message_id=self.message_id,
+            channel_id=self.channel_id,
+            author_account_id=self.author_account_id,
+            client_message_id=self.client_message_id,
+            blocks=self.blocks,
+            revision=self.revision,
+        )
+        message.created_at.FromDatetime(self.created_at)
+        message.updated_at.FromDatetime(self.updated_at)
+        return message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessagePage:
+    messages: tuple[MessageRow, ...]
+    """Oldest first."""
+    next_page_token: str
+    """Opaque; "" when there are no more messages."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AskRow:
+    """One ask with its answer state merged in, and where it lives."""
+
+    ask: comms_pb2.Ask
+    """Fresh object owned by this row; treat as read-only (copy before mutating)."""
+    message_id: str
+    channel_id: str
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.ask.answered_by_account_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeEvent:
+    """Payload of a change notification: one write to one message of one channel."""
+
+    channel_id: str
+    revision: int
+    """The channel revision the write created."""
+    message_id: str
+    ask_ids: tuple[str, ...]
+    """Asks of the message that a WatchAsk may care about (all of them on append/update,
+    the answered one on answer)."""
+
+    def to_payload(self) -> str:
+        return json.dumps(
+            {
+                "channel_id": self.channel_id,
+                "revision": self.revision,
+                "message_id": self.message_id,
+                "ask_ids": list(self.ask_ids),
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_payload(cls, payload: str) -> ChangeEvent:
+        """Parse a notification payload.
+
+        Raises:
+            ValueError: `payload` is not a change event.
+        """
+        raw: object = json.loads(payload)
+        if not isinstance(raw, dict):
+            raise ValueError("change event is not an object")
+        obj = cast("dict[str, object]", raw)  # json.loads: str keys; values narrowed below
+        channel_id = obj.get("channel_id")
+        revision = obj.get("revision")
+        message_id = obj.get("message_id")
+        ask_ids = obj.get("ask_ids")
+        if (
+            not isinstance(channel_id, str)
+            or not isinstance(revision, int)
+            or isinstance(revision, bool)
+            or not isinstance(message_id, str)
+            or not isinstance(ask_ids, list)
+        ):
+            raise ValueError("change event has missing or mistyped fields")
+        ids: list[str] = []
+        for item in cast("list[object]", ask_ids):
+            if not isinstance(item, str):
+                raise ValueError("change event ask_ids must be strings")
+            ids.append(item)
+        return cls(
+            channel_id=channel_id, revision=revision, message_id=message_id, ask_ids=tuple(ids)
+        )
+
+
+class Store(Protocol):
+    """Durable storage for Compass. Every method may also raise `UnavailableError` when the
+    database cannot be reached (including a restart mid-operation); the caller may retry."""
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        """Check that the database answers (for /readyz).
+
+        Raises:
+            UnavailableError: it does not.
+        """
+        ...
+
+    # -- accounts, workspaces, channels (admin) ----------------------------------------------
+
+    async def create_workspace(self, name: str) -> WorkspaceRow:
+        """Create a workspace.
+
+        Raises:
+            InvalidArgumentError: empty, oversize or NUL-holding name.
+            AlreadyExistsError: a workspace with this name exists.
+        """
+        ...
+
+    async def create_channel(self, workspace_id: str, name: str) -> ChannelRow:
+        """Create a channel in a workspace.
+
+        Raises:
+            InvalidArgumentError: bad name.
+            NotFoundError: no such workspace.
+            AlreadyExistsError: the workspace already has a channel of this name.
+        """
+        ...
+
+    async def create_account(self, kind: AccountKind, name: str) -> tuple[AccountRow, str]:
+        """Create an account and its API token.
+
+        Returns:
+            The account and its bearer token (`cmp_...`). The token is not stored (only its
+            SHA-256 is) and cannot be shown again.
+
+        Raises:
+            InvalidArgumentError: bad name.
+        """
+        ...
+
+    async def get_account(self, account_id: str) -> AccountRow:
+        """One account by id.
+
+        Raises:
+            NotFoundError: no such account.
+        """
+        ...
+
+    async def disable_account(self, account_id: str) -> AccountRow:
+        """Disable an account: its tokens stop authenticating. Idempotent.
+
+        Raises:
+            NotFoundError: no such account.
+        """
+        ...
+
+    async def add_workspace_member(self, workspace_id: str, account_id: str) -> None:
+        """Make an account a member of a workspace (it then sees its channels). Idempotent.
+
+        Raises:
+            NotFoundError: no such workspace or account.
+        """
+        ...
+
+    async def add_participant(self, channel_id: str, account_id: str) -> None:
+        """Make an account a participant of a channel, and a member of its workspace.
+        Idempotent.
+
+        Raises:
+            NotFoundError: no such channel or account.
+        """
+        ...
+
+    async def authenticate(self, token: str) -> AccountRow | None:
+        """The enabled account a bearer token belongs to.
+
+        Returns:
+            The account, or None for an unknown token or a disabled account.
+        """
+        ...
+
+    # -- reads (visibility-scoped by the actor) ----------------------------------------------
+
+    async def list_channels(self, actor: AccountRow) -> Sequence[ChannelRow]:
+        """The channels `actor` participates in, oldest first."""
+        ...
+
+    async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
+        """One channel `actor` can see, with its current revision.
+
+        Raises:
+            NotFoundError: no such channel, or not visible to `actor` (same message).
+        """
+        ...
+
+    async def list_messages(
+        self, actor: AccountRow, channel_id: str, *, page_size: int = 0, page_token: str = ""
+    ) -> MessagePage:
+        """A page of a visible channel's messages, oldest first.
+
+        Args:
+            actor: who asks.
+            channel_id: the channel.
+            page_size: 0 for DEFAULT_PAGE_SIZE; values above MAX_PAGE_SIZE are capped.
+            page_token: "" for the first page, else a previous page's `next_page_token`.
+
+        Raises:
+            InvalidArgumentError: negative page_size, or a page_token that is malformed or
+                belongs to another channel (field `page_size` / `page_token`).
+            NotFoundError: no such channel, or not visible to `actor`.
+            CorruptDataError: a stored message on the page breaks a block invariant.
+        """
+        ...
+
+    async def messages_after(
+        self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
+    ) -> Sequence[MessageRow]:
+        """Messages of a visible channel changed after `after_revision`, in revision order
+        (WatchChannel replay). Each message appears once, as of its latest revision.
+
+        Args:
+            limit: 1..MAX_REPLAY_LIMIT messages at most; call again after the last revision
+                for more.
+
+        Raises:
+            InvalidArgumentError: negative after_revision or limit out of range.
+            NotFoundError: no such channel, or not visible to `actor`.
+            CorruptDataError: a stored message breaks a block invariant.
+        """
+        ...
+
+    async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
+        """One ask visible to `actor`, with its answer state.
+
+        Raises:
+            NotFoundError: no such ask, or not visible to `actor` (same message).
+            CorruptDataError: the stored ask breaks an invariant.
+        """
+        ...
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def append_message(
+        self,
+        actor: AccountRow,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        *,
+        client_message_id: str = "",
+    ) -> MessageRow:
+        """Store a new message, minting one ask_id per ask block; bumps the channel revision.
+
+        Idempotent on (channel_id, client_message_id) when that key is non-empty: a repeat
+        by the same author with the same blocks returns the stored message (same ids, no new
+        revision).
+
+        Raises:
+            InvalidArgumentError: a block breaks an invariant, an ask carries an ask_id or
+                answer state, or client_message_id is oversize (violations name
+                `blocks[i]...` / `client_message_id`).
+            NotFoundError: no such channel, or not visible to `actor`.
+            PermissionDeniedError: `actor` sees the channel but is not a participant.
+            AlreadyExistsError: the client_message_id is taken by different blocks (or
+                another author).
+        """
+        ...
+
+    async def update_message(
+        self, actor: AccountRow, message_id: str, blocks: Sequence[comms_pb2.MessageBlock]
+    ) -> MessageRow:
+        """Replace a message's block set; bumps the channel revision unless nothing changed.
+
+        Every ask block must carry its minted ask_id and the set of ask ids cannot change.
+        Answer state in `blocks` is ignored: the stored answers always win. The questions of
+        an ANSWERED ask (ids, option ids, allow_multiple) cannot change; its texts may.
+
+        Raises:
+            InvalidArgumentError: a block breaks an invariant, an ask_id is empty, added,
+                dropped or changed, or an answered ask's questions changed.
+            NotFoundError: no such message, or not visible to `actor`.
+            PermissionDeniedError: `actor` is not the message's author.
+        """
+        ...
+
+    async def answer_ask(
+        self,
+        actor: AccountRow,
+        ask_id: str,
+        answers: Sequence[comms_pb2.AskQuestionAnswer],
+    ) -> AskRow:
+        """Answer every question of an ask at once (SPEC §4 steps 2-7, in that order).
+
+        Concurrent answers are serialised: exactly one wins, the others see it answered.
+
+        Returns:
+            The ask as answered (also for an identical retry, which writes nothing).
+
+        Raises:
+            InvalidArgumentError: a malformed request (step 2) or answers that do not fit the
+                ask (step 6); `violations` lists every problem, each naming its question.
+            NotFoundError: no such ask, or not visible to `actor` (same message).
+            PermissionDeniedError: `actor` is not a participant of the ask's channel.
+            FailedPreconditionError: already answered, other than by an identical retry from
+                the same account.
+            CorruptDataError: the stored ask breaks an invariant.
+        """
+        ...
+
+    # -- change feed -------------------------------------------------------------------------
+
+    async def listen(
+        self,
+        on_change: Callable[[ChangeEvent], None],
+        on_resync: Callable[[], None],
+    ) -> None:
+        """Deliver change notifications until cancelled, on one dedicated connection.
+
+        Reconnects by itself when the database goes away. `on_resync` is called each time the
+        subscription is (re)established, and after an unreadable payload: notifications may
+        have been missed, so watchers must re-read from their last revision. Both callbacks
+        run on the event loop and must not block.
+        """
+        ...

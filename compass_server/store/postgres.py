@@ -1,0 +1,1029 @@
+"""PostgreSQL implementation of the Store port (asyncpg).
+
+Concurrency design: every write to a channel (append, update, answer) first locks the
+channel's row (`FOR NO KEY UPDATE`) and bumps `channels.revision` under that lock. So writes
+to one channel are serialised, revisions commit in increasing order (a watcher resuming after
+revision N never misses a later-committing smaller revision), and of several concurrent
+answers to one ask exactly one finds it unanswered. Reads that need several queries run in one
+read-only REPEATABLE READ transaction, so they see one snapshot.
+
+All asyncpg and connection errors are translated into domain errors in `_translate_errors`,
+the only place that knows asyncpg's exception classes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+from typing import TYPE_CHECKING, Any, Final
+
+import asyncpg
+
+from compass_server import domain
+from compass_server.errors import (
+    AlreadyExistsError,
+    CompassError,
+    ConflictError,
+    CorruptDataError,
+    FailedPreconditionError,
+    FieldViolation,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+    UnavailableError,
+)
+from compass_server.store import (
+    DEFAULT_PAGE_SIZE,
+    EVENTS_CHANNEL,
+    MAX_PAGE_SIZE,
+    MAX_REPLAY_LIMIT,
+    AccountKind,
+    AccountRow,
+    AskRow,
+    ChangeEvent,
+    ChannelRow,
+    MessagePage,
+    MessageRow,
+    Store,
+    WorkspaceRow,
+)
+from compass_server.store.blocks import (
+    apply_answer_state,
+    decode_blocks,
+    encode_answers,
+    encode_blocks,
+)
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+    from types import TracebackType
+    from typing import Self, TypeAlias
+
+    from asyncpg.pool import PoolConnectionProxy
+
+    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
+
+logger = logging.getLogger(__name__)
+
+TOKEN_PREFIX: Final = "cmp_"  # noqa: S105 - a public prefix, not a secret
+_MAX_TOKEN_LENGTH: Final = 200
+_MINT_ATTEMPTS: Final = 5
+_APPLICATION_NAME: Final = "compass"
+
+
+def new_id(prefix: str) -> str:
+    """A fresh random id: `prefix_` + 26 lowercase base32 characters (128 bits)."""
+    return f"{prefix}_{base64.b32encode(secrets.token_bytes(16)).decode().rstrip('=').lower()}"
+
+
+def _token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Error translation: the one place asyncpg exceptions become domain errors.
+
+_UNIQUE_MESSAGES: Final = {
+    "workspaces_name_key": "a workspace with this name already exists",
+    "channels_workspace_name_key": "a channel with this name already exists in the workspace",
+    "messages_client_message_id_key": "a message with this client_message_id already exists in the channel",
+}
+_FOREIGN_KEY_MESSAGES: Final = {
+    "channels_workspace_id_fkey": "workspace not found",
+    "workspace_members_workspace_id_fkey": "workspace not found",
+    "workspace_members_account_id_fkey": "account not found",
+    "channel_participants_channel_id_fkey": "channel not found",
+    "channel_participants_account_id_fkey": "account not found",
+}
+_UNAVAILABLE: Final = (
+    asyncpg.PostgresConnectionError,  # class 08: connection lost/refused mid-operation
+    asyncpg.OperatorInterventionError,  # class 57: admin shutdown, crash, cannot connect now
+    asyncpg.InsufficientResourcesError,  # class 53: too many connections, disk full
+    asyncpg.ReadOnlySQLTransactionError,  # a standby during failover
+    OSError,  # refused/reset sockets, and TimeoutError (pool acquire, connect, command)
+)
+
+
+@contextlib.contextmanager
+def _translate_errors() -> Generator[None]:
+    try:
+        yield
+    except CompassError:
+        raise
+    except asyncpg.UniqueViolationError as exc:
+        raise AlreadyExistsError(
+            _UNIQUE_MESSAGES.get(exc.constraint_name or "", "already exists")
+        ) from exc
+    except asyncpg.ForeignKeyViolationError as exc:
+        raise NotFoundError(
+            _FOREIGN_KEY_MESSAGES.get(exc.constraint_name or "", "referenced record not found")
+        ) from exc
+    except (asyncpg.SerializationError, asyncpg.DeadlockDetectedError) as exc:
+        raise ConflictError("concurrent update; retry") from exc
+    except (asyncpg.UntranslatableCharacterError, asyncpg.CharacterNotInRepertoireError) as exc:
+        # The domain checks refuse NUL up front; this catches any other text PostgreSQL
+        # cannot store (e.g. an unpaired surrogate) without letting it become INTERNAL.
+        raise InvalidArgumentError(
+            "the request holds text the database cannot store (NUL or invalid Unicode)"
+        ) from exc
+    except _UNAVAILABLE as exc:
+        raise UnavailableError("database unavailable") from exc
+    except asyncpg.InterfaceError as exc:
+        # A connection closed under us ("connection is closed") or a pool shutting down
+        # ("pool is closing"); any other InterfaceError is a programming error: re-raised.
+        if "clos" in str(exc):
+            raise UnavailableError("database unavailable") from exc
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# SQL
+
+_ACCOUNT_COLUMNS: Final = "account_id, kind, name, disabled, created_at"
+_CHANNEL_COLUMNS: Final = "channel_id, workspace_id, name, revision, created_at"
+_MESSAGE_COLUMNS: Final = (
+    "message_id, channel_id, author_account_id, client_message_id, blocks, "
+    "created_revision, revision, created_at, updated_at"
+)
+
+_PING: Final = "SELECT 1"
+_NOTIFY: Final = "SELECT pg_notify($1, $2)"
+
+_INSERT_WORKSPACE: Final = """
+    INSERT INTO workspaces (workspace_id, name)
+    VALUES ($1, $2)
+    ON CONFLICT (workspace_id) DO NOTHING
+    RETURNING workspace_id, name, created_at
+"""
+_INSERT_CHANNEL: Final = f"""
+    INSERT INTO channels (channel_id, workspace_id, name)
+    VALUES ($1, $2, $3)
+    ON CONFLICT (channel_id) DO NOTHING
+    RETURNING {_CHANNEL_COLUMNS}
+"""  # noqa: S608 -- only our own column list is interpolated
+_INSERT_ACCOUNT: Final = f"""
+    INSERT INTO accounts (account_id, kind, name)
+    VALUES ($1, $2, $3)
+    ON CONFLICT (account_id) DO NOTHING
+    RETURNING {_ACCOUNT_COLUMNS}
+"""  # noqa: S608 -- only our own column list is interpolated
+_INSERT_TOKEN: Final = "INSERT INTO api_tokens (token_hash, account_id) VALUES ($1, $2)"  # noqa: S105 - SQL, not a secret
+_SELECT_ACCOUNT: Final = f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE account_id = $1"  # noqa: S608 -- only our own column list is interpolated
+_DISABLE_ACCOUNT: Final = f"""
+    UPDATE accounts SET disabled = true
+    WHERE account_id = $1
+    RETURNING {_ACCOUNT_COLUMNS}
+"""  # noqa: S608 -- only our own column list is interpolated
+_SELECT_ACCOUNT_BY_TOKEN: Final = """
+    SELECT t.token_hash, a.account_id, a.kind, a.name, a.disabled, a.created_at
+    FROM api_tokens t
+    JOIN accounts a ON a.account_id = t.account_id
+    WHERE t.token_hash = $1
+"""  # noqa: S105 - SQL, not a secret
+_INSERT_MEMBER: Final = """
+    INSERT INTO workspace_members (workspace_id, account_id)
+    VALUES ($1, $2)
+    ON CONFLICT DO NOTHING
+"""
+_INSERT_MEMBER_OF_CHANNEL: Final = """
+    INSERT INTO workspace_members (workspace_id, account_id)
+    SELECT workspace_id, $2 FROM channels WHERE channel_id = $1
+    ON CONFLICT DO NOTHING
+"""
+_INSERT_PARTICIPANT: Final = """
+    INSERT INTO channel_participants (channel_id, account_id)
+    VALUES ($1, $2)
+    ON CONFLICT DO NOTHING
+"""
+
+_SELECT_PARTICIPATING_CHANNELS: Final = """
+    SELECT c.channel_id, c.workspace_id, c.name, c.revision, c.created_at
+    FROM channel_participants p
+    JOIN channels c ON c.channel_id = p.channel_id
+    WHERE p.account_id = $1
+    ORDER BY c.created_at, c.channel_id
+"""
+_SELECT_VISIBLE_CHANNEL: Final = """
+    SELECT c.channel_id, c.workspace_id, c.name, c.revision, c.created_at
+    FROM channels c
+    JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.account_id = $2
+    WHERE c.channel_id = $1
+"""
+_SELECT_MESSAGE_PAGE: Final = f"""
+    SELECT {_MESSAGE_COLUMNS}
+    FROM messages
+    WHERE channel_id = $1 AND created_revision > $2
+    ORDER BY created_revision
+    LIMIT $3
+"""  # noqa: S608 -- only our own column list is interpolated
+_SELECT_MESSAGES_AFTER: Final = f"""
+    SELECT {_MESSAGE_COLUMNS}
+    FROM messages
+    WHERE channel_id = $1 AND revision > $2
+    ORDER BY revision
+    LIMIT $3
+"""  # noqa: S608 -- only our own column list is interpolated
+_SELECT_MESSAGE: Final = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE message_id = $1"  # noqa: S608 -- only our own column list is interpolated
+_SELECT_MESSAGE_BY_CLIENT_ID: Final = f"""
+    SELECT {_MESSAGE_COLUMNS}
+    FROM messages
+    WHERE channel_id = $1 AND client_message_id = $2
+"""  # noqa: S608 -- only our own column list is interpolated
+_SELECT_ANSWERS_OF_MESSAGES: Final = """
+    SELECT a.ask_id, a.message_id, a.answers, a.answered_by_account_id, a.answered_at,
+           acc.name AS answered_by_name
+    FROM asks a
+    JOIN accounts acc ON acc.account_id = a.answered_by_account_id
+    WHERE a.message_id = ANY($1::text[])
+"""
+_SELECT_ASK: Final = """
+    SELECT a.ask_id, a.message_id, a.channel_id, m.blocks, a.answers,
+           a.answered_by_account_id, a.answered_at, acc.name AS answered_by_name,
+           EXISTS (
+               SELECT 1 FROM channel_participants p
+               WHERE p.channel_id = a.channel_id AND p.account_id = $2
+           ) AS participant
+    FROM asks a
+    JOIN messages m ON m.message_id = a.message_id
+    JOIN channels c ON c.channel_id = a.channel_id
+    JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.account_id = $2
+    LEFT JOIN accounts acc ON acc.account_id = a.answered_by_account_id
+    WHERE a.ask_id = $1
+"""
+
+# Locks the channel row first: every write to a channel goes through here (see module doc).
+_LOCK_CHANNEL_FOR_ACTOR: Final = """
+    SELECT c.revision,
+           EXISTS (
+               SELECT 1 FROM workspace_members wm
+               WHERE wm.workspace_id = c.workspace_id AND wm.account_id = $2
+           ) AS member,
+           EXISTS (
+               SELECT 1 FROM channel_participants p
+               WHERE p.channel_id = c.channel_id AND p.account_id = $2
+           ) AS participant
+    FROM channels c
+    WHERE c.channel_id = $1
+    FOR NO KEY UPDATE
+"""
+_LOCK_CHANNEL: Final = "SELECT revision FROM channels WHERE channel_id = $1 FOR NO KEY UPDATE"
+_BUMP_REVISION: Final = """
+    UPDATE channels SET revision = revision + 1
+    WHERE channel_id = $1
+    RETURNING revision
+"""
+_SELECT_MESSAGE_FOR_ACTOR: Final = """
+    SELECT m.channel_id, m.author_account_id
+    FROM messages m
+    JOIN channels c ON c.channel_id = m.channel_id
+    JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.account_id = $2
+    WHERE m.message_id = $1
+"""
+_INSERT_MESSAGE: Final = """
+    INSERT INTO messages (message_id, channel_id, author_account_id, client_message_id,
+                          blocks, created_revision, revision)
+    VALUES ($1, $2, $3, $4, $5, $6, $6)   -- $1 message_id, $2 channel_id, $3 author,
+                                          -- $4 client_message_id, $5 blocks, $6 revision
+    ON CONFLICT (message_id) DO NOTHING
+    RETURNING message_id, created_at, updated_at
+"""
+_INSERT_ASKS: Final = """
+    INSERT INTO asks (ask_id, message_id, channel_id)
+    SELECT ask_id, $2, $3 FROM unnest($1::text[]) AS ask_id
+    ON CONFLICT (ask_id) DO NOTHING
+    RETURNING ask_id
+"""
+_UPDATE_MESSAGE_BLOCKS: Final = """
+    UPDATE messages SET blocks = $2
+    WHERE message_id = $1
+"""
+_REPLACE_MESSAGE: Final = """
+    UPDATE messages SET blocks = $2, revision = $3, updated_at = now()
+    WHERE message_id = $1
+    RETURNING created_at, updated_at
+"""
+_TOUCH_MESSAGE: Final = """
+    UPDATE messages SET revision = $2, updated_at = now()
+    WHERE message_id = $1
+"""
+_ANSWER_ASK: Final = """
+    UPDATE asks SET answers = $2, answered_by_account_id = $3, answered_at = now()
+    WHERE ask_id = $1 AND answered_at IS NULL
+    RETURNING answered_at
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# The store
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+async def _init_connection(conn: asyncpg.Connection[asyncpg.Record]) -> None:
+    # JSONB in and out as Python values; the codec is per connection, hence the pool's init=.
+    await conn.set_type_codec("jsonb", encoder=_dumps, decoder=json.loads, schema="pg_catalog")
+
+
+class PostgresStore(Store):
+    """The Store on PostgreSQL. Use as `async with PostgresStore(dsn) as store:`.
+
+    No I/O happens until `__aenter__`, which creates the connection pool.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        pool_min: int = 1,
+        pool_max: int = 10,
+        timeout: float = 10.0,
+        id_factory: Callable[[str], str] = new_id,
+    ) -> None:
+        """
+        Args:
+            dsn: PostgreSQL connection URL.
+            pool_min: connections opened at start and kept.
+            pool_max: most connections in use at once.
+            timeout: seconds for connecting, acquiring a pooled connection and each command;
+                exceeding it is reported as `UnavailableError`.
+            id_factory: mints ids from a prefix (tests inject collisions through it).
+        """
+        self._dsn = dsn
+        self._pool_min = pool_min
+        self._pool_max = pool_max
+        self._timeout = timeout
+        self._new_id = id_factory
+        self._pool: asyncpg.Pool[asyncpg.Record] | None = None
+
+    async def __aenter__(self) -> Self:
+        """Create the pool.
+
+        Raises:
+            UnavailableError: the database cannot be reached.
+        """
+        with _translate_errors():
+            self._pool = await asyncpg.create_pool(
+                self._dsn,
+                min_size=self._pool_min,
+                max_size=self._pool_max,
+                timeout=self._timeout,
+                command_timeout=self._timeout,
+                init=_init_connection,
+                server_settings={"application_name": _APPLICATION_NAME},
+            )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        try:
+            await asyncio.wait_for(pool.close(), timeout=self._timeout)
+        except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            # A connection still busy (or the server gone) must not block shutdown.
+            pool.terminate()
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[_Conn]:
+        if self._pool is None:
+            raise RuntimeError("PostgresStore is not open; use `async with`")
+        with _translate_errors():
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                yield conn
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncGenerator[_Conn]:
+        async with self._connection() as conn, conn.transaction():
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _snapshot(self) -> AsyncGenerator[_Conn]:
+        async with (
+            self._connection() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            yield conn
+
+    async def _insert_minted(
+        self, conn: _Conn, prefix: str, query: str, *args: object
+    ) -> asyncpg.Record:
+        # The insert says ON CONFLICT (id) DO NOTHING, so a collision returns no row instead
+        # of aborting the transaction, and we mint again.
+        for _ in range(_MINT_ATTEMPTS):
+            row = await conn.fetchrow(query, self._new_id(prefix), *args)
+            if row is not None:
+                return row
+        raise RuntimeError(f"could not mint a unique {prefix} id in {_MINT_ATTEMPTS} attempts")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        async with self._connection() as conn:
+            await conn.fetchval(_PING)
+
+    # -- accounts, workspaces, channels -------------------------------------------------------
+
+    async def create_workspace(self, name: str) -> WorkspaceRow:
+        domain.check_text("name", name, max_length=domain.MAX_NAME_LENGTH)
+        async with self._connection() as conn:
+            row = await self._insert_minted(conn, "ws", _INSERT_WORKSPACE, name)
+        return WorkspaceRow(
+            workspace_id=row["workspace_id"], name=row["name"], created_at=row["created_at"]
+        )
+
+    async def create_channel(self, workspace_id: str, name: str) -> ChannelRow:
+        domain.check_text("name", name, max_length=domain.MAX_NAME_LENGTH)
+        async with self._connection() as conn:
+            row = await self._insert_minted(conn, "ch", _INSERT_CHANNEL, workspace_id, name)
+        return _channel_row(row)
+
+    async def create_account(self, kind: AccountKind, name: str) -> tuple[AccountRow, str]:
+        domain.check_text("name", name, max_length=domain.MAX_NAME_LENGTH)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        async with self._write() as conn:
+            row = await self._insert_minted(conn, "acct", _INSERT_ACCOUNT, kind.value, name)
+            await conn.execute(_INSERT_TOKEN, _token_hash(token), row["account_id"])
+        return _account_row(row), token
+
+    async def get_account(self, account_id: str) -> AccountRow:
+        async with self._connection() as conn:
+            row = await conn.fetchrow(_SELECT_ACCOUNT, account_id)
+        if row is None:
+            raise NotFoundError("account not found")
+        return _account_row(row)
+
+    async def disable_account(self, account_id: str) -> AccountRow:
+        async with self._connection() as conn:
+            row = await conn.fetchrow(_DISABLE_ACCOUNT, account_id)
+        if row is None:
+            raise NotFoundError("account not found")
+        return _account_row(row)
+
+    async def add_workspace_member(self, workspace_id: str, account_id: str) -> None:
+        async with self._connection() as conn:
+            await conn.execute(_INSERT_MEMBER, workspace_id, account_id)
+
+    async def add_participant(self, channel_id: str, account_id: str) -> None:
+        async with self._write() as conn:
+            await conn.execute(_INSERT_MEMBER_OF_CHANNEL, channel_id, account_id)
+            await conn.execute(_INSERT_PARTICIPANT, channel_id, account_id)
+
+    async def authenticate(self, token: str) -> AccountRow | None:
+        if not token.startswith(TOKEN_PREFIX) or len(token) > _MAX_TOKEN_LENGTH:
+            return None
+        digest = _token_hash(token)
+        async with self._connection() as conn:
+            row = await conn.fetchrow(_SELECT_ACCOUNT_BY_TOKEN, digest)
+        # The lookup is by hash, so timing reveals nothing about the token; the explicit
+        # constant-time comparison keeps it that way should the lookup ever change.
+        if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
+            return None
+        account = _account_row(row)
+        return None if account.disabled else account
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def list_channels(self, actor: AccountRow) -> Sequence[ChannelRow]:
+        async with self._connection() as conn:
+            rows = await conn.fetch(_SELECT_PARTICIPATING_CHANNELS, actor.account_id)
+        return [_channel_row(row) for row in rows]
+
+    async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
+        async with self._connection() as conn:
+            return await _visible_channel(conn, actor, channel_id)
+
+    async def list_messages(
+        self, actor: AccountRow, channel_id: str, *, page_size: int = 0, page_token: str = ""
+    ) -> MessagePage:
+        if page_size < 0:
+            raise InvalidArgumentError(
+                "invalid page_size",
+                [FieldViolation(field="page_size", description="page_size must not be negative")],
+            )
+        size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        after = _decode_page_token(page_token, channel_id) if page_token else 0
+        async with self._snapshot() as conn:
+            await _visible_channel(conn, actor, channel_id)
+            rows = await conn.fetch(_SELECT_MESSAGE_PAGE, channel_id, after, size + 1)
+            messages = await _message_rows(conn, rows[:size])
+        next_token = (
+            _encode_page_token(channel_id, int(rows[size - 1]["created_revision"]))
+            if len(rows) > size
+            else ""
+        )
+        return MessagePage(messages=tuple(messages), next_page_token=next_token)
+
+    async def messages_after(
+        self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
+    ) -> Sequence[MessageRow]:
+        violations: list[FieldViolation] = []
+        if after_revision < 0:
+            violations.append(
+                FieldViolation(
+                    field="after_revision", description="after_revision must not be negative"
+                )
+            )
+        if not 1 <= limit <= MAX_REPLAY_LIMIT:
+            violations.append(
+                FieldViolation(
+                    field="limit", description=f"limit must be between 1 and {MAX_REPLAY_LIMIT}"
+                )
+            )
+        if violations:
+            raise InvalidArgumentError("invalid replay request", violations)
+        async with self._snapshot() as conn:
+            await _visible_channel(conn, actor, channel_id)
+            rows = await conn.fetch(_SELECT_MESSAGES_AFTER, channel_id, after_revision, limit)
+            return await _message_rows(conn, rows)
+
+    async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
+        async with self._connection() as conn:
+            row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+        if row is None:
+            raise NotFoundError("ask not found")
+        return _ask_row(row)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def append_message(
+        self,
+        actor: AccountRow,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        *,
+        client_message_id: str = "",
+    ) -> MessageRow:
+        domain.check_text(
+            "client_message_id", client_message_id, max_length=domain.MAX_ID_LENGTH, required=False
+        )
+        domain.check_blocks(blocks, minted=False)
+        encoded = encode_blocks(blocks)
+        async with self._write() as conn:
+            lock = await conn.fetchrow(_LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
+            if lock is None or not lock["member"]:
+                raise NotFoundError("channel not found")
+            if not lock["participant"]:
+                raise PermissionDeniedError("only participants of the channel may post in it")
+            if client_message_id:
+                existing = await conn.fetchrow(
+                    _SELECT_MESSAGE_BY_CLIENT_ID, channel_id, client_message_id
+                )
+                if existing is not None:
+                    return await _idempotent_repeat(conn, existing, actor, blocks)
+            ask_slots = [i for i, item in enumerate(encoded) if _is_ask(item)]
+            for slot in ask_slots:
+                _ask_of(encoded[slot])["ask_id"] = self._new_id("ask")
+            revision = int(await conn.fetchval(_BUMP_REVISION, channel_id))
+            row = await self._insert_minted(
+                conn,
+                "msg",
+                _INSERT_MESSAGE,
+                channel_id,
+                actor.account_id,
+                client_message_id or None,
+                encoded,
+                revision,
+            )
+            message_id = str(row["message_id"])
+            if ask_slots:
+                await self._insert_asks(conn, message_id, channel_id, encoded, ask_slots)
+            ask_ids = tuple(str(_ask_of(encoded[slot])["ask_id"]) for slot in ask_slots)
+            await _notify(conn, channel_id, revision, message_id, ask_ids)
+        return MessageRow(
+            message_id=message_id,
+            channel_id=channel_id,
+            author_account_id=actor.account_id,
+            client_message_id=client_message_id,
+            blocks=tuple(decode_blocks(encoded, message_id=message_id)),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            revision=revision,
+        )
+
+    async def _insert_asks(
+        self,
+        conn: _Conn,
+        message_id: str,
+        channel_id: str,
+        encoded: list[object],
+        ask_slots: list[int],
+    ) -> None:
+        pending = list(ask_slots)
+        for _ in range(_MINT_ATTEMPTS):
+            ids = [str(_ask_of(encoded[slot])["ask_id"]) for slot in pending]
+            inserted = {
+                str(row["ask_id"])
+                for row in await conn.fetch(_INSERT_ASKS, ids, message_id, channel_id)
+            }
+            pending = [
+                slot for slot, ask_id in zip(pending, ids, strict=True) if ask_id not in inserted
+            ]
+            if not pending:
+                return
+            # Astronomically unlikely: an id collided with an existing ask. Mint again and
+            # rewrite the stored blocks to carry the new ids.
+            for slot in pending:
+                _ask_of(encoded[slot])["ask_id"] = self._new_id("ask")
+            await conn.execute(_UPDATE_MESSAGE_BLOCKS, message_id, encoded)
+        raise RuntimeError(f"could not mint unique ask ids in {_MINT_ATTEMPTS} attempts")
+
+    async def update_message(
+        self, actor: AccountRow, message_id: str, blocks: Sequence[comms_pb2.MessageBlock]
+    ) -> MessageRow:
+        domain.check_blocks(blocks, minted=True)
+        async with self._write() as conn:
+            found = await conn.fetchrow(_SELECT_MESSAGE_FOR_ACTOR, message_id, actor.account_id)
+            if found is None:
+                raise NotFoundError("message not found")
+            if found["author_account_id"] != actor.account_id:
+                raise PermissionDeniedError("only the author of a message may update it")
+            channel_id = str(found["channel_id"])
+            await conn.fetchval(_LOCK_CHANNEL, channel_id)
+            stored_row = await conn.fetchrow(_SELECT_MESSAGE, message_id)
+            if stored_row is None:  # pragma: no cover - messages are never deleted
+                raise NotFoundError("message not found")
+            (stored,) = await _message_rows(conn, [stored_row])
+            _check_ask_changes(stored, blocks)
+            encoded = encode_blocks(blocks)
+            if encoded == encode_blocks(stored.blocks):
+                return stored  # nothing changed: no new revision, no notification
+            revision = int(await conn.fetchval(_BUMP_REVISION, channel_id))
+            row = await conn.fetchrow(_REPLACE_MESSAGE, message_id, encoded, revision)
+            if row is None:  # pragma: no cover - the row is locked through its channel
+                raise NotFoundError("message not found")
+            updated = MessageRow(
+                message_id=message_id,
+                channel_id=channel_id,
+                author_account_id=stored.author_account_id,
+                client_message_id=stored.client_message_id,
+                blocks=tuple(decode_blocks(encoded, message_id=message_id)),
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                revision=revision,
+            )
+            _copy_answer_state(stored, updated)
+            await _notify(conn, channel_id, revision, message_id, updated.ask_ids)
+        return updated
+
+    async def answer_ask(
+        self,
+        actor: AccountRow,
+        ask_id: str,
+        answers: Sequence[comms_pb2.AskQuestionAnswer],
+    ) -> AskRow:
+        domain.check_answer_request(ask_id, answers)  # step 2
+        async with self._write() as conn:
+            row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+            if row is None:  # step 3
+                raise NotFoundError("ask not found")
+            if not row["participant"]:  # step 4
+                raise PermissionDeniedError("only participants of the ask's channel may answer it")
+            current = _ask_row(row)
+            if not current.answered:
+                # Serialise with every other write of the channel, then re-read: a concurrent
+                # answer may have won, or an update may have changed the questions.
+                await conn.fetchval(_LOCK_CHANNEL, current.channel_id)
+                locked = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+                if locked is None:  # pragma: no cover - asks are never deleted
+                    raise NotFoundError("ask not found")
+                current = _ask_row(locked)
+            if current.answered:  # step 5
+                if domain.is_identical_answer(current.ask, actor.account_id, answers):
+                    return current
+                raise FailedPreconditionError("the ask is already answered")
+            violations = domain.validate_answers(current.ask, answers)  # step 6
+            if violations:
+                raise InvalidArgumentError("the answers do not fit the ask", violations)
+            state = domain.answered_questions(current.ask, answers)  # step 7
+            revision = int(await conn.fetchval(_BUMP_REVISION, current.channel_id))
+            answered_at = await conn.fetchval(
+                _ANSWER_ASK, ask_id, encode_answers(state), actor.account_id
+            )
+            if answered_at is None:  # pragma: no cover - excluded by the channel lock
+                raise FailedPreconditionError("the ask is already answered")
+            await conn.execute(_TOUCH_MESSAGE, current.message_id, revision)
+            await _notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
+        ask = comms_pb2.Ask()
+        ask.CopyFrom(current.ask)
+        apply_answer_state(
+            ask,
+            encode_answers(state),
+            answered_by_account_id=actor.account_id,
+            answered_at=answered_at,
+            answered_by_name=actor.name,
+            message_id=current.message_id,
+        )
+        return AskRow(ask=ask, message_id=current.message_id, channel_id=current.channel_id)
+
+    # -- change feed -------------------------------------------------------------------------
+
+    async def listen(
+        self,
+        on_change: Callable[[ChangeEvent], None],
+        on_resync: Callable[[], None],
+        *,
+        retry_delay: float = 0.5,
+        max_retry_delay: float = 10.0,
+        health_check_seconds: float = 15.0,
+    ) -> None:
+        """See `Store.listen`.
+
+        Args:
+            retry_delay: first wait before reconnecting; doubles up to `max_retry_delay`.
+            health_check_seconds: how often the idle connection is probed, so a silently
+                dropped connection is noticed.
+        """
+
+        def deliver(_conn: object, _pid: int, _channel: str, payload: object) -> None:
+            try:
+                event = ChangeEvent.from_payload(str(payload))
+            except ValueError:
+                logger.exception("unreadable change notification %r; resyncing", payload)
+                on_resync()
+                return
+            on_change(event)
+
+        delay = retry_delay
+        while True:
+            try:
+                conn = await asyncpg.connect(
+                    self._dsn,
+                    timeout=self._timeout,
+                    server_settings={"application_name": f"{_APPLICATION_NAME}-listener"},
+                )
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                logger.warning(
+                    "change listener cannot connect (%s); retrying in %.1fs",
+                    type(exc).__name__,
+                    delay,
+                )
+            else:
+                try:
+                    await self._listen_on(conn, deliver, on_resync, health_check_seconds)
+                    delay = retry_delay  # it was connected: start backing off afresh
+                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                    logger.warning("change listener lost its connection (%s)", type(exc).__name__)
+                finally:
+                    conn.terminate()
+                logger.warning("change listener disconnected; reconnecting in %.1fs", delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, max_retry_delay)
+
+    async def _listen_on(
+        self,
+        conn: asyncpg.Connection[asyncpg.Record],
+        deliver: Callable[[Any, int, str, object], None],
+        on_resync: Callable[[], None],
+        health_check_seconds: float,
+    ) -> None:
+        # Returns when the connection is lost; raises when a health probe fails.
+        lost = asyncio.Event()
+        conn.add_termination_listener(lambda _conn: lost.set())
+        await conn.add_listener(EVENTS_CHANNEL, deliver)
+        on_resync()
+        while not lost.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lost.wait(), timeout=health_check_seconds)
+                return
+            await conn.fetchval(_PING, timeout=self._timeout)
+
+
+# ---------------------------------------------------------------------------------------------
+# Row conversion and helpers
+
+
+def _account_row(row: asyncpg.Record) -> AccountRow:
+    return AccountRow(
+        account_id=row["account_id"],
+        kind=AccountKind(row["kind"]),
+        name=row["name"],
+        disabled=row["disabled"],
+        created_at=row["created_at"],
+    )
+
+
+def _channel_row(row: asyncpg.Record) -> ChannelRow:
+    return ChannelRow(
+        channel_id=row["channel_id"],
+        workspace_id=row["workspace_id"],
+        name=row["name"],
+        revision=row["revision"],
+        created_at=row["created_at"],
+    )
+
+
+async def _visible_channel(conn: _Conn, actor: AccountRow, channel_id: str) -> ChannelRow:
+    row = await conn.fetchrow(_SELECT_VISIBLE_CHANNEL, channel_id, actor.account_id)
+    if row is None:
+        raise NotFoundError("channel not found")
+    return _channel_row(row)
+
+
+async def _message_rows(conn: _Conn, rows: Sequence[asyncpg.Record]) -> list[MessageRow]:
+    if not rows:
+        return []
+    answers: dict[str, list[asyncpg.Record]] = {}
+    for answer in await conn.fetch(
+        _SELECT_ANSWERS_OF_MESSAGES, [row["message_id"] for row in rows]
+    ):
+        answers.setdefault(answer["message_id"], []).append(answer)
+    return [_message_row(row, answers.get(row["message_id"], [])) for row in rows]
+
+
+def _message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> MessageRow:
+    message_id: str = row["message_id"]
+    blocks = decode_blocks(row["blocks"], message_id=message_id)
+    asks = {block.ask.ask_id: block.ask for block in blocks if block.HasField("ask")}
+    for answer in answers:
+        ask = asks.get(answer["ask_id"])
+        if ask is None:
+            raise CorruptDataError(
+                f"stored message {message_id} has an answer for ask {answer['ask_id']} "
+                "that none of its blocks holds"
+            )
+        apply_answer_state(
+            ask,
+            answer["answers"],
+            answered_by_account_id=answer["answered_by_account_id"],
+            answered_at=answer["answered_at"],
+            answered_by_name=answer["answered_by_name"],
+            message_id=message_id,
+        )
+    return MessageRow(
+        message_id=message_id,
+        channel_id=row["channel_id"],
+        author_account_id=row["author_account_id"],
+        client_message_id=row["client_message_id"] or "",
+        blocks=tuple(blocks),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        revision=row["revision"],
+    )
+
+
+def _ask_row(row: asyncpg.Record) -> AskRow:
+    ask_id: str = row["ask_id"]
+    message_id: str = row["message_id"]
+    blocks = decode_blocks(row["blocks"], message_id=message_id)
+    matches = [
+        block.ask for block in blocks if block.HasField("ask") and block.ask.ask_id == ask_id
+    ]
+    if len(matches) != 1:
+        raise CorruptDataError(
+            f"stored message {message_id} holds {len(matches)} blocks for ask {ask_id}, expected 1"
+        )
+    ask = matches[0]
+    if row["answered_by_account_id"] is not None:
+        apply_answer_state(
+            ask,
+            row["answers"],
+            answered_by_account_id=row["answered_by_account_id"],
+            answered_at=row["answered_at"],
+            answered_by_name=row["answered_by_name"],
+            message_id=message_id,
+        )
+    return AskRow(ask=ask, message_id=message_id, channel_id=row["channel_id"])
+
+
+def _is_ask(item: object) -> bool:
+    return isinstance(item, dict) and "ask" in item
+
+
+def _ask_of(item: object) -> dict[str, Any]:
+    # Only called on values `encode_blocks` just built (an {"ask": {...}} dict).
+    if not isinstance(item, dict):  # pragma: no cover - see above
+        raise TypeError("not an encoded block")
+    block: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType] -- built by encode_blocks
+    return block["ask"]
+
+
+async def _idempotent_repeat(
+    conn: _Conn,
+    existing: asyncpg.Record,
+    actor: AccountRow,
+    blocks: Sequence[comms_pb2.MessageBlock],
+) -> MessageRow:
+    (stored,) = await _message_rows(conn, [existing])
+    same = stored.author_account_id == actor.account_id and encode_blocks(
+        blocks, keep_ask_ids=False
+    ) == encode_blocks(stored.blocks, keep_ask_ids=False)
+    if not same:
+        raise AlreadyExistsError(_UNIQUE_MESSAGES["messages_client_message_id_key"])
+    return stored
+
+
+def _check_ask_changes(stored: MessageRow, blocks: Sequence[comms_pb2.MessageBlock]) -> None:
+    stored_asks = {block.ask.ask_id: block.ask for block in stored.blocks if block.HasField("ask")}
+    violations: list[FieldViolation] = []
+    sent: set[str] = set()
+    for index, block in enumerate(blocks):
+        if not block.HasField("ask"):
+            continue
+        ask_id = block.ask.ask_id
+        sent.add(ask_id)
+        before = stored_asks.get(ask_id)
+        if before is None:
+            violations.append(
+                FieldViolation(
+                    field=f"blocks[{index}].ask.ask_id",
+                    description=f"ask_id {domain.quote(ask_id)} was not minted for this message; the set of ask ids cannot change",
+                )
+            )
+        elif before.answered_by_account_id and _shape(before) != _shape(block.ask):
+            violations.append(
+                FieldViolation(
+                    field=f"blocks[{index}].ask.questions",
+                    description=f"ask {domain.quote(ask_id)} is answered: its question ids, option ids and allow_multiple cannot change",
+                )
+            )
+    violations.extend(
+        FieldViolation(
+            field="blocks",
+            description=f"ask {domain.quote(ask_id)} is missing; the set of ask ids cannot change",
+        )
+        for ask_id in stored_asks
+        if ask_id not in sent
+    )
+    if violations:
+        raise InvalidArgumentError("the update changes the message's asks", violations)
+
+
+def _shape(ask: comms_pb2.Ask) -> list[tuple[str, list[str], bool]]:
+    return [
+        (question.question_id, [option.id for option in question.options], question.allow_multiple)
+        for question in ask.questions
+    ]
+
+
+def _copy_answer_state(source: MessageRow, target: MessageRow) -> None:
+    answered = {
+        block.ask.ask_id: block.ask
+        for block in source.blocks
+        if block.HasField("ask") and block.ask.answered_by_account_id
+    }
+    for block in target.blocks:
+        before = answered.get(block.ask.ask_id) if block.HasField("ask") else None
+        if before is None:
+            continue
+        by_question = {question.question_id: question for question in before.questions}
+        for question in block.ask.questions:
+            old = by_question[question.question_id]
+            question.chosen_option_ids[:] = old.chosen_option_ids
+            question.custom_text = old.custom_text
+            question.timed_out = old.timed_out
+        block.ask.answered_by_account_id = before.answered_by_account_id
+        block.ask.answered_at.CopyFrom(before.answered_at)
+        block.ask.answered_by_name = before.answered_by_name
+
+
+async def _notify(
+    conn: _Conn, channel_id: str, revision: int, message_id: str, ask_ids: tuple[str, ...]
+) -> None:
+    event = ChangeEvent(
+        channel_id=channel_id, revision=revision, message_id=message_id, ask_ids=ask_ids
+    )
+    await conn.execute(_NOTIFY, EVENTS_CHANNEL, event.to_payload())
+
+
+_PAGE_TOKEN_VERSION: Final = "p1"  # noqa: S105 - a format tag, not a secret
+
+
+def _encode_page_token(channel_id: str, created_revision: int) -> str:
+    raw = f"{_PAGE_TOKEN_VERSION}:{created_revision}:{channel_id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_page_token(token: str, channel_id: str) -> int:
+    bad = InvalidArgumentError(
+        "invalid page_token",
+        [
+            FieldViolation(
+                field="page_token",
+                description="page_token is not a token returned for this channel",
+            )
+        ],
+    )
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        version, revision, token_channel = raw.split(":", 2)
+        after = int(revision)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise bad from None
+    if version != _PAGE_TOKEN_VERSION or token_channel != channel_id or after < 0:
+        raise bad
+    return after
