@@ -281,6 +281,10 @@ class Store(Protocol):
         """
         ...
 
+    async def has_accounts(self) -> bool:
+        """Whether any account exists (False on a fresh database: `compass demo` seeds it)."""
+        ...
+
     async def authenticate(self, token: str) -> AccountRow | None:
         """The enabled account a bearer token belongs to.
 

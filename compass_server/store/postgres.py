@@ -22,7 +22,7 @@ import hmac
 import json
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import asyncpg
 
@@ -112,6 +112,16 @@ _UNAVAILABLE: Final = (
 )
 
 
+#: What ends (or prevents) a connection outside a request: the listener reconnects on it,
+#: shutdown terminates the pool on it.
+_CONNECTION_TROUBLE: Final = (
+    OSError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+)
+
+
 @contextlib.contextmanager
 def _translate_errors() -> Generator[None]:
     try:
@@ -135,6 +145,10 @@ def _translate_errors() -> Generator[None]:
             "the request holds text the database cannot store (NUL or invalid Unicode)"
         ) from exc
     except _UNAVAILABLE as exc:
+        raise UnavailableError("database unavailable") from exc
+    except asyncpg.InternalClientError as exc:
+        # Seen when the server ends a session between two calls ("cannot switch to state
+        # N; another operation is in progress", MagicStack/asyncpg#1069): a lost connection.
         raise UnavailableError("database unavailable") from exc
     except asyncpg.InterfaceError as exc:
         # A connection closed under us ("connection is closed") or a pool shutting down
@@ -175,6 +189,7 @@ _INSERT_ACCOUNT: Final = f"""
     ON CONFLICT (account_id) DO NOTHING
     RETURNING {_ACCOUNT_COLUMNS}
 """  # noqa: S608 -- only our own column list is interpolated
+_ANY_ACCOUNT: Final = "SELECT EXISTS (SELECT 1 FROM accounts)"
 _INSERT_TOKEN: Final = "INSERT INTO api_tokens (token_hash, account_id) VALUES ($1, $2)"  # noqa: S105 - SQL, not a secret
 _SELECT_ACCOUNT: Final = f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE account_id = $1"  # noqa: S608 -- only our own column list is interpolated
 _DISABLE_ACCOUNT: Final = f"""
@@ -394,7 +409,7 @@ class PostgresStore(Store):
             return
         try:
             await asyncio.wait_for(pool.close(), timeout=self._timeout)
-        except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except _CONNECTION_TROUBLE:
             # A connection still busy (or the server gone) must not block shutdown.
             pool.terminate()
 
@@ -404,7 +419,14 @@ class PostgresStore(Store):
             raise RuntimeError("PostgresStore is not open; use `async with`")
         with _translate_errors():
             async with self._pool.acquire(timeout=self._timeout) as conn:
-                yield conn
+                try:
+                    yield conn
+                except asyncpg.InternalClientError:
+                    # A session the server terminated can leave asyncpg's protocol in a
+                    # state no later call gets out of (MagicStack/asyncpg#1069); make sure
+                    # the pool never hands this connection out again.
+                    conn.terminate()
+                    raise
 
     @contextlib.asynccontextmanager
     async def _write(self) -> AsyncGenerator[_Conn]:
@@ -482,6 +504,10 @@ class PostgresStore(Store):
         async with self._write() as conn:
             await conn.execute(_INSERT_MEMBER_OF_CHANNEL, channel_id, account_id)
             await conn.execute(_INSERT_PARTICIPANT, channel_id, account_id)
+
+    async def has_accounts(self) -> bool:
+        async with self._connection() as conn:
+            return bool(await conn.fetchval(_ANY_ACCOUNT))
 
     async def authenticate(self, token: str) -> AccountRow | None:
         if not token.startswith(TOKEN_PREFIX) or len(token) > _MAX_TOKEN_LENGTH:
@@ -572,7 +598,6 @@ class PostgresStore(Store):
             "client_message_id", client_message_id, max_length=domain.MAX_ID_LENGTH, required=False
         )
         domain.check_blocks(blocks, minted=False)
-        encoded = encode_blocks(blocks)
         async with self._write() as conn:
             lock = await conn.fetchrow(_LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
             if lock is None or not lock["member"]:
@@ -585,9 +610,10 @@ class PostgresStore(Store):
                 )
                 if existing is not None:
                     return await _idempotent_repeat(conn, existing, actor, blocks)
-            ask_slots = [i for i, item in enumerate(encoded) if _is_ask(item)]
-            for slot in ask_slots:
-                _ask_of(encoded[slot])["ask_id"] = self._new_id("ask")
+            minted = [_copy_block(block) for block in blocks]
+            asks = [block.ask for block in minted if block.HasField("ask")]
+            for ask in asks:
+                ask.ask_id = self._new_id("ask")
             revision = int(await conn.fetchval(_BUMP_REVISION, channel_id))
             row = await self._insert_minted(
                 conn,
@@ -596,20 +622,21 @@ class PostgresStore(Store):
                 channel_id,
                 actor.account_id,
                 client_message_id or None,
-                encoded,
+                encode_blocks(minted),
                 revision,
             )
             message_id = str(row["message_id"])
-            if ask_slots:
-                await self._insert_asks(conn, message_id, channel_id, encoded, ask_slots)
-            ask_ids = tuple(str(_ask_of(encoded[slot])["ask_id"]) for slot in ask_slots)
+            if asks:
+                await self._insert_asks(conn, message_id, channel_id, minted, asks)
+            ask_ids = tuple(ask.ask_id for ask in asks)
             await _notify(conn, channel_id, revision, message_id, ask_ids)
         return MessageRow(
             message_id=message_id,
             channel_id=channel_id,
             author_account_id=actor.account_id,
             client_message_id=client_message_id,
-            blocks=tuple(decode_blocks(encoded, message_id=message_id)),
+            # Decoded from what was stored, so the caller sees exactly what a read returns.
+            blocks=tuple(decode_blocks(encode_blocks(minted), message_id=message_id)),
             created_at=row["created_at"],
             updated_at=row["updated_at"],
             revision=revision,
@@ -620,26 +647,26 @@ class PostgresStore(Store):
         conn: _Conn,
         message_id: str,
         channel_id: str,
-        encoded: list[object],
-        ask_slots: list[int],
+        blocks: list[comms_pb2.MessageBlock],
+        asks: list[comms_pb2.Ask],
     ) -> None:
-        pending = list(ask_slots)
+        # `asks` are the ask messages inside `blocks`, already carrying fresh ids.
+        pending = list(asks)
         for _ in range(_MINT_ATTEMPTS):
-            ids = [str(_ask_of(encoded[slot])["ask_id"]) for slot in pending]
             inserted = {
                 str(row["ask_id"])
-                for row in await conn.fetch(_INSERT_ASKS, ids, message_id, channel_id)
+                for row in await conn.fetch(
+                    _INSERT_ASKS, [ask.ask_id for ask in pending], message_id, channel_id
+                )
             }
-            pending = [
-                slot for slot, ask_id in zip(pending, ids, strict=True) if ask_id not in inserted
-            ]
+            pending = [ask for ask in pending if ask.ask_id not in inserted]
             if not pending:
                 return
             # Astronomically unlikely: an id collided with an existing ask. Mint again and
             # rewrite the stored blocks to carry the new ids.
-            for slot in pending:
-                _ask_of(encoded[slot])["ask_id"] = self._new_id("ask")
-            await conn.execute(_UPDATE_MESSAGE_BLOCKS, message_id, encoded)
+            for ask in pending:
+                ask.ask_id = self._new_id("ask")
+            await conn.execute(_UPDATE_MESSAGE_BLOCKS, message_id, encode_blocks(blocks))
         raise RuntimeError(f"could not mint unique ask ids in {_MINT_ATTEMPTS} attempts")
 
     async def update_message(
@@ -766,7 +793,7 @@ class PostgresStore(Store):
                     timeout=self._timeout,
                     server_settings={"application_name": f"{_APPLICATION_NAME}-listener"},
                 )
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            except _CONNECTION_TROUBLE as exc:
                 logger.warning(
                     "change listener cannot connect (%s); retrying in %.1fs",
                     type(exc).__name__,
@@ -776,7 +803,7 @@ class PostgresStore(Store):
                 try:
                     await self._listen_on(conn, deliver, on_resync, health_check_seconds)
                     delay = retry_delay  # it was connected: start backing off afresh
-                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                except _CONNECTION_TROUBLE as exc:
                     logger.warning("change listener lost its connection (%s)", type(exc).__name__)
                 finally:
                     conn.terminate()
@@ -787,7 +814,7 @@ class PostgresStore(Store):
     async def _listen_on(
         self,
         conn: asyncpg.Connection[asyncpg.Record],
-        deliver: Callable[[Any, int, str, object], None],
+        deliver: Callable[[object, int, str, object], None],
         on_resync: Callable[[], None],
         health_check_seconds: float,
     ) -> None:
@@ -900,16 +927,10 @@ def _ask_row(row: asyncpg.Record) -> AskRow:
     return AskRow(ask=ask, message_id=message_id, channel_id=row["channel_id"])
 
 
-def _is_ask(item: object) -> bool:
-    return isinstance(item, dict) and "ask" in item
-
-
-def _ask_of(item: object) -> dict[str, Any]:
-    # Only called on values `encode_blocks` just built (an {"ask": {...}} dict).
-    if not isinstance(item, dict):  # pragma: no cover - see above
-        raise TypeError("not an encoded block")
-    block: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType] -- built by encode_blocks
-    return block["ask"]
+def _copy_block(block: comms_pb2.MessageBlock) -> comms_pb2.MessageBlock:
+    copy = comms_pb2.MessageBlock()
+    copy.CopyFrom(block)
+    return copy
 
 
 async def _idempotent_repeat(

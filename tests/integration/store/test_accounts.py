@@ -158,3 +158,20 @@ async def test_add_participant_makes_the_account_a_workspace_member(
 
 async def test_ping(store: PostgresStore) -> None:
     await store.ping()
+
+
+async def test_has_accounts(store: PostgresStore) -> None:
+    assert not await store.has_accounts()
+    await store.create_account(AccountKind.HUMAN, "First")
+    assert await store.has_accounts()
+
+
+async def test_text_the_database_cannot_store_is_invalid_argument_on_reads_too(
+    store: PostgresStore, world: World
+) -> None:
+    # Protobuf strings may hold NUL; PostgreSQL text may not. The translation keeps it a
+    # client error instead of an unmapped exception.
+    with pytest.raises(InvalidArgumentError):
+        await store.get_channel(world.human, "ch_\x00")
+    with pytest.raises(InvalidArgumentError):
+        await store.get_ask(world.human, "ask_\x00")
