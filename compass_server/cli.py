@@ -1,28 +1,295 @@
-"""The `compass` command line."""
+"""The `compass` command line: serve, migrate, demo and admin commands.
+
+Every command finds its database the same way: `COMPASS_DATABASE_URL` when set, else the
+embedded PostgreSQL in `COMPASS_DATA_DIR` (default: a per-user data directory), started on
+demand and, unless this command is the server, stopped again when the command is done.
+Admin and demo output is JSON on stdout; tokens are printed once and never stored.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import json
+import logging
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import uvicorn
+
+from compass_server.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
+
+    from compass_server.embedded import LocalPostgres
+    from compass_server.store.postgres import PostgresStore
+
+logger = logging.getLogger("compass")
+
+EMBEDDED_DATABASE: Final = "compass"
+"""The database Compass uses inside the embedded cluster."""
 
 
-def _serve(_args: argparse.Namespace) -> int:
-    sys.stderr.write("compass serve: the server is not built yet (see the open server issue)\n")
-    return 2
+class CliError(Exception):
+    """A command failed in a way the user can act on; the message says how."""
+
+
+# -- database resolution -------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _database(settings: Settings, *, owner: bool) -> Generator[str]:
+    """Yield the DSN to use. With no COMPASS_DATABASE_URL, start (or attach to) the embedded
+    cluster; stop it afterwards when `owner` or when this call started it."""
+    if settings.database_url:
+        yield settings.database_url
+        return
+    from compass_server.embedded import (
+        EmbeddedPostgresError,
+        LocalPostgres,
+        StartOutcome,
+        default_data_dir,
+        stop_on_signals,
+    )
+
+    pg = LocalPostgres(
+        data_dir=Path(settings.data_dir) if settings.data_dir else default_data_dir()
+    )
+    try:
+        pg.start()
+    except EmbeddedPostgresError as exc:
+        raise CliError(f"could not start the embedded PostgreSQL: {exc}") from exc
+    # Stop it afterwards (and on SIGINT/SIGTERM) only when it is ours to stop: a server that
+    # `compass serve` is running must survive a Ctrl-C of `compass admin` beside it.
+    ours = owner or pg.outcome is not StartOutcome.ATTACHED
+    try:
+        with stop_on_signals(pg) if ours else contextlib.nullcontext():
+            asyncio.run(_ensure_database(pg))
+            yield pg.dsn_for(EMBEDDED_DATABASE)
+    finally:
+        if ours:
+            pg.stop()
+
+
+async def _ensure_database(pg: LocalPostgres) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(pg.dsn)
+    try:
+        exists = await conn.fetchval(
+            "SELECT 1 FROM pg_database WHERE datname = $1", EMBEDDED_DATABASE
+        )
+        if not exists:
+            await conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
+    finally:
+        await conn.close()
+
+
+async def _migrate(dsn: str) -> list[int]:
+    import asyncpg
+
+    from compass_server.store.migrate import migrate
+
+    try:
+        conn = await asyncpg.connect(dsn, timeout=10)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise CliError(f"cannot connect to the database: {type(exc).__name__}") from exc
+    try:
+        return await migrate(conn)
+    finally:
+        await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def _open_store(dsn: str, settings: Settings) -> AsyncGenerator[PostgresStore]:
+    from compass_server.store.postgres import PostgresStore
+
+    async with PostgresStore(
+        dsn, pool_min=1, pool_max=2, timeout=settings.db_timeout_seconds
+    ) as store:
+        yield store
+
+
+def _public_url(settings: Settings, host: str, port: int) -> str:
+    if settings.public_url:
+        return settings.public_url
+    shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host  # noqa: S104 - display only
+    return f"http://{shown}:{port}/"
+
+
+def _print_json(value: object) -> None:
+    sys.stdout.write(json.dumps(value, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+# -- serve ---------------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from compass_server.app import create_app
+
+    host: str = args.host or settings.host
+    port: int = settings.port if args.port is None else args.port
+    with _database(settings, owner=True) as dsn:
+        applied = asyncio.run(_migrate(dsn))
+        if applied:
+            logger.info("applied migrations %s", applied)
+        app = create_app(_with_database(settings, dsn))
+        config = uvicorn.Config(
+            app, host=host, port=port, lifespan="on", log_level="info", access_log=False
+        )
+        server = _AnnouncingServer(config, settings=settings, dsn=dsn, demo=args.demo)
+        asyncio.run(server.serve())
+    return 0
+
+
+def _with_database(settings: Settings, dsn: str) -> Settings:
+    from dataclasses import replace
+
+    return replace(settings, database_url=dsn)
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, printing the URL (and, with --demo, first-run tokens) once it listens."""
+
+    def __init__(self, config: uvicorn.Config, *, settings: Settings, dsn: str, demo: bool) -> None:
+        super().__init__(config)
+        self._settings = settings
+        self._dsn = dsn
+        self._demo = demo
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.should_exit:
+            return
+        port = self.config.port
+        for server in self.servers:
+            for sock in server.sockets:
+                port = int(sock.getsockname()[1])  # the real port when asked for port 0
+        url = _public_url(self._settings, self.config.host, port)
+        if self._demo:
+            seeded = await _seed_demo_if_empty(self._dsn, self._settings, url)
+            if seeded is not None:
+                _print_json(seeded)
+        sys.stdout.write(f"Compass is running at {url}\n")
+        sys.stdout.flush()
+
+
+# -- migrate -------------------------------------------------------------------------------
+
+
+def _migrate_command(_args: argparse.Namespace, settings: Settings) -> int:
+    with _database(settings, owner=False) as dsn:
+        applied = asyncio.run(_migrate(dsn))
+    _print_json({"applied": applied})
+    return 0
+
+
+# -- demo ----------------------------------------------------------------------------------
+
+
+async def _seed_demo(dsn: str, settings: Settings, url: str) -> dict[str, object]:
+    from compass_server.demo import seed
+
+    async with _open_store(dsn, settings) as store:
+        return await seed(store, url)
+
+
+async def _seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[str, object] | None:
+    from compass_server.demo import is_empty, seed
+
+    async with _open_store(dsn, settings) as store:
+        if not await is_empty(store):
+            return None
+        return await seed(store, url)
+
+
+def _demo(args: argparse.Namespace, settings: Settings) -> int:
+    url = args.url or _public_url(settings, settings.host, settings.port)
+    with _database(settings, owner=False) as dsn:
+        asyncio.run(_migrate(dsn))
+        _print_json(asyncio.run(_seed_demo(dsn, settings, url)))
+    return 0
+
+
+# -- admin ---------------------------------------------------------------------------------
+
+
+def _admin(args: argparse.Namespace, settings: Settings) -> int:
+    from compass_server import admin
+
+    action: Callable[..., Coroutine[Any, Any, dict[str, object]]] = getattr(admin, args.action)
+    params = {k: v for k, v in vars(args).items() if k in admin.PARAMETERS[args.action]}
+
+    async def run(dsn: str) -> dict[str, object]:
+        async with _open_store(dsn, settings) as store:
+            return await action(store, **params)
+
+    with _database(settings, owner=False) as dsn:
+        asyncio.run(_migrate(dsn))
+        _print_json(asyncio.run(run(dsn)))
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="compass", description=__doc__)
+    parser = argparse.ArgumentParser(prog="compass", description="Compass: typed asks from agents.")
     commands = parser.add_subparsers(dest="command", required=True)
+
     serve = commands.add_parser("serve", help="run the Compass server")
+    serve.add_argument("--host", help="address to listen on (default COMPASS_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default COMPASS_PORT or 8000; 0 = any)")
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="on an empty database, seed a demo workspace and print its tokens",
+    )
     serve.set_defaults(handler=_serve)
+
+    migrate = commands.add_parser("migrate", help="apply pending database migrations")
+    migrate.set_defaults(handler=_migrate_command)
+
+    demo = commands.add_parser(
+        "demo", help="seed a workspace, a channel, a human and an agent; print their tokens"
+    )
+    demo.add_argument("--url", help="the server URL to print (default from the settings)")
+    demo.set_defaults(handler=_demo)
+
+    from compass_server import admin
+
+    admin_parser = commands.add_parser("admin", help="manage workspaces, channels and accounts")
+    actions = admin_parser.add_subparsers(dest="action_name", required=True)
+    for name, (help_text, arguments) in admin.COMMANDS.items():
+        sub = actions.add_parser(name, help=help_text)
+        for arg in arguments:
+            sub.add_argument(arg.flag, required=True, help=arg.help, choices=arg.choices)
+        sub.set_defaults(handler=_admin, action=name.replace("-", "_"))
+
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = args.handler
-    return int(handler(args))
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from compass_server.errors import CompassError
+    from compass_server.store.migrate import MigrationError
+
+    try:
+        settings = Settings.from_env()
+        handler: Callable[[argparse.Namespace, Settings], int] = args.handler
+        return handler(args, settings)
+    except (CliError, ConfigError, MigrationError) as exc:
+        sys.stderr.write(f"compass: {exc}\n")
+        return 1
+    except CompassError as exc:
+        sys.stderr.write(f"compass: {exc.message}\n")
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m compass_server.cli`

@@ -60,7 +60,7 @@ class HardenedJSONCodec:
         return "json"
 
     def encode(self, message: Message) -> bytes:
-        return json_format.MessageToJson(message).encode()
+        return json_format.MessageToJson(message, indent=None).encode()
 
     def decode(self, data: bytes | bytearray, message: M) -> M:
         try:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests import _pg
+from tests import _pg, _server
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -74,3 +74,16 @@ async def _drop_database(admin_dsn: str, name: str) -> None:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await admin.close()
+
+
+@pytest.fixture
+def compass_server(database_url: str) -> Generator[_server.RunningServer]:
+    """`compass serve` in a subprocess on this test's fresh database, over real HTTP."""
+    with _server.serve(database_url) as server:
+        yield server
+
+
+@pytest.fixture
+async def seeded(compass_server: _server.RunningServer) -> _server.SeededWorld:
+    """Accounts (with tokens), workspaces and channels in `compass_server`'s database."""
+    return await _server.seed_world(compass_server.dsn)

@@ -1,0 +1,125 @@
+"""The composition root: one Starlette app serving both Connect services, probes and the UI."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, cast
+
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from compass_server import wire
+from compass_server.errors import UnavailableError
+from compass_server.gate import AuthContext, ConnectGate
+from compass_server.hub import ChangeHub
+from compass_server.interceptors import ErrorMapping
+from compass_server.service import AgentHandlers, CommsHandlers
+from compass_server.store import AccountKind, AccountRow, Store
+from compass_server.store.postgres import PostgresStore
+from gen.compass.v1.agent_connect import AgentServiceASGIApplication
+from gen.compass.v1.comms_connect import CommsServiceASGIApplication
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
+    from starlette.requests import Request
+    from starlette.types import ASGIApp
+
+    from compass_server.config import Settings
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR: Final = Path(__file__).parent / "static"
+
+#: Which account kind may call which service (SPEC §1.3 "Auth").
+SERVICE_KINDS: Final = {
+    "compass.v1.AgentService": AccountKind.AGENT,
+    "compass.v1.CommsService": AccountKind.HUMAN,
+}
+
+
+def authorize(account: AccountRow, service: str) -> str | None:
+    """None when `account` may call `service`, else the PERMISSION_DENIED message."""
+    wanted = SERVICE_KINDS.get(service)
+    if wanted is None or account.kind is wanted:
+        return None  # unknown paths are answered by connect itself (404)
+    return f"{account.kind.value} accounts may not call {service}"
+
+
+def create_app(settings: Settings, *, store: Store | None = None) -> Starlette:
+    """Build the ASGI app.
+
+    Args:
+        settings: server settings; `database_url` is used unless `store` is given.
+        store: an already-open store (tests); its owner opens and closes it. When omitted,
+            the lifespan opens a PostgresStore on `settings.database_url`.
+    """
+    owned: PostgresStore | None = None
+    if store is None:
+        if not settings.database_url:
+            raise ValueError("create_app needs settings.database_url or an open store")
+        # No I/O until the lifespan enters it (STYLE.md gotcha 1: the mounted connect apps
+        # never see lifespan events, so Starlette's lifespan owns the pool).
+        store = owned = PostgresStore(
+            settings.database_url,
+            pool_min=settings.pool_min,
+            pool_max=settings.pool_max,
+            timeout=settings.db_timeout_seconds,
+        )
+    wire.install_hardened_codecs()
+    auth: AuthContext[AccountRow] = AuthContext()
+    hub = ChangeHub()
+    compressions = [wire.BoundedGzip(settings.max_request_bytes)]
+    interceptors = [ErrorMapping()]
+    agent_rpc = AgentServiceASGIApplication(
+        AgentHandlers(store, auth, hub), interceptors=interceptors, compressions=compressions
+    )
+    comms_rpc = CommsServiceASGIApplication(
+        CommsHandlers(store, auth, hub), interceptors=interceptors, compressions=compressions
+    )
+
+    def gated(rpc: ASGIApp) -> ASGIApp:
+        return ConnectGate(
+            rpc,
+            auth=auth,
+            authenticate=store.authenticate,
+            authorize=authorize,
+            max_body_bytes=settings.max_request_bytes,
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if owned is not None:
+                await stack.enter_async_context(owned)
+            listener = asyncio.create_task(hub.run(store), name="compass-change-listener")
+            try:
+                yield
+            finally:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener
+
+    async def healthz(_request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_request: Request) -> JSONResponse:
+        try:
+            await store.ping()
+        except UnavailableError:
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    routes = [
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
+        Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
+        Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,92 @@
+"""Fan-out of the store's change feed to the watch streams of this process.
+
+One `Store.listen` subscription (one LISTEN connection) per process feeds every WatchAsk and
+WatchChannel stream the process serves; a write made through another process reaches them the
+same way, because the notification comes from PostgreSQL. Watchers re-read the store after a
+wake-up, so a wake-up only says "look again": a lost or merged notification costs latency,
+never correctness, and a resync (reconnect) wakes everyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from compass_server.store import ChangeEvent, Store
+
+logger = logging.getLogger(__name__)
+
+
+class Signal:
+    """A wake-up flag for one watcher: set by the hub, awaited and cleared by the watcher."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def wait(self) -> None:
+        """Wait until set, then clear it (callers bound the wait with `asyncio.timeout`)."""
+        await self._event.wait()
+        self._event.clear()
+
+
+class ChangeHub:
+    """Routes change events to the signals of watchers, by channel and by ask."""
+
+    def __init__(self) -> None:
+        self._by_channel: dict[str, set[Signal]] = {}
+        self._by_ask: dict[str, set[Signal]] = {}
+
+    async def run(self, store: Store) -> None:
+        """Feed the hub from `store` until cancelled."""
+        await store.listen(self.publish, self.resync)
+
+    def publish(self, event: ChangeEvent) -> None:
+        for signal in self._by_channel.get(event.channel_id, ()):
+            signal.set()
+        for ask_id in event.ask_ids:
+            for signal in self._by_ask.get(ask_id, ()):
+                signal.set()
+
+    def resync(self) -> None:
+        for signals in (*self._by_channel.values(), *self._by_ask.values()):
+            for signal in signals:
+                signal.set()
+
+    @contextlib.contextmanager
+    def channel(self, channel_id: str) -> Generator[Signal]:
+        """A signal set on every change to `channel_id` (subscribe before the first read)."""
+        with _subscribed(self._by_channel, channel_id) as signal:
+            yield signal
+
+    @contextlib.contextmanager
+    def ask(self, ask_id: str) -> Generator[Signal]:
+        """A signal set on every change to the message holding `ask_id`."""
+        with _subscribed(self._by_ask, ask_id) as signal:
+            yield signal
+
+    def watcher_count(self) -> int:
+        return sum(map(len, self._by_channel.values())) + sum(map(len, self._by_ask.values()))
+
+
+@contextlib.contextmanager
+def _subscribed(index: dict[str, set[Signal]], key: str) -> Generator[Signal]:
+    signal = Signal()
+    index.setdefault(key, set()).add(signal)
+    try:
+        yield signal
+    finally:
+        members = index.get(key)
+        if members is not None:
+            members.discard(signal)
+            if not members:
+                del index[key]

@@ -1,0 +1,189 @@
+"""Connect handlers: proto in, store (the port) and domain rules, proto out. No SQL, no HTTP.
+
+Authentication and the human/agent split happen in the gate before a handler runs; the
+handlers get the caller from `AuthContext`. Every domain error they let through is mapped to
+its Connect code by the interceptor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Final
+
+from compass_server.domain import MAX_ID_LENGTH, check_text
+from compass_server.errors import InvalidArgumentError
+from gen.compass.v1 import agent_pb2, comms_pb2
+from gen.compass.v1.agent_connect import AgentService
+from gen.compass.v1.comms_connect import CommsService
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from typing import TypeAlias
+
+    from connectrpc.request import RequestContext
+
+    from compass_server.gate import AuthContext
+    from compass_server.hub import ChangeHub, Signal
+    from compass_server.store import AccountRow, AskRow, Store
+
+    # Handlers never read the context's message types; the gate did the header work.
+    Ctx: TypeAlias = RequestContext[object, object]
+
+REPLAY_BATCH: Final = 200
+"""Messages read per store call while a WatchChannel catches up."""
+RECHECK_SECONDS: Final = 30.0
+"""A watch re-reads the store at least this often even without a notification."""
+
+
+def _require_id(field: str, value: str) -> None:
+    check_text(field, value, max_length=MAX_ID_LENGTH)
+
+
+async def _woken(signal: Signal, seconds: float) -> None:
+    """Wait for a change notification, or `seconds` at most (then re-read anyway)."""
+    try:
+        async with asyncio.timeout(seconds):
+            await signal.wait()
+    except TimeoutError:
+        pass
+
+
+class CommsHandlers(CommsService):
+    """CommsService: what participants (human accounts) call from the browser."""
+
+    def __init__(
+        self,
+        store: Store,
+        auth: AuthContext[AccountRow],
+        hub: ChangeHub,
+        *,
+        recheck_seconds: float = RECHECK_SECONDS,
+    ) -> None:
+        self._store = store
+        self._auth = auth
+        self._hub = hub
+        self._recheck = recheck_seconds
+
+    async def list_channels(
+        self, request: comms_pb2.ListChannelsRequest, ctx: Ctx
+    ) -> comms_pb2.ListChannelsResponse:
+        rows = await self._store.list_channels(self._auth.current())
+        return comms_pb2.ListChannelsResponse(channels=[row.to_proto() for row in rows])
+
+    async def list_messages(
+        self, request: comms_pb2.ListMessagesRequest, ctx: Ctx
+    ) -> comms_pb2.ListMessagesResponse:
+        _require_id("channel_id", request.channel_id)
+        if request.page_size < 0:
+            raise InvalidArgumentError("page_size must not be negative")
+        page = await self._store.list_messages(
+            self._auth.current(),
+            request.channel_id,
+            page_size=request.page_size,
+            page_token=request.page_token,
+        )
+        return comms_pb2.ListMessagesResponse(
+            messages=[row.to_proto() for row in page.messages],
+            next_page_token=page.next_page_token,
+        )
+
+    async def get_ask(self, request: comms_pb2.GetAskRequest, ctx: Ctx) -> comms_pb2.GetAskResponse:
+        _require_id("ask_id", request.ask_id)
+        row = await self._store.get_ask(self._auth.current(), request.ask_id)
+        return comms_pb2.GetAskResponse(
+            ask=row.ask, message_id=row.message_id, channel_id=row.channel_id
+        )
+
+    async def watch_channel(
+        self, request: comms_pb2.WatchChannelRequest, ctx: Ctx
+    ) -> AsyncIterator[comms_pb2.WatchChannelResponse]:
+        _require_id("channel_id", request.channel_id)
+        if request.after_revision < 0:
+            raise InvalidArgumentError("after_revision must not be negative")
+        actor = self._auth.current()
+        await self._store.get_channel(actor, request.channel_id)  # NOT_FOUND before streaming
+        last = request.after_revision
+        # Subscribe before the first read: a change landing between the read and the wait
+        # still wakes us.
+        with self._hub.channel(request.channel_id) as signal:
+            while True:
+                rows = await self._store.messages_after(
+                    actor, request.channel_id, last, limit=REPLAY_BATCH
+                )
+                for row in rows:
+                    yield comms_pb2.WatchChannelResponse(message=row.to_proto())
+                    last = max(last, row.revision)
+                if len(rows) < REPLAY_BATCH:
+                    await _woken(signal, self._recheck)
+
+    async def respond_to_ask(
+        self, request: comms_pb2.RespondToAskRequest, ctx: Ctx
+    ) -> comms_pb2.RespondToAskResponse:
+        # The store applies SPEC §4 steps 2-7 in order (malformed, visibility, participation,
+        # already answered, validation, atomic write).
+        await self._store.answer_ask(self._auth.current(), request.ask_id, request.answers)
+        return comms_pb2.RespondToAskResponse()
+
+
+class AgentHandlers(AgentService):
+    """AgentService: what agent processes call to post frames and wait for answers."""
+
+    def __init__(
+        self,
+        store: Store,
+        auth: AuthContext[AccountRow],
+        hub: ChangeHub,
+        *,
+        recheck_seconds: float = RECHECK_SECONDS,
+    ) -> None:
+        self._store = store
+        self._auth = auth
+        self._hub = hub
+        self._recheck = recheck_seconds
+
+    async def append_message(
+        self, request: agent_pb2.AppendMessageRequest, ctx: Ctx
+    ) -> agent_pb2.AppendMessageResponse:
+        _require_id("channel_id", request.channel_id)
+        if request.frame.message_id:
+            raise InvalidArgumentError(
+                "frame.message_id must be empty on AppendMessage (the server assigns it)"
+            )
+        row = await self._store.append_message(
+            self._auth.current(),
+            request.channel_id,
+            request.frame.blocks,
+            client_message_id=request.frame.client_message_id,
+        )
+        return agent_pb2.AppendMessageResponse(message=row.to_proto())
+
+    async def update_message(
+        self, request: agent_pb2.UpdateMessageRequest, ctx: Ctx
+    ) -> agent_pb2.UpdateMessageResponse:
+        _require_id("frame.message_id", request.frame.message_id)
+        row = await self._store.update_message(
+            self._auth.current(), request.frame.message_id, request.frame.blocks
+        )
+        return agent_pb2.UpdateMessageResponse(message=row.to_proto())
+
+    async def watch_ask(
+        self, request: agent_pb2.WatchAskRequest, ctx: Ctx
+    ) -> AsyncIterator[agent_pb2.WatchAskResponse]:
+        _require_id("ask_id", request.ask_id)
+        actor = self._auth.current()
+        await self._store.get_ask(actor, request.ask_id)  # NOT_FOUND before streaming
+        with self._hub.ask(request.ask_id) as signal:
+            sent: bytes | None = None
+            while True:
+                row = await self._store.get_ask(actor, request.ask_id)
+                state = _ask_state(row)
+                if state != sent:
+                    yield agent_pb2.WatchAskResponse(ask=row.ask)
+                    sent = state
+                if row.answered:
+                    return
+                await _woken(signal, self._recheck)
+
+
+def _ask_state(row: AskRow) -> bytes:
+    return row.ask.SerializeToString(deterministic=True)
