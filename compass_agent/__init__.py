@@ -12,8 +12,8 @@ Pure by design: stdlib, google.protobuf and gen only (tests/unit/agent/test_laye
 from __future__ import annotations
 
 from compass_agent._ask import RESERVED_OPTION_LABELS
+from compass_agent._outputs import ConversationUpdated, MapOutput, UnmappedEvent
 from compass_agent.mapper import ASK_END, ASK_START, EventMapper
-from compass_agent.outputs import ConversationUpdated, MapOutput, UnmappedEvent
 
 __all__ = [
     "ASK_END",

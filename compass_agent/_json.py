@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypeAlias
+
+JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
+"""What `json.loads` produces. The mapper casts a decoded event to JsonObject once, after an
+`isinstance(event, dict)` check, instead of casting every nested dict and list: each use
+still narrows with `isinstance` first (the type is a union, so the checker insists), so a
+value that is not JSON after all simply fails a check."""
+JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 
-class _Missing:
+class Missing:
     """Sentinel for an absent key: `dict.get(key, MISSING)`, one lookup, and unlike None it
     cannot be confused with an explicit JSON null."""
 
@@ -15,7 +22,7 @@ class _Missing:
         return "MISSING"
 
 
-MISSING: Final = _Missing()
+MISSING: Final = Missing()
 
 
 def json_type(value: object) -> str:

@@ -28,8 +28,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, cast
 
 from compass_agent._ask import fill_ask
-from compass_agent._json import MISSING, json_type
-from compass_agent.outputs import ConversationUpdated, MapOutput, UnmappedEvent
+from compass_agent._json import MISSING, JsonObject, JsonValue, Missing, json_type
+from compass_agent._outputs import MapOutput, UnmappedEvent, new_frame
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class EventMapper:
         try:
             if not isinstance(event, dict):
                 return []
-            obj = cast("dict[str, object]", event)
+            obj = cast("JsonObject", event)  # see _json.JsonValue: nested values still narrow
             kind = obj.get("type")
             if kind == "tool_execution_start":
                 if obj.get("toolName") == "ask":
@@ -119,7 +119,7 @@ class EventMapper:
 
     # -- events -------------------------------------------------------------------------
 
-    def _ask_start(self, event: dict[str, object]) -> list[MapOutput]:
+    def _ask_start(self, event: JsonObject) -> list[MapOutput]:
         frame = self._frame if self._frame is not None else self._open(None)
         blocks = frame.blocks
         block = blocks.add()
@@ -132,19 +132,15 @@ class EventMapper:
             del blocks[-1]  # never a partial ask, not even in the kept block set
             return [self._unmapped(ASK_START, reason)]
         call_id = event.get("toolCallId")
-        return [
-            ConversationUpdated(
-                self._snapshot(frame),
-                tool_call_id=call_id if isinstance(call_id, str) else None,
-                block_index=len(blocks) - 1,
-            )
-        ]
+        if not isinstance(call_id, str):
+            call_id = None
+        return [new_frame(self._snapshot(frame), call_id, len(blocks) - 1)]
 
-    def _message_start(self, event: dict[str, object]) -> list[MapOutput]:
+    def _message_start(self, event: JsonObject) -> list[MapOutput]:
         message = event.get("message", MISSING)
         if not isinstance(message, dict):
             return [self._unmapped("message_start", _not_object("message", message))]
-        role = cast("dict[str, object]", message).get("role", MISSING)
+        role = message.get("role", MISSING)
         if role == "assistant":
             self._open(event.get("messageId"))
             return []
@@ -153,18 +149,17 @@ class EventMapper:
             return [self._unmapped("message_start", _not_string("message.role", role))]
         return []
 
-    def _message_end(self, event: dict[str, object]) -> list[MapOutput]:
+    def _message_end(self, event: JsonObject) -> list[MapOutput]:
         message = event.get("message", MISSING)
         if not isinstance(message, dict):
             return [self._unmapped("message_end", _not_object("message", message))]
-        message_obj = cast("dict[str, object]", message)
-        role = message_obj.get("role", MISSING)
+        role = message.get("role", MISSING)
         if role != "assistant":
             if not isinstance(role, str):
                 return [self._unmapped("message_end", _not_string("message.role", role))]
             return []
 
-        texts, problem = _settled_texts(message_obj.get("content", MISSING))
+        texts, problem = _settled_texts(message.get("content", MISSING))
         previous = self._frame
         if previous is None:
             previous = self._open(event.get("messageId"))
@@ -175,7 +170,7 @@ class EventMapper:
         blocks.extend(previous.blocks[self._texts :])  # the asks, in arrival order
         self._frame = frame
         self._texts = len(texts)
-        outputs: list[MapOutput] = [ConversationUpdated(self._snapshot(frame))]
+        outputs: list[MapOutput] = [new_frame(self._snapshot(frame))]
         if problem is not None:
             outputs.append(self._unmapped("message_end", problem))
         return outputs
@@ -204,7 +199,7 @@ class EventMapper:
         return copy
 
 
-def _settled_texts(content: object) -> tuple[list[str], str | None]:
+def _settled_texts(content: JsonValue | Missing) -> tuple[list[str], str | None]:
     """The non-blank text parts of an assistant message's content, and the first problem.
 
     A malformed part is skipped and reported (the caller counts it); the good parts still
@@ -218,11 +213,12 @@ def _settled_texts(content: object) -> tuple[list[str], str | None]:
         return [], f"message.content is not an array (got {json_type(content)})"
     texts: list[str] = []
     problem: str | None = None
-    for index, raw in enumerate(cast("list[object]", content)):
-        if not isinstance(raw, dict):
-            problem = problem or f"message.content[{index}] is not an object (got {json_type(raw)})"
+    for index, part in enumerate(content):
+        if not isinstance(part, dict):
+            problem = (
+                problem or f"message.content[{index}] is not an object (got {json_type(part)})"
+            )
             continue
-        part = cast("dict[str, object]", raw)
         if part.get("type") != "text":
             continue  # thinking, toolCall, image: not conversation text
         text = part.get("text", MISSING)
@@ -244,13 +240,14 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _failed_end_reason(event: dict[str, object]) -> str:
+def _failed_end_reason(event: JsonObject) -> str:
     call_id = event.get("toolCallId")
     who = f"ask call '{_clip(call_id, 80)}'" if isinstance(call_id, str) else "ask call"
     detail = _first_text(event.get("result"))
     if detail is None:
         return f"{who} failed"
-    return f"{who} failed: {_clip(detail, _MAX_RUNTIME_TEXT)}"
+    one_line = " ".join(detail[: 4 * _MAX_RUNTIME_TEXT].split())  # for logs
+    return f"{who} failed: {_clip(one_line, _MAX_RUNTIME_TEXT)}"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -263,19 +260,18 @@ def _clip(text: str, limit: int) -> str:
     return text
 
 
-def _first_text(result: object) -> str | None:
+def _first_text(result: JsonValue | Missing) -> str | None:
     """The first text part of a tool result (`{content: [{type: "text", text}], ...}`)."""
     if not isinstance(result, dict):
         return None
-    content = cast("dict[str, object]", result).get("content")
+    content = result.get("content")
     if not isinstance(content, list):
         return None
-    for raw in cast("list[object]", content):
-        if isinstance(raw, dict):
-            part = cast("dict[str, object]", raw)
+    for part in content:
+        if isinstance(part, dict):
             text = part.get("text")
             if part.get("type") == "text" and isinstance(text, str) and text.strip():
-                return " ".join(text.split())  # one line, for logs
+                return text
     return None
 
 

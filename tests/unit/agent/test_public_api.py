@@ -64,3 +64,28 @@ def test_unmapped_counts_is_a_mapping() -> None:
     mapper = EventMapper()
     assert isinstance(mapper.unmapped_counts, Mapping)
     assert dict(mapper.unmapped_counts) == {}
+
+
+def test_frames_built_by_the_mapper_are_ordinary_frozen_dataclasses() -> None:
+    # The mapper builds frames without the generated __init__ (see _outputs.new_frame).
+    mapper = EventMapper(session="s")
+    [frame] = mapper.map(
+        {
+            "type": "tool_execution_start",
+            "toolCallId": "c",
+            "toolName": "ask",
+            "args": {"questions": [{"id": "q", "question": "?", "options": []}]},
+        }
+    )
+    assert isinstance(frame, ConversationUpdated)
+    assert frame == ConversationUpdated(frame.value, tool_call_id="c", block_index=0)
+    assert [f.name for f in dataclasses.fields(frame)] == [
+        "value",
+        "kind",
+        "tool_call_id",
+        "block_index",
+    ]
+    assert (frame.kind, frame.tool_call_id, frame.block_index) == ("conversationUpdated", "c", 0)
+    assert "tool_call_id='c'" in repr(frame)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frame.block_index = 1  # type: ignore[misc] -- proving it is refused
