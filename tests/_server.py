@@ -44,13 +44,24 @@ class RunningServer:
 
 @contextlib.contextmanager
 def serve(
-    dsn: str, *, env: Mapping[str, str] | None = None, timeout: float = 30.0
+    dsn: str, *, port: int = 0, env: Mapping[str, str] | None = None, timeout: float = 30.0
 ) -> Generator[RunningServer]:
-    """Start `compass serve` on `dsn` on a free port; stop it (SIGTERM) afterwards."""
+    """Start `compass serve` on `dsn` (on `port`, default a free one); stop it (SIGTERM)
+    afterwards. Restarting on the same `port` lets a test take a server away and bring it
+    back under its clients."""
     child_env = {**os.environ, "COMPASS_DATABASE_URL": dsn, **(env or {})}
     child_env.pop("COMPASS_PUBLIC_URL", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "compass_server.cli", "serve", "--host", "127.0.0.1", "--port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "compass_server.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
         env=child_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
