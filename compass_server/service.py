@@ -48,8 +48,8 @@ async def _woken(signal: Signal, seconds: float) -> None:
         pass
 
 
-class CommsHandlers(CommsService):
-    """CommsService: what participants (human accounts) call from the browser."""
+class _Handlers:
+    """What both services' handlers work with."""
 
     def __init__(
         self,
@@ -63,6 +63,10 @@ class CommsHandlers(CommsService):
         self._auth = auth
         self._hub = hub
         self._recheck = recheck_seconds
+
+
+class CommsHandlers(_Handlers, CommsService):
+    """CommsService: what participants (human accounts) call from the browser."""
 
     async def list_channels(
         self, request: comms_pb2.ListChannelsRequest, ctx: Ctx
@@ -125,21 +129,8 @@ class CommsHandlers(CommsService):
         return comms_pb2.RespondToAskResponse()
 
 
-class AgentHandlers(AgentService):
+class AgentHandlers(_Handlers, AgentService):
     """AgentService: what agent processes call to post frames and wait for answers."""
-
-    def __init__(
-        self,
-        store: Store,
-        auth: AuthContext[AccountRow],
-        hub: ChangeHub,
-        *,
-        recheck_seconds: float = RECHECK_SECONDS,
-    ) -> None:
-        self._store = store
-        self._auth = auth
-        self._hub = hub
-        self._recheck = recheck_seconds
 
     async def append_message(
         self, request: agent_pb2.AppendMessageRequest, ctx: Ctx
