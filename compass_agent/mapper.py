@@ -134,7 +134,9 @@ class EventMapper:
         call_id = event.get("toolCallId")
         if not isinstance(call_id, str):
             call_id = None
-        return [new_frame(self._snapshot(frame), call_id, len(blocks) - 1)]
+        snapshot = comms_pb2.MessageUpdated()
+        snapshot.CopyFrom(frame)
+        return [new_frame(snapshot, call_id, len(blocks) - 1)]
 
     def _message_start(self, event: JsonObject) -> list[MapOutput]:
         message = event.get("message", MISSING)
