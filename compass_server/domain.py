@@ -12,6 +12,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
+# The block limits live with the agent side, whose mapper must refuse exactly what this
+# module refuses; they are re-exported here for the server's own callers.
+from compass_agent.limits import (
+    MAX_ASKS_PER_MESSAGE,
+    MAX_BLOCKS_PER_MESSAGE,
+    MAX_ID_LENGTH,
+    MAX_OPTIONS_PER_QUESTION,
+    MAX_QUESTIONS_PER_ASK,
+    NUL,
+)
 from compass_server.errors import FieldViolation, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -19,13 +29,6 @@ if TYPE_CHECKING:
 
     from gen.compass.v1 import comms_pb2
 
-MAX_BLOCKS_PER_MESSAGE: Final = 1000
-MAX_ASKS_PER_MESSAGE: Final = 64
-"""Also keeps the change notification (which lists a message's ask ids) far below 8000 bytes."""
-MAX_QUESTIONS_PER_ASK: Final = 100
-MAX_OPTIONS_PER_QUESTION: Final = 100
-MAX_ID_LENGTH: Final = 200
-"""Longest ask_id, question_id, option id or client_message_id accepted."""
 MAX_NAME_LENGTH: Final = 200
 """Longest workspace, channel or account name."""
 MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
@@ -271,7 +274,7 @@ def _answer_state_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolati
 def _nul(field: str, value: str, question_id: str = "") -> list[FieldViolation]:
     # PostgreSQL text and jsonb cannot hold U+0000; refuse it here with a clear error rather
     # than let the database fail the write.
-    if "\x00" not in value:
+    if NUL not in value:
         return []
     prefix = f"{_question(question_id)}: " if question_id else ""
     return [
