@@ -122,4 +122,17 @@ def create_app(settings: Settings, *, store: Store | None = None) -> Starlette:
         Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
         Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.change_hub = hub
+    return app
+
+
+def begin_shutdown(app: Starlette) -> None:
+    """End the live watches of an app made by `create_app` (clients get UNAVAILABLE).
+
+    Call it when the server starts to shut down: uvicorn waits for every running response
+    before it stops, and a watch runs until its client leaves.
+    """
+    hub: object = app.state.change_hub
+    if isinstance(hub, ChangeHub):
+        hub.close()

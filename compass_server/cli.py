@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import socket
     from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
 
+    from starlette.applications import Starlette
+
     from compass_server.embedded import LocalPostgres
     from compass_server.store.postgres import PostgresStore
 
@@ -32,6 +34,8 @@ logger = logging.getLogger("compass")
 
 EMBEDDED_DATABASE: Final = "compass"
 """The database Compass uses inside the embedded cluster."""
+SHUTDOWN_GRACE_SECONDS: Final = 10
+"""How long a stopping server waits for running requests before cancelling them."""
 
 
 class CliError(Exception):
@@ -140,9 +144,17 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
             logger.info("applied migrations %s", applied)
         app = create_app(_with_database(settings, dsn))
         config = uvicorn.Config(
-            app, host=host, port=port, lifespan="on", log_level="info", access_log=False
+            app,
+            host=host,
+            port=port,
+            lifespan="on",
+            log_level="info",
+            access_log=False,
+            # Live watches are ended by begin_shutdown; this bounds anything else that
+            # would keep the process from stopping (a stalled client, a hung query).
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         )
-        server = _AnnouncingServer(config, settings=settings, dsn=dsn, demo=args.demo)
+        server = _AnnouncingServer(config, app=app, settings=settings, dsn=dsn, demo=args.demo)
         asyncio.run(server.serve())
     return 0
 
@@ -154,13 +166,31 @@ def _with_database(settings: Settings, dsn: str) -> Settings:
 
 
 class _AnnouncingServer(uvicorn.Server):
-    """uvicorn's server, printing the URL (and, with --demo, first-run tokens) once it listens."""
+    """uvicorn's server, printing the URL (and, with --demo, first-run tokens) once it listens,
+    and ending live watches when it begins to shut down."""
 
-    def __init__(self, config: uvicorn.Config, *, settings: Settings, dsn: str, demo: bool) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        app: Starlette,
+        settings: Settings,
+        dsn: str,
+        demo: bool,
+    ) -> None:
         super().__init__(config)
+        self._app = app
         self._settings = settings
         self._dsn = dsn
         self._demo = demo
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        from compass_server.app import begin_shutdown
+
+        # uvicorn waits for every running response to finish; a live watch would run until
+        # its client leaves (SIGTERM would never stop a server a browser is watching).
+        begin_shutdown(self._app)
+        await super().shutdown(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)

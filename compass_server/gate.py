@@ -12,6 +12,7 @@ such responses to INTERNAL "internal error" and logs what they said.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -37,10 +38,12 @@ MAX_TOKEN_LENGTH: Final = 512
 
 
 class AuthContext(Generic[A]):
-    """Where handlers find the account the gate authenticated for the current request."""
+    """Where handlers find what the gate learned about the current request: the account it
+    authenticated, and whether the client has gone away."""
 
     def __init__(self) -> None:
         self._var: ContextVar[A | None] = ContextVar("compass_account", default=None)
+        self._gone: ContextVar[asyncio.Event | None] = ContextVar("compass_gone", default=None)
 
     def current(self) -> A:
         """The caller's account.
@@ -53,12 +56,22 @@ class AuthContext(Generic[A]):
             raise UnauthenticatedError("authentication required")
         return account
 
+    def client_gone(self) -> asyncio.Event:
+        """Set once the client of the current request has disconnected.
+
+        A live watch waits for changes and would only notice a gone client when it next has
+        something to send; it waits for this too. Outside a gated request: a fresh event.
+        """
+        return self._gone.get() or asyncio.Event()
+
     @contextlib.contextmanager
-    def bound(self, account: A) -> Generator[None]:
+    def bound(self, account: A, gone: asyncio.Event | None = None) -> Generator[None]:
         token = self._var.set(account)
+        gone_token = self._gone.set(gone)
         try:
             yield
         finally:
+            self._gone.reset(gone_token)
             self._var.reset(token)
 
 
@@ -122,8 +135,9 @@ class ConnectGate(Generic[A]):
         except _Reject as reject:
             await _send_error(send, reject.code, reject.message, streaming, content_type)
             return
-        with self._auth.bound(account):
-            await self._app(scope, _replay(body, receive), _Hygiene(send, streaming))
+        gone = asyncio.Event()
+        with self._auth.bound(account, gone):
+            await self._app(scope, _replay(body, receive, gone), _Hygiene(send, streaming))
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -173,8 +187,10 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive() that yields the already-read body once, then defers to the real one."""
+def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
+    """A receive() that yields the already-read body once, then defers to the real one,
+    setting `gone` when that reports the client's disconnect (connect-python keeps reading
+    receive() while it serves a server stream, to learn exactly that)."""
     sent = False
 
     async def replay() -> Message:
@@ -182,7 +198,10 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+        return message
 
     return replay
 

@@ -45,6 +45,21 @@ class ChangeHub:
     def __init__(self) -> None:
         self._by_channel: dict[str, set[Signal]] = {}
         self._by_ask: dict[str, set[Signal]] = {}
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once the server is shutting down: watches must end (their clients reconnect)."""
+        return self._closed
+
+    def close(self) -> None:
+        """Wake every watcher one last time; they find `closed` set and end.
+
+        Called when the server begins to shut down: uvicorn waits for every running response
+        before it stops, and a watch would otherwise run until its client leaves.
+        """
+        self._closed = True
+        self.resync()
 
     async def run(self, store: Store) -> None:
         """Feed the hub from `store` until cancelled."""

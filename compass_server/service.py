@@ -11,7 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
-from compass_server.errors import InvalidArgumentError
+from compass_server.errors import InvalidArgumentError, UnavailableError
 from gen.compass.v1 import agent_pb2, comms_pb2
 from gen.compass.v1.agent_connect import AgentService
 from gen.compass.v1.comms_connect import CommsService
@@ -39,13 +39,28 @@ def _require_id(field: str, value: str) -> None:
     check_text(field, value, max_length=MAX_ID_LENGTH)
 
 
-async def _woken(signal: Signal, seconds: float) -> None:
-    """Wait for a change notification, or `seconds` at most (then re-read anyway)."""
-    try:
-        async with asyncio.timeout(seconds):
-            await signal.wait()
-    except TimeoutError:
-        pass
+SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
+
+
+async def _woken(hub: ChangeHub, signal: Signal, gone: asyncio.Event, seconds: float) -> bool:
+    """Wait for a change notification, or `seconds` at most (then re-read anyway).
+
+    Returns:
+        False when the watch should end quietly: its client has disconnected.
+
+    Raises:
+        UnavailableError: the server is shutting down (before or while waiting).
+    """
+    if not hub.closed and not gone.is_set():
+        waits = {asyncio.ensure_future(signal.wait()), asyncio.ensure_future(gone.wait())}
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+    if hub.closed:
+        raise UnavailableError(SHUTTING_DOWN)
+    return not gone.is_set()
 
 
 class _Handlers:
@@ -117,8 +132,10 @@ class CommsHandlers(_Handlers, CommsService):
                 for row in rows:
                     yield comms_pb2.WatchChannelResponse(message=row.to_proto())
                     last = max(last, row.revision)
-                if len(rows) < REPLAY_BATCH:
-                    await _woken(signal, self._recheck)
+                if len(rows) < REPLAY_BATCH and not await _woken(
+                    self._hub, signal, self._auth.client_gone(), self._recheck
+                ):
+                    return
 
     async def respond_to_ask(
         self, request: comms_pb2.RespondToAskRequest, ctx: Ctx
@@ -173,7 +190,8 @@ class AgentHandlers(_Handlers, AgentService):
                     sent = state
                 if row.answered:
                     return
-                await _woken(signal, self._recheck)
+                if not await _woken(self._hub, signal, self._auth.client_gone(), self._recheck):
+                    return
 
 
 def _ask_state(row: AskRow) -> bytes:
