@@ -131,7 +131,22 @@ class ConnectGate(Generic[A]):
         streaming = wire.is_streaming(content_type)
         try:
             account = await self._admit(scope, headers)
+            if wire.is_grpc(content_type):
+                await _send_unsupported_media_type(send)
+                return
+            if not _utf8_headers(scope):
+                # connect-python decodes headers as UTF-8 and would fail with the codec's text.
+                raise _Reject(Code.INVALID_ARGUMENT, "request headers must be valid UTF-8")
             body = await self._read_body(headers, receive)
+            if streaming and wire.compressed_without_encoding(
+                body, headers.get("connect-content-encoding")
+            ):
+                # connect-python reports this as INTERNAL; it is the client's mistake.
+                raise _Reject(
+                    Code.INVALID_ARGUMENT,
+                    "a message is flagged compressed but connect-content-encoding names no "
+                    "supported compression",
+                )
         except _Reject as reject:
             await _send_error(send, reject.code, reject.message, streaming, content_type)
             return
@@ -187,6 +202,27 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
 
 
+def _utf8_headers(scope: Scope) -> bool:
+    raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    try:
+        for name, value in raw:
+            name.decode()
+            value.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+async def _send_unsupported_media_type(send: Send) -> None:
+    # What connect-python answers for a codec it does not know. gRPC needs HTTP trailers,
+    # which uvicorn does not offer (connect-python then fails with its own text), and the
+    # gate's error and hygiene handling speaks only the Connect protocol: refuse both gRPC
+    # and gRPC-Web up front.
+    accept = (b"accept-post", b"application/json, application/proto")
+    await send({"type": "http.response.start", "status": 415, "headers": [accept]})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
     """A receive() that yields the already-read body once, then defers to the real one,
     setting `gone` when that reports the client's disconnect (connect-python keeps reading
@@ -229,7 +265,9 @@ class _Hygiene:
     async def __call__(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            if not self._streaming and int(message.get("status", 200)) >= 500:
+            if int(message.get("status", 200)) >= 500:
+                # Also for a streaming request: connect-python answers failures before the
+                # stream starts with a unary-style JSON error (streams themselves send 200).
                 self._held_start = message  # decide once the body is complete
                 return
             await self._send(message)

@@ -45,7 +45,11 @@ HTTP_STATUS: Final[dict[Code, int]] = {
 }
 
 STREAMING_CONTENT_TYPE_PREFIX: Final = "application/connect+"
+GRPC_CONTENT_TYPE: Final = "application/grpc"
+STREAM_COMPRESSION: Final = "gzip"
+"""The one request compression create_app registers besides identity (`BoundedGzip`)."""
 _END_STREAM: Final = 0b10
+_COMPRESSED: Final = 0b01
 
 
 def _malformed(message: Message, encoding: str) -> ConnectError:
@@ -135,6 +139,28 @@ def error_body(code: Code, message: str) -> bytes:
 def is_streaming(content_type: str) -> bool:
     """Whether a request's content type selects the Connect streaming protocol."""
     return content_type.lower().startswith(STREAMING_CONTENT_TYPE_PREFIX)
+
+
+def is_grpc(content_type: str) -> bool:
+    """Whether a content type selects gRPC or gRPC-Web (as connect-python negotiates it)."""
+    return content_type == GRPC_CONTENT_TYPE or content_type.startswith(
+        (f"{GRPC_CONTENT_TYPE}+", f"{GRPC_CONTENT_TYPE}-web")
+    )
+
+
+def compressed_without_encoding(body: bytes, encoding: str | None) -> bool:
+    """Whether a streaming request body has a message flagged compressed while its
+    `connect-content-encoding` names no supported compression (connect-python then
+    decodes with identity and fails with INTERNAL)."""
+    if encoding == STREAM_COMPRESSION:  # compared as connect-python does: exactly
+        return False
+    offset = 0
+    while len(body) - offset >= 5:
+        flags, length = struct.unpack_from(">BI", body, offset)
+        if flags & _COMPRESSED:
+            return True
+        offset += 5 + length
+    return False
 
 
 def unary_error(code: Code, message: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
