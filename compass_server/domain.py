@@ -51,20 +51,23 @@ def _question(question_id: str) -> str:
 
 
 def block_violations(
-    blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool
+    blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool | None
 ) -> list[FieldViolation]:
     """Every way `blocks` breaks the block invariants of SPEC §3.
 
     Checks: exactly one kind per block; an ask has 1..MAX questions; question ids non-empty
     and unique within the ask; option ids non-empty and unique within a question; sizes and
-    NUL-free text. With `minted` false (AppendMessage) every ask must carry an empty ask_id
-    and no answer state; with `minted` true (UpdateMessage, and stored rows) every ask must
-    carry a non-empty ask_id, unique within the message. Answer state is not checked when
-    `minted` is true: stored state always wins over what an update sends.
+    NUL-free text. With `minted` False (AppendMessage) every ask must carry an empty ask_id
+    and no answer state; with `minted` True (stored rows) every ask must carry a non-empty
+    ask_id; with `minted` None (UpdateMessage, before the stored asks are known) an ask_id
+    may be either, and `ask_update_violations` then decides by position. Non-empty ask ids
+    must be unique within the message. Answer state is not checked unless `minted` is False:
+    on an update, stored state wins over what a minted ask sends, and a new ask's answer
+    state is checked by `ask_update_violations`.
 
     Args:
         blocks: the full block set of one message.
-        minted: whether ask ids must be present (True) or absent (False).
+        minted: whether ask ids must be present (True), absent (False) or either (None).
 
     Returns:
         One violation per problem, in block order; empty when the blocks are acceptable.
@@ -92,7 +95,7 @@ def block_violations(
             asks += 1
             violations.extend(_ask_violations(block.ask, f"{path}.ask", minted=minted))
             ask_id = block.ask.ask_id
-            if minted and ask_id:
+            if minted is not False and ask_id:
                 if ask_id in ask_ids:
                     violations.append(
                         FieldViolation(
@@ -112,7 +115,7 @@ def block_violations(
     return violations
 
 
-def check_blocks(blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool) -> None:
+def check_blocks(blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool | None) -> None:
     """Raise when `blocks` break an invariant (see `block_violations`).
 
     Raises:
@@ -123,9 +126,9 @@ def check_blocks(blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool) -> N
         raise InvalidArgumentError("invalid message blocks", violations)
 
 
-def _ask_violations(ask: comms_pb2.Ask, path: str, *, minted: bool) -> list[FieldViolation]:
+def _ask_violations(ask: comms_pb2.Ask, path: str, *, minted: bool | None) -> list[FieldViolation]:
     violations: list[FieldViolation] = []
-    if minted:
+    if minted is True:
         if not ask.ask_id:
             violations.append(
                 FieldViolation(
@@ -133,7 +136,7 @@ def _ask_violations(ask: comms_pb2.Ask, path: str, *, minted: bool) -> list[Fiel
                     description="ask_id is empty: every ask must carry the ask_id minted for it",
                 )
             )
-    else:
+    elif minted is False:
         if ask.ask_id:
             violations.append(
                 FieldViolation(
@@ -178,6 +181,122 @@ def _ask_violations(ask: comms_pb2.Ask, path: str, *, minted: bool) -> list[Fiel
             seen[qid] = index
         violations.extend(_question_violations(question, qpath))
     return violations
+
+
+def ask_update_violations(
+    stored: Sequence[comms_pb2.Ask], blocks: Sequence[comms_pb2.MessageBlock]
+) -> list[FieldViolation]:
+    """Every way an UpdateMessage's `blocks` break the rule for the message's asks.
+
+    Ask blocks are matched to the stored asks BY POSITION: the i-th ask block of the update
+    (counting ask blocks only, in block order) is the i-th stored ask. For i < len(stored)
+    the block must carry exactly that ask's minted ask_id (asks are never dropped,
+    reordered or replaced), and if that ask is answered its question ids, option ids and
+    allow_multiple must stay as they are (texts may change). Ask blocks after the stored
+    ones are NEW asks: they must arrive like an appended ask, with an empty ask_id (the
+    server mints it; the agent never does) and no answer state. Answer state on a minted
+    ask is not checked here: the stored state always wins.
+
+    This refines SPEC §1.3/§3 (design record, resolved decision 9): the runtime settles a
+    message's text before its first ask starts and runs asks one after another, so asks
+    must be able to join a message that is already stored.
+
+    Args:
+        stored: the message's stored asks, in block order, with their answer state.
+        blocks: the update's full block set (already checked by `block_violations` with
+            `minted=None`).
+
+    Returns:
+        One violation per problem, in block order, then one naming the missing ask ids if
+        the update holds fewer asks than the message; empty when the update is acceptable.
+    """
+    violations: list[FieldViolation] = []
+    position = {ask.ask_id: ordinal for ordinal, ask in enumerate(stored)}
+    ordinal = 0
+    for index, block in enumerate(blocks):
+        if block.WhichOneof("block") != "ask":
+            continue
+        ask = block.ask
+        path = f"blocks[{index}].ask"
+        if ordinal < len(stored):
+            violation = _minted_ask_violation(stored[ordinal], ask, ordinal, position, path)
+            if violation is not None:
+                violations.append(violation)
+        else:
+            if ask.ask_id:
+                violations.append(
+                    FieldViolation(
+                        field=f"{path}.ask_id",
+                        description=f"ask_id {quote(ask.ask_id)} was not minted for a new ask: an ask after the message's {len(stored)} stored asks is new and must arrive with an empty ask_id, which the server mints (the agent never mints ask ids)",
+                    )
+                )
+            violations.extend(_answer_state_violations(ask, path))
+        ordinal += 1
+    if ordinal < len(stored):
+        sent = {block.ask.ask_id for block in blocks if block.WhichOneof("block") == "ask"}
+        missing = ", ".join(quote(ask.ask_id) for ask in stored if ask.ask_id not in sent)
+        violations.append(
+            FieldViolation(
+                field="blocks",
+                description=f"the message has {len(stored)} asks but the update holds {ordinal}: missing {missing}; an update may add asks after the stored ones but never drop one",
+            )
+        )
+    return violations
+
+
+def check_ask_update(
+    stored: Sequence[comms_pb2.Ask], blocks: Sequence[comms_pb2.MessageBlock]
+) -> None:
+    """Raise when an update's `blocks` break the rule for the message's asks (see
+    `ask_update_violations`).
+
+    Raises:
+        InvalidArgumentError: with every violation found.
+    """
+    violations = ask_update_violations(stored, blocks)
+    if violations:
+        raise InvalidArgumentError("the update changes the message's asks", violations)
+
+
+def _minted_ask_violation(
+    before: comms_pb2.Ask,
+    ask: comms_pb2.Ask,
+    ordinal: int,
+    position: dict[str, int],
+    path: str,
+) -> FieldViolation | None:
+    expected = before.ask_id
+    ask_id = ask.ask_id
+    if not ask_id:
+        return FieldViolation(
+            field=f"{path}.ask_id",
+            description=f"ask_id is empty: this ask block must carry the ask_id minted for it, {quote(expected)}",
+        )
+    if ask_id != expected:
+        elsewhere = position.get(ask_id)
+        if elsewhere is not None:
+            reason = f"ask_id {quote(ask_id)} was minted for ask block {elsewhere}; asks cannot be reordered"
+        else:
+            reason = (
+                f"ask_id {quote(ask_id)} was not minted for this message; asks cannot be replaced"
+            )
+        return FieldViolation(
+            field=f"{path}.ask_id",
+            description=f"{reason}: ask block {ordinal} must carry {quote(expected)}",
+        )
+    if before.answered_by_account_id and _shape(before) != _shape(ask):
+        return FieldViolation(
+            field=f"{path}.questions",
+            description=f"ask {quote(ask_id)} is answered: its question ids, option ids and allow_multiple cannot change",
+        )
+    return None
+
+
+def _shape(ask: comms_pb2.Ask) -> list[tuple[str, list[str], bool]]:
+    return [
+        (question.question_id, [option.id for option in question.options], question.allow_multiple)
+        for question in ask.questions
+    ]
 
 
 def _question_violations(question: comms_pb2.AskQuestion, path: str) -> list[FieldViolation]:

@@ -133,7 +133,7 @@ def test_append_rejections(
         check_blocks(blocks, minted=False)
 
 
-def test_update_requires_a_non_empty_unique_ask_id() -> None:
+def test_stored_rows_require_a_non_empty_unique_ask_id() -> None:
     blocks = [
         ask_block(q("a", "0"), ask_id="ask_1"),
         ask_block(q("b", "0")),
@@ -145,11 +145,29 @@ def test_update_requires_a_non_empty_unique_ask_id() -> None:
     ]
 
 
-def test_update_ignores_answer_state() -> None:
-    # Stored answer state always wins; what an update sends is dropped, not refused.
+def test_before_the_stored_asks_are_known_an_ask_id_may_be_empty_but_not_repeated() -> None:
+    # minted=None: the update path's first pass; the ids are judged by position later.
+    blocks = [
+        ask_block(q("a", "0"), ask_id="ask_1"),
+        ask_block(q("b", "0")),
+        ask_block(q("c", "0"), ask_id="ask_1"),
+        ask_block(q("d", "0"), ask_id="x" * 201),
+        ask_block(q("e", "0"), ask_id="ask_\x00"),
+    ]
+    assert [v.field for v in block_violations(blocks, minted=None)] == [
+        "blocks[2].ask.ask_id",
+        "blocks[3].ask.ask_id",
+        "blocks[4].ask.ask_id",
+    ]
+
+
+@pytest.mark.parametrize("minted", [True, None])
+def test_minted_asks_may_carry_answer_state(minted: bool | None) -> None:
+    # Stored answer state always wins; what an update sends for a minted ask is dropped,
+    # not refused (a NEW ask's answer state is refused by ask_update_violations).
     block = answered_ask(chosen=1, custom_text=1, timed_out=1, by=1, at=1, name=1)
     block.ask.ask_id = "ask_1"
-    assert block_violations([block], minted=True) == []
+    assert block_violations([block], minted=minted) == []
 
 
 def test_zero_option_question_and_empty_text_are_fine() -> None:
@@ -172,7 +190,8 @@ def test_all_problems_are_reported_together() -> None:
 def test_generated_new_blocks_are_valid(blocks: list[comms_pb2.MessageBlock]) -> None:
     assert block_violations(blocks, minted=False) == []
     if any(block.HasField("ask") for block in blocks):
-        assert block_violations(blocks, minted=True) != []  # unminted asks fail the update rule
+        assert block_violations(blocks, minted=True) != []  # unminted asks cannot be stored
+    assert block_violations(blocks, minted=None) == []  # an update may add them
 
 
 @pytest.mark.parametrize(
