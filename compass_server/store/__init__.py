@@ -384,13 +384,24 @@ class Store(Protocol):
     ) -> MessageRow:
         """Replace a message's block set; bumps the channel revision unless nothing changed.
 
-        Every ask block must carry its minted ask_id and the set of ask ids cannot change.
-        Answer state in `blocks` is ignored: the stored answers always win. The questions of
-        an ANSWERED ask (ids, option ids, allow_multiple) cannot change; its texts may.
+        Ask blocks match the stored asks BY POSITION: the i-th ask block of `blocks`
+        (counting ask blocks only, in block order) is the message's i-th stored ask and must
+        carry exactly the ask_id minted for it, so stored asks can be neither dropped,
+        reordered nor replaced. Ask blocks after the stored ones are NEW asks: like asks on
+        append they must carry an empty ask_id and no answer state, and the store mints one
+        id for each (they are then answerable like any ask, and the returned row and the
+        change notification list all of the message's ask ids). Answer state sent on a
+        minted ask is ignored: the stored answers always win. The questions of an ANSWERED
+        ask (ids, option ids, allow_multiple) cannot change; its texts may.
+
+        Concurrent updates are serialised per channel and judged against the message as
+        stored when they get the lock: of two updates that each add "the next" ask, the
+        later one finds that position minted and is refused (its empty ask_id).
 
         Raises:
-            InvalidArgumentError: a block breaks an invariant, an ask_id is empty, added,
-                dropped or changed, or an answered ask's questions changed.
+            InvalidArgumentError: a block breaks an invariant; a stored ask's block is
+                missing, has an empty or a different ask_id, or (answered) changed its
+                questions; or a new ask carries an ask_id or answer state.
             NotFoundError: no such message, or not visible to `actor`.
             PermissionDeniedError: `actor` is not the message's author.
         """

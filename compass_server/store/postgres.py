@@ -672,7 +672,9 @@ class PostgresStore(Store):
     async def update_message(
         self, actor: AccountRow, message_id: str, blocks: Sequence[comms_pb2.MessageBlock]
     ) -> MessageRow:
-        domain.check_blocks(blocks, minted=True)
+        # The invariants that need no stored state first, so a bad frame fails without I/O;
+        # which ask ids it must carry depends on the stored asks, checked under the lock.
+        domain.check_blocks(blocks, minted=None)
         async with self._write() as conn:
             found = await conn.fetchrow(_SELECT_MESSAGE_FOR_ACTOR, message_id, actor.account_id)
             if found is None:
@@ -681,24 +683,36 @@ class PostgresStore(Store):
                 raise PermissionDeniedError("only the author of a message may update it")
             channel_id = str(found["channel_id"])
             await conn.fetchval(_LOCK_CHANNEL, channel_id)
+            # Re-read under the channel lock: a concurrent update may have added asks since
+            # the lookup above, and the frame must then carry their ids (or be refused).
             stored_row = await conn.fetchrow(_SELECT_MESSAGE, message_id)
             if stored_row is None:  # pragma: no cover - messages are never deleted
                 raise NotFoundError("message not found")
             (stored,) = await _message_rows(conn, [stored_row])
-            _check_ask_changes(stored, blocks)
-            encoded = encode_blocks(blocks)
-            if encoded == encode_blocks(stored.blocks):
+            stored_asks = [block.ask for block in stored.blocks if block.HasField("ask")]
+            domain.check_ask_update(stored_asks, blocks)
+            replaced = [_copy_block(block) for block in blocks]
+            added = [block.ask for block in replaced if block.HasField("ask")][len(stored_asks) :]
+            if not added and encode_blocks(replaced) == encode_blocks(stored.blocks):
                 return stored  # nothing changed: no new revision, no notification
+            for ask in added:
+                ask.ask_id = self._new_id("ask")
             revision = int(await conn.fetchval(_BUMP_REVISION, channel_id))
-            row = await conn.fetchrow(_REPLACE_MESSAGE, message_id, encoded, revision)
+            row = await conn.fetchrow(
+                _REPLACE_MESSAGE, message_id, encode_blocks(replaced), revision
+            )
             if row is None:  # pragma: no cover - the row is locked through its channel
                 raise NotFoundError("message not found")
+            if added:
+                # Re-mints (and rewrites the stored blocks) on the rare id collision.
+                await self._insert_asks(conn, message_id, channel_id, replaced, added)
             updated = MessageRow(
                 message_id=message_id,
                 channel_id=channel_id,
                 author_account_id=stored.author_account_id,
                 client_message_id=stored.client_message_id,
-                blocks=tuple(decode_blocks(encoded, message_id=message_id)),
+                # Decoded from what was stored, so the caller sees exactly what a read returns.
+                blocks=tuple(decode_blocks(encode_blocks(replaced), message_id=message_id)),
                 created_at=row["created_at"],
                 updated_at=row["updated_at"],
                 revision=revision,
@@ -946,49 +960,6 @@ async def _idempotent_repeat(
     if not same:
         raise AlreadyExistsError(_UNIQUE_MESSAGES["messages_client_message_id_key"])
     return stored
-
-
-def _check_ask_changes(stored: MessageRow, blocks: Sequence[comms_pb2.MessageBlock]) -> None:
-    stored_asks = {block.ask.ask_id: block.ask for block in stored.blocks if block.HasField("ask")}
-    violations: list[FieldViolation] = []
-    sent: set[str] = set()
-    for index, block in enumerate(blocks):
-        if not block.HasField("ask"):
-            continue
-        ask_id = block.ask.ask_id
-        sent.add(ask_id)
-        before = stored_asks.get(ask_id)
-        if before is None:
-            violations.append(
-                FieldViolation(
-                    field=f"blocks[{index}].ask.ask_id",
-                    description=f"ask_id {domain.quote(ask_id)} was not minted for this message; the set of ask ids cannot change",
-                )
-            )
-        elif before.answered_by_account_id and _shape(before) != _shape(block.ask):
-            violations.append(
-                FieldViolation(
-                    field=f"blocks[{index}].ask.questions",
-                    description=f"ask {domain.quote(ask_id)} is answered: its question ids, option ids and allow_multiple cannot change",
-                )
-            )
-    violations.extend(
-        FieldViolation(
-            field="blocks",
-            description=f"ask {domain.quote(ask_id)} is missing; the set of ask ids cannot change",
-        )
-        for ask_id in stored_asks
-        if ask_id not in sent
-    )
-    if violations:
-        raise InvalidArgumentError("the update changes the message's asks", violations)
-
-
-def _shape(ask: comms_pb2.Ask) -> list[tuple[str, list[str], bool]]:
-    return [
-        (question.question_id, [option.id for option in question.options], question.allow_multiple)
-        for question in ask.questions
-    ]
 
 
 def _copy_answer_state(source: MessageRow, target: MessageRow) -> None:

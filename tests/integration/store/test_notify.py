@@ -84,6 +84,35 @@ async def test_a_failed_write_notifies_nothing(
         await conn.close()
 
 
+async def test_an_update_adding_asks_notifies_every_ask_of_the_message(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    conn, queue = await _listen(database_url)
+    try:
+        message = await world.post(store, text("Let me ask:"), ask(question("db", "0")))
+        await asyncio.wait_for(queue.get(), 5)
+        updated = await store.update_message(
+            world.agent,
+            message.message_id,
+            [*with_ask_ids(message.blocks, message.ask_ids), ask(question("auth", "0"))],
+        )
+        event = ChangeEvent.from_payload(await asyncio.wait_for(queue.get(), 5))
+        assert len(updated.ask_ids) == 2
+        assert event == ChangeEvent(
+            channel_id=world.channel.channel_id,
+            revision=2,
+            message_id=message.message_id,
+            ask_ids=updated.ask_ids,  # the minted one and the new one, in block order
+        )
+        # A rejected update (here: dropping the new ask) notifies nothing.
+        with contextlib.suppress(InvalidArgumentError):
+            await store.update_message(world.agent, message.message_id, message.blocks)
+        await asyncio.sleep(0.2)
+        assert queue.empty()
+    finally:
+        await conn.close()
+
+
 class Recorder:
     def __init__(self) -> None:
         self.events: asyncio.Queue[ChangeEvent] = asyncio.Queue()
