@@ -265,6 +265,15 @@ def _admin(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+# -- agent-bridge --------------------------------------------------------------------------
+
+
+def _agent_bridge(args: argparse.Namespace, _settings: Settings) -> int:
+    from compass_server.bridge import main as bridge_main
+
+    return bridge_main(args)
+
+
 # -- parser --------------------------------------------------------------------------------
 
 
@@ -300,6 +309,14 @@ def build_parser() -> argparse.ArgumentParser:
         for arg in arguments:
             sub.add_argument(arg.flag, required=True, help=arg.help, choices=arg.choices)
         sub.set_defaults(handler=_admin, action=name.replace("-", "_"))
+
+    from compass_server.bridge import add_arguments as add_bridge_arguments
+
+    bridge = commands.add_parser(
+        "agent-bridge", help="connect a running agent runtime to a Compass channel"
+    )
+    add_bridge_arguments(bridge)
+    bridge.set_defaults(handler=_agent_bridge)
 
     return parser
 

@@ -1,0 +1,134 @@
+"""`compass agent-bridge`: a live agent runtime connected to a Compass channel (SPEC §2.3).
+
+The bridge reads the runtime's JSON-lines events, maps them with `compass_agent.EventMapper`,
+posts the frames through AgentService (append, then updates with the minted ask ids written
+back), and for every ask the runtime waits on, follows WatchAsk until a participant answers
+and writes the answer to the runtime's stdin. Modules:
+
+- `runtime`: the runtime's RPC frames beyond what the mapper maps (ask requests, cancels);
+- `answers`: an answered Ask -> the runtime's label-keyed reply (pure);
+- `client`: AgentService over Connect on httpx; error classes and backoff;
+- `poster`: ordered, idempotent, retried posting and ask-id reconciliation;
+- `runner`: `Bridge`, the event loop's core (mapping, correlation, answer delivery);
+- `session`: child process or stdin/stdout, signals, exit codes.
+
+Layering: the bridge is an AgentService *client*. It imports compass_agent, gen and httpx,
+never the store, asyncpg or the server's handlers (tests/bridge/test_layering.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["TokenFileError", "add_arguments", "main", "read_token"]
+
+EXIT_USAGE: Final = 2
+
+
+class TokenFileError(Exception):
+    """The token file cannot be used; the message says why (never the token)."""
+
+
+def read_token(path: Path) -> str:
+    """The token in `path`, stripped of surrounding whitespace.
+
+    Raises:
+        TokenFileError: the file is missing, unreadable, empty or holds more than a token.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise TokenFileError(f"token file {str(path)!r} does not exist") from None
+    except OSError as exc:
+        raise TokenFileError(f"cannot read token file {str(path)!r}: {exc.strerror}") from None
+    try:
+        token = raw.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise TokenFileError(f"token file {str(path)!r} is not ASCII text") from None
+    if not token:
+        raise TokenFileError(f"token file {str(path)!r} is empty")
+    if not token.isprintable() or any(ch.isspace() for ch in token):
+        raise TokenFileError(f"token file {str(path)!r} must hold exactly one token")
+    return token
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `compass agent-bridge`'s arguments to its subparser."""
+    parser.add_argument("--server", required=True, help="Compass server URL (http or https)")
+    parser.add_argument("--channel", required=True, help="channel id to post in")
+    parser.add_argument(
+        "--token-file", required=True, type=Path, help="file holding the agent account's token"
+    )
+    parser.add_argument(
+        "--no-ask-dialog",
+        dest="ask_dialog",
+        action="store_false",
+        help="do not send set_ask_dialog to the runtime first",
+    )
+    parser.add_argument(
+        "--max-backoff",
+        type=float,
+        default=5.0,
+        help="longest wait between retries while the server is unreachable (seconds)",
+    )
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=None,
+        help="when the runtime ends, give up posting queued frames after this many seconds "
+        "(default: keep retrying)",
+    )
+    parser.add_argument(
+        "command",
+        nargs="*",
+        metavar="-- COMMAND",
+        help="the runtime to start (its stdout is read, replies go to its stdin); "
+        "without it, events are read from stdin and replies written to stdout",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run `compass agent-bridge` with parsed `args`; return the exit code."""
+    server: str = args.server
+    parts = urlsplit(server)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        sys.stderr.write(f"compass agent-bridge: --server must be an http(s) URL, got {server!r}\n")
+        return EXIT_USAGE
+    channel: str = args.channel
+    if not channel.strip():
+        sys.stderr.write("compass agent-bridge: --channel must not be empty\n")
+        return EXIT_USAGE
+    try:
+        token = read_token(args.token_file)
+    except TokenFileError as exc:
+        sys.stderr.write(f"compass agent-bridge: {exc}\n")
+        return EXIT_USAGE
+    max_backoff: float = args.max_backoff
+    drain_timeout: float | None = args.drain_timeout
+    if not 0 < max_backoff <= 3600 or (drain_timeout is not None and drain_timeout < 0):
+        sys.stderr.write("compass agent-bridge: --max-backoff/--drain-timeout out of range\n")
+        return EXIT_USAGE
+    # Imported here: `compass --help` and the other commands need none of httpx or the mapper.
+    from compass_server.bridge.session import BridgeOptions, run
+
+    # One line per HTTP request at INFO would drown the bridge's own log.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    options = BridgeOptions(
+        server=server,
+        channel_id=channel,
+        token=token,
+        command=tuple(args.command),
+        ask_dialog=args.ask_dialog,
+        max_backoff=max_backoff,
+        drain_timeout=drain_timeout,
+    )
+    return asyncio.run(run(options))

@@ -1,0 +1,268 @@
+"""AgentService over Connect (protobuf binary) on httpx, with error classes and backoff.
+
+Why not the generated `AgentServiceClient` (connect-python 0.9 on pyqwest): it turns every
+failure it did not foresee into UNAVAILABLE carrying the exception text, it converts task
+cancellation into `ConnectError(CANCELED)` (so cancelling a waiting WatchAsk task would need
+care at every call site), and its stream timeout bounds the whole stream rather than the
+silence between messages. The bridge needs exactly three calls and precise control over those
+three points, so it speaks the Connect protocol itself on httpx (pinned for this purpose):
+
+- unary: `POST /compass.v1.AgentService/<Method>`, `content-type: application/proto`; HTTP 200
+  carries the response message, anything else a JSON error `{"code", "message"}`;
+- server stream: `content-type: application/connect+proto`, one enveloped request (flag byte,
+  4-byte big-endian length, payload); the response is a sequence of envelopes ending with an
+  end-of-stream envelope (flag 0x02) whose JSON may carry `{"error": {...}}`.
+
+Errors become `RpcError(code, message)`; `retryable(code)` and `fatal(code)` say what the
+caller should do with them (see those functions for the reasoning).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import httpx
+
+from compass_server.bridge.runtime import as_object
+from gen.compass.v1 import agent_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
+    from google.protobuf.message import Message
+
+    from gen.compass.v1 import comms_pb2
+
+__all__ = ["AgentClient", "Backoff", "RpcError", "fatal", "retryable"]
+
+SERVICE: Final = "compass.v1.AgentService"
+_END_STREAM: Final = 0b10
+_COMPRESSED: Final = 0b01
+MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
+"""Largest response message accepted (the server caps requests at 1 MiB by default)."""
+
+UNARY_TIMEOUT: Final = httpx.Timeout(30.0, connect=5.0)
+"""A unary call that takes longer is abandoned and retried (DEADLINE_EXCEEDED)."""
+STREAM_TIMEOUT: Final = httpx.Timeout(connect=5.0, read=90.0, write=30.0, pool=5.0)
+"""WatchAsk sends nothing while an ask is unchanged; after 90 s of silence the bridge
+reconnects, which also catches a connection that died without a reset."""
+
+# Connect's mapping of HTTP status to code, for error responses without a Connect body
+# (a proxy's 502, a server that is starting up).
+_HTTP_CODES: Final = {
+    400: "internal",
+    401: "unauthenticated",
+    403: "permission_denied",
+    404: "unimplemented",
+    429: "unavailable",
+    502: "unavailable",
+    503: "unavailable",
+    504: "unavailable",
+}
+
+# Transient: the same request can succeed later. A retry of AppendMessage is safe because
+# the server makes it idempotent per client_message_id; UpdateMessage replaces the whole
+# block set, so repeating it is harmless too.
+_RETRYABLE: Final = frozenset(
+    {"unavailable", "deadline_exceeded", "aborted", "resource_exhausted", "internal", "unknown"}
+)
+# The caller's credentials or channel are wrong: every later call would fail the same way.
+_FATAL: Final = frozenset({"unauthenticated", "permission_denied"})
+
+
+def retryable(code: str) -> bool:
+    """Whether a call that failed with `code` may succeed if simply repeated.
+
+    UNAVAILABLE, DEADLINE_EXCEEDED (also our own timeouts), ABORTED (a serialization
+    conflict), RESOURCE_EXHAUSTED, and connection failures (reported as UNAVAILABLE) are
+    transient. INTERNAL and UNKNOWN (HTTP 5xx) are retried too, but callers bound how often:
+    an unforeseen server error can be a deterministic bug, and retrying one frame forever
+    would stall every frame behind it. Everything else (INVALID_ARGUMENT, ALREADY_EXISTS,
+    FAILED_PRECONDITION, NOT_FOUND, ...) describes the request itself and cannot succeed on
+    a repeat.
+    """
+    return code in _RETRYABLE
+
+
+def fatal(code: str) -> bool:
+    """Whether `code` means the bridge cannot post anything at all (bad token or channel)."""
+    return code in _FATAL
+
+
+def bounded(code: str) -> bool:
+    """Whether retries of `code` are bounded (see `retryable`)."""
+    return code in {"internal", "unknown"}
+
+
+class RpcError(Exception):
+    """A Connect call failed: `code` is the Connect code ("unavailable", ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    @property
+    def retryable(self) -> bool:
+        return retryable(self.code)
+
+
+@dataclass(slots=True, kw_only=True)
+class Backoff:
+    """Capped exponential backoff with jitter: delays grow x2 from `initial` to `cap`,
+    each drawn uniformly from its upper half (so many bridges do not retry in step)."""
+
+    initial: float = 0.2
+    cap: float = 5.0
+    attempts: int = 0
+    _rng: random.Random = field(default_factory=random.Random)
+
+    def next_delay(self) -> float:
+        ceiling = min(self.cap, self.initial * (2 ** min(self.attempts, 30)))
+        self.attempts += 1
+        return ceiling * (0.5 + 0.5 * self._rng.random())
+
+    def reset(self) -> None:
+        self.attempts = 0
+
+
+class AgentClient:
+    """The three AgentService calls the bridge makes, with the agent's bearer token."""
+
+    def __init__(self, base_url: str, token: str, *, http: httpx.AsyncClient) -> None:
+        """`http` is owned by the caller (tests pass one with a custom transport)."""
+        self._base = base_url.rstrip("/")
+        self._http = http
+        # Never logged; httpx does not log headers either.
+        self._headers = {
+            "authorization": f"Bearer {token}",
+            "connect-protocol-version": "1",
+            "accept-encoding": "identity",
+        }
+
+    async def append_message(
+        self, channel_id: str, frame: comms_pb2.MessageUpdated
+    ) -> comms_pb2.Message:
+        request = agent_pb2.AppendMessageRequest(channel_id=channel_id, frame=frame)
+        response = agent_pb2.AppendMessageResponse()
+        await self._unary("AppendMessage", request, response)
+        return response.message
+
+    async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
+        request = agent_pb2.UpdateMessageRequest(frame=frame)
+        response = agent_pb2.UpdateMessageResponse()
+        await self._unary("UpdateMessage", request, response)
+        return response.message
+
+    async def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
+        """Yield the ask's states until the server ends the stream.
+
+        Raises:
+            RpcError: the call failed, or the stream broke or ended with an error.
+        """
+        payload = agent_pb2.WatchAskRequest(ask_id=ask_id).SerializeToString()
+        headers = {**self._headers, "content-type": "application/connect+proto"}
+        request = self._http.build_request(
+            "POST",
+            f"{self._base}/{SERVICE}/WatchAsk",
+            content=struct.pack(">BI", 0, len(payload)) + payload,
+            headers=headers,
+            timeout=STREAM_TIMEOUT,
+        )
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise RpcError("deadline_exceeded", f"WatchAsk: {type(exc).__name__}") from exc
+        except httpx.TransportError as exc:
+            raise RpcError("unavailable", f"WatchAsk: {type(exc).__name__}") from exc
+        try:
+            if response.status_code != 200:
+                await response.aread()
+                raise _error_of(response)
+            buffer = bytearray()
+            async for chunk in response.aiter_raw():
+                buffer.extend(chunk)
+                while len(buffer) >= 5:
+                    flags, length = struct.unpack(">BI", bytes(buffer[:5]))
+                    if length > MAX_MESSAGE_BYTES:
+                        raise RpcError("resource_exhausted", "WatchAsk: message too large")
+                    if len(buffer) < 5 + length:
+                        break
+                    body = bytes(buffer[5 : 5 + length])
+                    del buffer[: 5 + length]
+                    if flags & _COMPRESSED:
+                        raise RpcError("internal", "WatchAsk: unexpected compressed message")
+                    if flags & _END_STREAM:
+                        _raise_end_stream_error(body)
+                        return
+                    message = agent_pb2.WatchAskResponse()
+                    try:
+                        message.ParseFromString(body)
+                    except Exception as exc:
+                        raise RpcError("internal", "WatchAsk: undecodable message") from exc
+                    yield message.ask
+            raise RpcError("unavailable", "WatchAsk: the stream ended without an end frame")
+        except httpx.TimeoutException as exc:
+            raise RpcError("deadline_exceeded", f"WatchAsk: {type(exc).__name__}") from exc
+        except httpx.TransportError as exc:
+            raise RpcError("unavailable", f"WatchAsk: {type(exc).__name__}") from exc
+        finally:
+            await response.aclose()
+
+    async def _unary(self, method: str, request: Message, response: Message) -> None:
+        headers = {**self._headers, "content-type": "application/proto"}
+        try:
+            reply = await self._http.post(
+                f"{self._base}/{SERVICE}/{method}",
+                content=request.SerializeToString(),
+                headers=headers,
+                timeout=UNARY_TIMEOUT,
+            )
+        except httpx.TimeoutException as exc:
+            raise RpcError("deadline_exceeded", f"{method}: {type(exc).__name__}") from exc
+        except httpx.TransportError as exc:
+            raise RpcError("unavailable", f"{method}: {type(exc).__name__}") from exc
+        if reply.status_code != 200:
+            raise _error_of(reply)
+        try:
+            response.ParseFromString(reply.content)
+        except Exception as exc:
+            raise RpcError("internal", f"{method}: undecodable response") from exc
+
+
+def _error_of(response: httpx.Response) -> RpcError:
+    """The Connect error a non-200 response carries, else one derived from its status."""
+    doc: object = None
+    if response.headers.get("content-type", "").startswith("application/json"):
+        try:
+            doc = json.loads(response.content)
+        except ValueError:
+            doc = None
+    error = as_object(doc)
+    if error is not None:
+        code, message = error.get("code"), error.get("message")
+        if isinstance(code, str) and code:
+            return RpcError(code, message if isinstance(message, str) else "")
+    status = response.status_code
+    code = _HTTP_CODES.get(status, "unknown")
+    return RpcError(code, f"HTTP {status}")
+
+
+def _raise_end_stream_error(body: bytes) -> None:
+    try:
+        doc: object = json.loads(body) if body else {}
+    except ValueError:
+        raise RpcError("internal", "WatchAsk: unreadable end of stream") from None
+    end = as_object(doc) or {}
+    error = as_object(end.get("error"))
+    if error is None:
+        return
+    code, message = error.get("code"), error.get("message")
+    raise RpcError(
+        code if isinstance(code, str) and code else "unknown",
+        message if isinstance(message, str) else "",
+    )

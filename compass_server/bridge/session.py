@@ -1,0 +1,357 @@
+"""Running the bridge: the runtime as a child process, or on the bridge's own stdin/stdout.
+
+Child mode (`compass agent-bridge ... -- COMMAND...`): the bridge starts COMMAND with pipes
+for its stdin and stdout, reads its events from its stdout, writes replies to its stdin and
+lets its stderr through. SIGINT/SIGTERM are passed on to the child (a second one kills it);
+the bridge exits with the child's exit code (128+N when a signal N ended it).
+
+Stdin mode (no COMMAND): events are read from the bridge's stdin and replies are written to
+its stdout, one JSON object per line, so a runtime's stdout can be piped in and the bridge's
+stdout piped back to the runtime's stdin. Logs always go to stderr. Exit code 0 at the end
+of the input, 128+N after signal N.
+
+Either way, when the runtime's output ends the bridge stops waiting for answers, posts every
+frame still queued (retrying as long as it takes, unless `drain_timeout` is set; after a
+signal for `stop_drain_seconds` at most) and exits. When the server refuses the bridge itself
+(bad token, not a participant, unknown channel) it stops the child and exits 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+import httpx
+
+from compass_server.bridge.client import AgentClient
+from compass_server.bridge.runner import Bridge
+from compass_server.bridge.runtime import ASK_DIALOG_COMMAND
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
+__all__ = ["BridgeOptions", "read_lines", "run"]
+
+logger = logging.getLogger("compass.bridge")
+
+MAX_LINE_BYTES: Final = 32 * 1024 * 1024
+"""A longer runtime line is skipped (and counted); message_update events repeat the whole
+message so far, so lines of a few MB are normal."""
+_CHUNK: Final = 256 * 1024
+EXIT_FATAL: Final = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BridgeOptions:
+    """What `compass agent-bridge` was asked to do."""
+
+    server: str
+    """Base URL of the Compass server, e.g. http://127.0.0.1:8000/."""
+    channel_id: str
+    token: str = field(repr=False)
+    """The agent account's bearer token (never logged or printed)."""
+    command: tuple[str, ...] = ()
+    """The runtime to start; empty: read events from stdin, write replies to stdout."""
+    ask_dialog: bool = True
+    """Send `set_ask_dialog` first, so the runtime sends its asks as `method: "ask"`."""
+    max_backoff: float = 5.0
+    hold_seconds: float = 1.0
+    drain_timeout: float | None = None
+    stop_drain_seconds: float = 10.0
+
+
+async def read_lines(reader: asyncio.StreamReader) -> AsyncGenerator[bytes | None]:
+    """Yield the lines of `reader` (without the newline); None for a skipped overlong line.
+
+    Unlike StreamReader.readline, an overlong line is skipped whole, up to its newline, so
+    the next line is read intact.
+    """
+    buffer = bytearray()
+    skipping = False
+    while True:
+        chunk = await reader.read(_CHUNK)
+        if not chunk:
+            if buffer and not skipping:
+                yield bytes(buffer)
+            return
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                if not skipping:
+                    buffer += chunk[start:]
+                    if len(buffer) > MAX_LINE_BYTES:
+                        buffer.clear()
+                        skipping = True
+                        yield None
+                break
+            if skipping:
+                skipping = False
+            else:
+                buffer += chunk[start:end]
+                if len(buffer) > MAX_LINE_BYTES:
+                    yield None
+                else:
+                    yield bytes(buffer)
+                buffer.clear()
+            start = end + 1
+
+
+class _PipeSink:
+    """Replies to a child's stdin."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def send(self, line: bytes) -> None:
+        if self._writer.is_closing():
+            raise BrokenPipeError("the runtime's stdin is closed")
+        self._writer.write(line)
+        await self._writer.drain()
+
+
+class _StdoutSink:
+    """Replies on the bridge's stdout (stdin mode)."""
+
+    async def send(self, line: bytes) -> None:
+        await asyncio.to_thread(_write_stdout, line)
+
+
+def _write_stdout(line: bytes) -> None:
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+
+
+def _stdin_reader() -> asyncio.StreamReader:
+    """A StreamReader fed from fd 0 by a daemon thread.
+
+    `connect_read_pipe` refuses regular files (`< events.jsonl`), and a blocking read in the
+    default executor would keep the process alive at exit; a daemon thread does neither.
+    """
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES, loop=loop)
+
+    def pump() -> None:
+        try:
+            while chunk := os.read(0, _CHUNK):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        except OSError as exc:
+            logger.warning("reading stdin failed: %s", type(exc).__name__)
+        except RuntimeError:  # the event loop is closed: the bridge is exiting
+            return
+        with contextlib.suppress(RuntimeError):  # as above
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="compass-bridge-stdin", daemon=True).start()
+    return reader
+
+
+async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) -> int:
+    """Run the bridge until the runtime's output ends; return the exit code.
+
+    Args:
+        options: what to bridge.
+        http: the HTTP client to use (tests inject transports); default: a fresh one.
+    """
+    child: asyncio.subprocess.Process | None = None
+    if options.command:
+        try:
+            child = await asyncio.create_subprocess_exec(
+                *options.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                limit=MAX_LINE_BYTES,
+            )
+        except OSError as exc:
+            sys.stderr.write(
+                f"compass agent-bridge: cannot start {options.command[0]!r}: {exc.strerror or exc}\n"
+            )
+            return 126 if isinstance(exc, PermissionError) else 127
+        assert child.stdout is not None  # noqa: S101 - PIPE above
+        assert child.stdin is not None  # noqa: S101 - PIPE above
+        source, sink = child.stdout, _PipeSink(child.stdin)
+    else:
+        source, sink = _stdin_reader(), _StdoutSink()
+    async with contextlib.AsyncExitStack() as stack:
+        if http is None:
+            http = await stack.enter_async_context(httpx.AsyncClient())
+        client = AgentClient(options.server, options.token, http=http)
+        bridge = Bridge(
+            api=client,
+            channel_id=options.channel_id,
+            sink=sink,
+            run_id=f"cb{secrets.token_hex(6)}",
+            max_backoff=options.max_backoff,
+            hold_seconds=options.hold_seconds,
+        )
+        return await _Session(options, bridge, source, child).run()
+    raise AssertionError("unreachable")  # pragma: no cover - the with block returns
+
+
+class _Session:
+    def __init__(
+        self,
+        options: BridgeOptions,
+        bridge: Bridge,
+        source: asyncio.StreamReader,
+        child: asyncio.subprocess.Process | None,
+    ) -> None:
+        self._options = options
+        self._bridge = bridge
+        self._source = source
+        self._child = child
+        self._signals: list[int] = []
+        self._signalled = asyncio.Event()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        installed: list[int] = []
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self._on_signal, signum)
+                installed.append(signum)
+        poster = asyncio.create_task(self._bridge.run_poster(), name="compass-bridge-poster")
+        try:
+            return await self._run()
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+            await self._bridge.stop_waiting()
+            poster.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poster
+            await self._stop_child()
+
+    async def _run(self) -> int:
+        bridge = self._bridge
+        if self._options.ask_dialog:
+            await bridge.send_command(ASK_DIALOG_COMMAND)
+        reading = asyncio.create_task(self._pump(), name="compass-bridge-reader")
+        failure = asyncio.ensure_future(bridge.failure)
+        signalled = asyncio.create_task(self._signalled.wait())
+        try:
+            while not reading.done():
+                # Child mode keeps reading after a signal (the child gets it and ends its
+                # output); stdin mode stops reading at once.
+                waiting: set[asyncio.Future[Any]] = {reading, failure}
+                if self._child is None:
+                    waiting.add(signalled)
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if failure.done():
+                    logger.error("compass agent-bridge: %s", failure.result())
+                    return EXIT_FATAL
+                if signalled.done():
+                    break
+        finally:
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+            signalled.cancel()
+        # The runtime's output ended: nobody can receive an answer any more.
+        await bridge.stop_waiting()
+        code = 0
+        if self._child is not None:
+            code = _exit_code(await self._child.wait())
+        elif self._signals:
+            code = 128 + self._signals[0]
+        if not await self._drain():
+            return EXIT_FATAL
+        self._summary()
+        return code
+
+    async def _pump(self) -> None:
+        bridge = self._bridge
+        try:
+            async for line in read_lines(self._source):
+                if line is None:
+                    bridge.count_unreadable(f"longer than {MAX_LINE_BYTES} bytes; skipped")
+                else:
+                    bridge.feed(line)
+        except OSError as exc:  # a broken pipe ends the runtime's output like EOF does
+            logger.warning("reading the runtime's output failed: %s", type(exc).__name__)
+
+    async def _drain(self) -> bool:
+        """Post what is still queued; False if the server refused the bridge meanwhile."""
+        bridge = self._bridge
+        timeout = self._options.drain_timeout
+        if self._signals:
+            timeout = self._options.stop_drain_seconds
+        if bridge.poster.pending:
+            logger.info("posting %d queued message(s) before exiting", bridge.poster.pending)
+        drain = asyncio.create_task(bridge.poster.drain())
+        failure = asyncio.ensure_future(bridge.failure)
+        self._signalled.clear()
+        signalled = asyncio.create_task(self._signalled.wait())
+        try:
+            while not drain.done():
+                await asyncio.wait(
+                    {drain, failure, signalled},
+                    timeout=timeout,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if failure.done():
+                    logger.error("compass agent-bridge: %s", failure.result())
+                    return False
+                if drain.done():
+                    break
+                if signalled.done() and len(self._signals) == 1 and timeout is None:
+                    # First signal during an unbounded drain: bound it.
+                    timeout = self._options.stop_drain_seconds
+                    self._signalled.clear()
+                    signalled = asyncio.create_task(self._signalled.wait())
+                    continue
+                logger.error(
+                    "gave up posting %d queued message(s); they are lost",
+                    bridge.poster.pending,
+                )
+                return True
+        finally:
+            drain.cancel()
+            signalled.cancel()
+        return True
+
+    def _on_signal(self, signum: int) -> None:
+        self._signals.append(signum)
+        self._signalled.set()
+        child = self._child
+        if child is not None and child.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                if len(self._signals) == 1:
+                    child.send_signal(signum)
+                else:
+                    child.kill()
+
+    async def _stop_child(self) -> None:
+        child = self._child
+        if child is None or child.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            child.terminate()
+        try:
+            await asyncio.wait_for(child.wait(), timeout=5.0)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                child.kill()
+            await child.wait()
+
+    def _summary(self) -> None:
+        bridge = self._bridge
+        unmapped = bridge.unmapped_counts()
+        logger.info(
+            "agent-bridge done: %d answer(s) delivered, %d frame(s) dropped, unmapped events %s",
+            bridge.delivered,
+            bridge.poster.dropped,
+            unmapped or "none",
+        )
+
+
+def _exit_code(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode

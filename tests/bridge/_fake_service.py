@@ -1,0 +1,199 @@
+"""An in-process AgentService peer for the bridge's unit tests (a fake of the RPC peer, not of
+a database: the end-to-end tests run the real server on PostgreSQL).
+
+It keeps the contract rules the bridge depends on: AppendMessage mints one ask id per ask
+block and is idempotent per client_message_id (equal blocks -> the stored message, others ->
+ALREADY_EXISTS); UpdateMessage needs every ask's minted id and the same id set; WatchAsk
+sends the current state, then changes, and ends once answered. Tests script failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from compass_server.bridge.client import RpcError
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
+
+@dataclass
+class Call:
+    method: str
+    frame: comms_pb2.MessageUpdated
+    ok: bool
+
+
+@dataclass
+class FakeAgentService:
+    channel_id: str = "ch"
+    messages: dict[str, comms_pb2.Message] = field(default_factory=dict[str, comms_pb2.Message])
+    """Stored messages by message id, in insertion order."""
+    calls: list[Call] = field(default_factory=list[Call])
+    failures: dict[str, list[RpcError]] = field(default_factory=dict[str, list[RpcError]])
+    """Errors the next calls of a method raise, in order ("AppendMessage", "UpdateMessage",
+    "WatchAsk")."""
+    lose_responses: dict[str, int] = field(default_factory=dict[str, int])
+    """How many of the next calls of a method store, then fail as if the response was lost."""
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+    _changed: dict[str, asyncio.Event] = field(default_factory=dict[str, asyncio.Event])
+
+    def _fail(self, method: str) -> None:
+        queue = self.failures.get(method)
+        if queue:
+            raise queue.pop(0)
+
+    def _lose(self, method: str) -> None:
+        if self.lose_responses.get(method, 0) > 0:
+            self.lose_responses[method] -= 1
+            raise RpcError("unavailable", "connection reset after the request was handled")
+
+    async def append_message(
+        self, channel_id: str, frame: comms_pb2.MessageUpdated
+    ) -> comms_pb2.Message:
+        await asyncio.sleep(0)
+        try:
+            self._fail("AppendMessage")
+        except RpcError:
+            self.calls.append(Call("AppendMessage", _copy(frame), ok=False))
+            raise
+        self.calls.append(Call("AppendMessage", _copy(frame), ok=True))
+        assert channel_id == self.channel_id
+        assert not frame.message_id
+        for stored in self.messages.values():
+            if stored.client_message_id == frame.client_message_id:
+                if _content(stored.blocks) != _content(frame.blocks):
+                    raise RpcError("already_exists", "client_message_id used with other blocks")
+                self._lose("AppendMessage")
+                return _copy_message(stored)
+        message = comms_pb2.Message(
+            message_id=f"msg_{next(self._ids)}",
+            channel_id=channel_id,
+            client_message_id=frame.client_message_id,
+            blocks=frame.blocks,
+        )
+        for block in message.blocks:
+            if block.HasField("ask"):
+                assert not block.ask.ask_id
+                block.ask.ask_id = f"ask_{next(self._ids)}"
+        self.messages[message.message_id] = message
+        self._lose("AppendMessage")
+        return _copy_message(message)
+
+    async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
+        await asyncio.sleep(0)
+        try:
+            self._fail("UpdateMessage")
+        except RpcError:
+            self.calls.append(Call("UpdateMessage", _copy(frame), ok=False))
+            raise
+        self.calls.append(Call("UpdateMessage", _copy(frame), ok=True))
+        stored = self.messages.get(frame.message_id)
+        if stored is None:
+            raise RpcError("not_found", "message not found")
+        before = {b.ask.ask_id: b.ask for b in stored.blocks if b.HasField("ask")}
+        sent = [b.ask.ask_id for b in frame.blocks if b.HasField("ask")]
+        if not all(sent) or set(sent) != set(before) or len(sent) != len(before):
+            raise RpcError("invalid_argument", "the update changes the message's asks")
+        del stored.blocks[:]
+        for block in frame.blocks:
+            copy = stored.blocks.add()
+            copy.CopyFrom(block)
+            if copy.HasField("ask"):
+                copy.ask.CopyFrom(_with_answer(copy.ask, before[copy.ask.ask_id]))
+        return _copy_message(stored)
+
+    async def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
+        await asyncio.sleep(0)
+        self._fail("WatchAsk")
+        changed = self._changed.setdefault(ask_id, asyncio.Event())
+        last: bytes | None = None
+        while True:
+            ask = self.ask(ask_id)
+            state = ask.SerializeToString(deterministic=True)
+            if state != last:
+                last = state
+                yield ask
+            if ask.answered_by_account_id:
+                return
+            changed.clear()
+            await changed.wait()
+
+    def ask(self, ask_id: str) -> comms_pb2.Ask:
+        for message in self.messages.values():
+            for block in message.blocks:
+                if block.HasField("ask") and block.ask.ask_id == ask_id:
+                    copy = comms_pb2.Ask()
+                    copy.CopyFrom(block.ask)
+                    return copy
+        raise RpcError("not_found", "ask not found")
+
+    def ask_ids(self) -> list[str]:
+        return [b.ask.ask_id for m in self.messages.values() for b in m.blocks if b.HasField("ask")]
+
+    def answer(self, ask_id: str, answers: dict[str, tuple[list[str], str]]) -> None:
+        """Record a participant's answer (question id -> (chosen ids, custom text))."""
+        for message in self.messages.values():
+            for block in message.blocks:
+                if block.HasField("ask") and block.ask.ask_id == ask_id:
+                    for question in block.ask.questions:
+                        chosen, custom = answers.get(question.question_id, ([], ""))
+                        question.chosen_option_ids[:] = chosen
+                        question.custom_text = custom
+                    block.ask.answered_by_account_id = "acc_human"
+        self._changed.setdefault(ask_id, asyncio.Event()).set()
+
+
+@dataclass
+class ListSink:
+    """Collects the lines the bridge writes to the runtime."""
+
+    lines: list[bytes] = field(default_factory=list[bytes])
+    closed: bool = False
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def send(self, line: bytes) -> None:
+        if self.closed:
+            raise BrokenPipeError("closed")
+        self.lines.append(line)
+        self.arrived.set()
+
+
+def _with_answer(sent: comms_pb2.Ask, stored: comms_pb2.Ask) -> comms_pb2.Ask:
+    """The stored answer state wins over what the agent sends."""
+    result = comms_pb2.Ask()
+    result.CopyFrom(sent)
+    answers = {q.question_id: q for q in stored.questions}
+    for question in result.questions:
+        old = answers.get(question.question_id)
+        question.chosen_option_ids[:] = old.chosen_option_ids if old else []
+        question.custom_text = old.custom_text if old else ""
+    result.answered_by_account_id = stored.answered_by_account_id
+    return result
+
+
+def _content(blocks: object) -> list[bytes]:
+    out: list[bytes] = []
+    for block in blocks:  # type: ignore[attr-defined] - a repeated MessageBlock field
+        copy = comms_pb2.MessageBlock()
+        copy.CopyFrom(block)
+        if copy.HasField("ask"):
+            copy.ask.ask_id = ""
+        out.append(copy.SerializeToString(deterministic=True))
+    return out
+
+
+def _copy(frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
+    copy = comms_pb2.MessageUpdated()
+    copy.CopyFrom(frame)
+    return copy
+
+
+def _copy_message(message: comms_pb2.Message) -> comms_pb2.Message:
+    copy = comms_pb2.Message()
+    copy.CopyFrom(message)
+    return copy

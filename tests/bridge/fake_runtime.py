@@ -1,0 +1,150 @@
+"""A scripted stand-in for the agent runtime's RPC mode, run as a child of `compass agent-bridge`.
+
+    python tests/bridge/fake_runtime.py SCRIPT.json
+
+It behaves like oh-my-pi's RPC mode where the bridge can tell: it prints one JSON event per
+line on stdout, reads commands and replies from stdin on a thread, answers `set_ask_dialog`
+with a `response` frame, and checks every `extension_ui_response` it gets against what the
+script expects, exactly. The script is a JSON list of steps:
+
+- `{"emit": EVENT}`: print EVENT as one line.
+- `{"await_command": TYPE}`: wait until a command of that type arrived (the host's opt-in).
+- `{"expect_replies": [REPLY, ...]}`: wait for that many `extension_ui_response` lines; each
+  must equal the expected reply with the same `id`, exactly (any order: concurrent asks).
+- `{"wait_file": PATH}` / `{"touch": PATH}`: let a test pace the runtime (an outage).
+- `{"sleep": SECONDS}`.
+
+Exit codes: 0 when every step passed and no reply arrived unasked; 3 a reply differed; 4 a
+wait timed out; 5 stdin closed early; 6 an unexpected reply arrived. Failures are explained
+on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+TIMEOUT = 120.0
+_stdout_lock = threading.Lock()
+_replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+_commands: list[str] = []
+_commands_seen = threading.Condition()
+
+
+def emit(event: object) -> None:
+    with _stdout_lock:
+        sys.stdout.write(json.dumps(event) + "\n")
+        sys.stdout.flush()
+
+
+def fail(code: int, why: str) -> NoReturn:
+    sys.stderr.write(f"fake_runtime: {why}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+def read_stdin() -> None:
+    for raw in sys.stdin:
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            sys.stderr.write(f"fake_runtime: not JSON on stdin: {line[:200]!r}\n")
+            continue
+        if not isinstance(frame, dict):
+            continue
+        kind = frame.get("type")
+        if kind == "extension_ui_response":
+            _replies.put(frame)
+            continue
+        if kind == "set_ask_dialog":
+            emit(
+                {
+                    "id": frame.get("id"),
+                    "type": "response",
+                    "command": "set_ask_dialog",
+                    "success": True,
+                    "data": {"enabled": frame.get("enabled") is True},
+                }
+            )
+        else:
+            emit(
+                {
+                    "id": frame.get("id"),
+                    "type": "response",
+                    "command": kind,
+                    "success": False,
+                    "error": f"Unknown command: {kind}",
+                }
+            )
+        with _commands_seen:
+            _commands.append(str(kind))
+            _commands_seen.notify_all()
+    _replies.put(None)
+
+
+def await_command(kind: str) -> None:
+    with _commands_seen:
+        if not _commands_seen.wait_for(lambda: kind in _commands, timeout=TIMEOUT):
+            fail(4, f"the host never sent {kind!r}")
+
+
+def expect_replies(expected: list[dict[str, Any]]) -> None:
+    wanted = {reply["id"]: reply for reply in expected}
+    deadline = time.monotonic() + TIMEOUT
+    while wanted:
+        try:
+            reply = _replies.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            fail(4, f"no reply for {sorted(wanted)} within {TIMEOUT}s")
+        if reply is None:
+            fail(5, f"stdin closed while waiting for {sorted(wanted)}")
+        want = wanted.pop(reply.get("id"), None)
+        if want is None:
+            fail(6, f"unexpected reply {json.dumps(reply)}")
+        if reply != want:
+            fail(3, f"reply differs:\n got      {json.dumps(reply)}\n expected {json.dumps(want)}")
+        sys.stderr.write(f"fake_runtime: got the expected reply for {reply['id']}\n")
+
+
+def main() -> None:
+    steps = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    threading.Thread(target=read_stdin, daemon=True).start()
+    emit({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1, 2]})
+    for step in steps:
+        if "emit" in step:
+            emit(step["emit"])
+        elif "await_command" in step:
+            await_command(step["await_command"])
+        elif "expect_replies" in step:
+            expect_replies(step["expect_replies"])
+        elif "wait_file" in step:
+            deadline = time.monotonic() + TIMEOUT
+            while not Path(step["wait_file"]).exists():
+                if time.monotonic() > deadline:
+                    fail(4, f"{step['wait_file']} never appeared")
+                time.sleep(0.05)
+        elif "touch" in step:
+            Path(step["touch"]).touch()
+        elif "sleep" in step:
+            time.sleep(step["sleep"])
+        else:
+            fail(2, f"unknown step {step!r}")
+    time.sleep(0.3)  # a reply sent after the last expected one would be a duplicate
+    try:
+        extra = _replies.get_nowait()
+    except queue.Empty:
+        extra = None
+    if extra is not None:
+        fail(6, f"unexpected reply {json.dumps(extra)}")
+
+
+if __name__ == "__main__":
+    main()

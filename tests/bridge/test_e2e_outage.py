@@ -1,0 +1,216 @@
+"""End to end under failure: the server goes away and comes back, responses get lost. The
+bridge must lose nothing, duplicate nothing, and still deliver the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from compass_server.bridge.session import BridgeOptions, run
+from tests import _server
+from tests.bridge import _events as ev
+from tests.bridge._harness import list_messages, respond, start_bridge, wait_exit, wait_for_asks
+from tests.bridge._scenarios import GALLERY_ANSWERS, GALLERY_REPLY, INTRO, one_ask_script
+
+if TYPE_CHECKING:
+    import contextlib
+    from collections.abc import Generator
+    from pathlib import Path
+
+    from tests._server import RunningServer, SeededWorld
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+FOLLOW_UP = "Postgres it is, with email, OAuth and passkeys. Scaffolding now."
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Servers:
+    """`compass serve` on one database and port, stopped and started again at will."""
+
+    def __init__(self, dsn: str, port: int) -> None:
+        self.dsn = dsn
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/"
+        self._current: contextlib.AbstractContextManager[RunningServer] | None = None
+        self.server: RunningServer | None = None
+
+    def start(self) -> RunningServer:
+        assert self._current is None
+        self._current = _server.serve(self.dsn, port=self.port)
+        self.server = self._current.__enter__()
+        return self.server
+
+    def stop(self, *, crash: bool = False) -> float:
+        """Stop the server (SIGKILL when `crash`); returns how long stopping took."""
+        assert self._current is not None
+        assert self.server is not None
+        started = time.monotonic()
+        if crash:
+            self.server.process.kill()
+            self.server.process.wait()
+        self._current.__exit__(None, None, None)
+        self._current = None
+        self.server = None
+        return time.monotonic() - started
+
+
+@pytest.fixture
+def servers(database_url: str) -> Generator[Servers]:
+    servers = Servers(database_url, _free_port())
+    try:
+        yield servers
+    finally:
+        if servers.server is not None:
+            servers.stop(crash=True)
+
+
+async def _eventually(check: Any, what: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_duplicate_nothing(
+    servers: Servers, tmp_path: Path
+) -> None:
+    questions = ev.gallery_questions()
+    go_ask, go_finish = tmp_path / "go-ask", tmp_path / "go-finish"
+    steps = [
+        *ev.emit([{"type": "agent_start"}, {"type": "turn_start"}]),
+        *ev.emit(ev.user_prompt("m-user", "Set up the new accounts service.")),
+        {"wait_file": str(go_ask)},
+        *ev.emit(ev.assistant_message("m-1", INTRO, asks=[("call-1", questions)])),
+        *ev.emit([ev.ask_start("call-1", questions)]),
+        {"await_command": "set_ask_dialog"},
+        *ev.emit([ev.ask_request("req-1", questions)]),
+        {"expect_replies": [GALLERY_REPLY]},
+        {"wait_file": str(go_finish)},
+        *ev.emit(ev.ask_end("call-1", GALLERY_REPLY, questions)),
+        *ev.emit([{"type": "turn_end"}, {"type": "turn_start"}]),
+        *ev.emit(ev.assistant_message("m-2", FOLLOW_UP)),
+        *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
+    ]
+    servers.start()
+    world = await _server.seed_world(servers.dsn)
+    with start_bridge(
+        server_url=servers.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        steps=steps,
+        workdir=tmp_path,
+        extra=("--max-backoff", "0.5"),
+    ) as bridge:
+        await _eventually(lambda: "set_ask_dialog accepted" in bridge.log(), "the opt-in")
+
+        # 1. Down before anything is posted: the text, the ask and the runtime's request all
+        #    arrive while the bridge cannot reach the server.
+        servers.stop()
+        go_ask.touch()
+        await _eventually(lambda: "AppendMessage" in bridge.log(), "a failed append")
+        await asyncio.sleep(2.0)
+        assert bridge.process.poll() is None, bridge.log()
+        servers.start()
+        async with httpx.AsyncClient(base_url=servers.url, timeout=30) as comms:
+            (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+            assert len(await list_messages(comms, world.human.token, world.channel_id)) == 1
+
+        # 2. Crash while the bridge waits on WatchAsk; the answer is given on the server that
+        #    comes back, so only a resumed watch can see it.
+        await _eventually(lambda: "request req-1 waits" in bridge.log(), "the wait")
+        await asyncio.sleep(0.5)
+        servers.stop(crash=True)
+        await asyncio.sleep(2.0)
+        servers.start()
+        async with httpx.AsyncClient(base_url=servers.url, timeout=30) as comms:
+            await respond(comms, world.human.token, ask["askId"], GALLERY_ANSWERS)
+        await _eventually(
+            lambda: "got the expected reply for req-1" in bridge.log(), "the delivered answer"
+        )
+
+        # 3. Down again while the runtime finishes: its last message is queued, and the bridge
+        #    keeps trying until the server is back before it exits.
+        servers.stop()
+        go_finish.touch()
+        await asyncio.sleep(2.0)
+        assert bridge.process.poll() is None, bridge.log()
+        servers.start()
+        assert await wait_exit(bridge) == 0, bridge.log()
+
+    async with httpx.AsyncClient(base_url=servers.url, timeout=30) as comms:
+        messages = await list_messages(comms, world.human.token, world.channel_id)
+    assert len(messages) == 2, json.dumps(messages, indent=1)
+    first, second = messages
+    assert [next(iter(b)) for b in first["blocks"]] == ["text", "ask"]
+    assert first["blocks"][0]["text"]["text"] == INTRO
+    stored = first["blocks"][1]["ask"]
+    assert stored["askId"] == ask["askId"]
+    assert stored["answeredByAccountId"] == world.human.account_id
+    assert second["blocks"] == [{"text": {"text": FOLLOW_UP}}]
+    assert len({m["clientMessageId"] for m in messages}) == 2
+
+
+class LosingTransport(httpx.AsyncBaseTransport):
+    """Passes requests to the real server, then drops the first responses of some methods,
+    as a connection that breaks after the server has done the work."""
+
+    def __init__(self, lose: dict[str, int]) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.lose = dict(lose)
+        self.sent: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        method = request.url.path.rsplit("/", 1)[-1]
+        self.sent.append(method)
+        response = await self._inner.handle_async_request(request)
+        if self.lose.get(method, 0) > 0:
+            self.lose[method] -= 1
+            await response.aread()
+            await response.aclose()
+            raise httpx.ReadError("the connection broke after the server answered")
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_lost_responses_are_retried_without_a_duplicate_message(
+    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(one_ask_script()))
+    transport = LosingTransport({"AppendMessage": 2, "WatchAsk": 1})
+    options = BridgeOptions(
+        server=bridge_server.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        command=(sys.executable, str(ev.FAKE_RUNTIME), str(script)),
+        max_backoff=0.2,
+    )
+
+    async def participant() -> None:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+        await respond(comms, world.human.token, ask["askId"], GALLERY_ANSWERS)
+
+    async with httpx.AsyncClient(transport=transport) as http:
+        async with asyncio.timeout(60):
+            code, _ = await asyncio.gather(run(options, http=http), participant())
+    assert code == 0
+    assert transport.lose == {"AppendMessage": 0, "WatchAsk": 0}
+    assert transport.sent.count("AppendMessage") == 3
+    (message,) = await list_messages(comms, world.human.token, world.channel_id)
+    assert message["blocks"][1]["ask"]["answeredByAccountId"] == world.human.account_id

@@ -1,0 +1,199 @@
+"""End to end: a scripted runtime under `compass agent-bridge`, a real server and database, a
+participant answering over HTTP; the runtime must receive exactly the expected reply."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.bridge import _events as ev
+from tests.bridge._harness import list_messages, respond, start_bridge, wait_exit, wait_for_asks
+from tests.bridge._scenarios import (
+    DEPLOY_ANSWERS,
+    DEPLOY_REPLY_FIELDS,
+    GALLERY_ANSWERS,
+    GALLERY_REPLY,
+    INTRO,
+    one_ask_script,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import httpx
+
+    from tests._server import RunningServer, SeededWorld
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+
+async def test_an_answer_travels_from_the_participant_to_the_waiting_runtime(
+    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    with start_bridge(
+        server_url=bridge_server.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        steps=one_ask_script(),
+        workdir=tmp_path,
+    ) as bridge:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+        assert [q["questionId"] for q in ask["questions"]] == ["db", "features"]
+        assert "answeredByAccountId" not in ask
+        await respond(comms, world.human.token, ask["askId"], GALLERY_ANSWERS)
+        code = await wait_exit(bridge)
+        assert code == 0, bridge.log()
+
+    (message,) = await list_messages(comms, world.human.token, world.channel_id)
+    assert message["authorAccountId"] == world.agent.account_id
+    text, ask_block = message["blocks"]
+    assert text == {"text": {"text": INTRO}}
+    stored = ask_block["ask"]
+    assert stored["askId"] == ask["askId"]
+    assert stored["answeredByAccountId"] == world.human.account_id
+    assert [q.get("chosenOptionIds", []) for q in stored["questions"]] == [["0"], ["0", "1"]]
+    assert "got the expected reply for req-1" in bridge.log()
+
+
+def _by_first_question(asks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {ask["questions"][0]["questionId"]: ask for ask in asks}
+
+
+async def test_two_asks_started_together_are_both_answered_to_their_own_requests(
+    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    q1, q2 = ev.gallery_questions(), ev.deploy_questions()
+    reply_a = {**GALLERY_REPLY, "id": "req-a"}
+    reply_b = ev.reply("req-b", *DEPLOY_REPLY_FIELDS)
+    steps = [
+        *ev.emit(ev.assistant_message("m-1", INTRO, asks=[("c1", q1), ("c2", q2)])),
+        *ev.emit([ev.ask_start("c1", q1), ev.ask_start("c2", q2)]),
+        {"await_command": "set_ask_dialog"},
+        *ev.emit([ev.ask_request("req-a", q1), ev.ask_request("req-b", q2)]),
+        {"expect_replies": [reply_a, reply_b]},
+        *ev.emit(ev.ask_end("c1", reply_a, q1)),
+        *ev.emit(ev.ask_end("c2", reply_b, q2)),
+        *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
+    ]
+    with start_bridge(
+        server_url=bridge_server.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        steps=steps,
+        workdir=tmp_path,
+    ) as bridge:
+        asks = _by_first_question(
+            await wait_for_asks(comms, world.human.token, world.channel_id, 2)
+        )
+        # Answer the second ask first: each answer must still reach its own request.
+        await respond(comms, world.human.token, asks["region"]["askId"], DEPLOY_ANSWERS)
+        await respond(comms, world.human.token, asks["db"]["askId"], GALLERY_ANSWERS)
+        assert await wait_exit(bridge) == 0, bridge.log()
+
+    (message,) = await list_messages(comms, world.human.token, world.channel_id)
+    kinds = [next(iter(block)) for block in message["blocks"]]
+    assert kinds == ["text", "ask", "ask"]
+    assert all(b["ask"]["answeredByAccountId"] for b in message["blocks"][1:])
+    log = bridge.log()
+    assert "got the expected reply for req-a" in log
+    assert "got the expected reply for req-b" in log
+
+
+async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
+    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    q1, q2 = ev.gallery_questions(), ev.deploy_questions()
+    reply_a = {**GALLERY_REPLY, "id": "req-a"}
+    reply_b = ev.reply("req-b", *DEPLOY_REPLY_FIELDS)
+    steps = [
+        *ev.emit(ev.assistant_message("m-1", INTRO, asks=[("c1", q1), ("c2", q2)])),
+        *ev.emit([ev.ask_start("c1", q1)]),
+        {"await_command": "set_ask_dialog"},
+        *ev.emit([ev.ask_request("req-a", q1)]),
+        {"expect_replies": [reply_a]},
+        *ev.emit(ev.ask_end("c1", reply_a, q1)),
+        *ev.emit([ev.ask_start("c2", q2), ev.ask_request("req-b", q2)]),
+        {"expect_replies": [reply_b]},
+        *ev.emit(ev.ask_end("c2", reply_b, q2)),
+        *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
+    ]
+    with start_bridge(
+        server_url=bridge_server.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        steps=steps,
+        workdir=tmp_path,
+    ) as bridge:
+        (first,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+        await respond(comms, world.human.token, first["askId"], GALLERY_ANSWERS)
+        asks = await wait_for_asks(comms, world.human.token, world.channel_id, 2)
+        await respond(comms, world.human.token, asks[1]["askId"], DEPLOY_ANSWERS)
+        assert await wait_exit(bridge) == 0, bridge.log()
+
+    # The server cannot add an ask to a stored message, so the second ask went out as the
+    # message's continuation, right after it.
+    first_message, continuation = await list_messages(comms, world.human.token, world.channel_id)
+    assert [next(iter(b)) for b in first_message["blocks"]] == ["text", "ask"]
+    assert [next(iter(b)) for b in continuation["blocks"]] == ["ask"]
+    assert continuation["clientMessageId"] == first_message["clientMessageId"] + "#1"
+
+
+async def test_a_bridge_the_server_refuses_stops_its_runtime_and_exits_1(
+    bridge_server: RunningServer, world: SeededWorld, tmp_path: Path
+) -> None:
+    steps = [
+        *ev.emit(ev.assistant_message("m-1", "Hello.")),
+        {"wait_file": str(tmp_path / "never")},
+    ]
+    with start_bridge(
+        server_url=bridge_server.url,
+        channel_id=world.channel_id,
+        token=world.human.token,  # a human account may not call AgentService
+        steps=steps,
+        workdir=tmp_path,
+    ) as bridge:
+        assert await wait_exit(bridge, seconds=30) == 1, bridge.log()
+    assert "permission_denied" in bridge.log()
+    assert world.human.token not in bridge.log()
+
+
+async def test_stdin_mode_reads_events_on_stdin_and_replies_on_stdout(
+    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(world.agent.token)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "compass_server.cli", "agent-bridge",
+        "--server", bridge_server.url, "--channel", world.channel_id,
+        "--token-file", str(token_file),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(60):
+            command = json.loads(await process.stdout.readline())
+            assert command["type"] == "set_ask_dialog"
+            assert command["enabled"] is True
+            questions = ev.gallery_questions()
+            events = [
+                *ev.assistant_message("m-1", INTRO, asks=[("c1", questions)]),
+                ev.ask_start("c1", questions),
+                ev.ask_request("req-1", questions),
+            ]
+            process.stdin.write(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+            await process.stdin.drain()
+            (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+            await respond(comms, world.human.token, ask["askId"], GALLERY_ANSWERS)
+            assert json.loads(await process.stdout.readline()) == GALLERY_REPLY
+            process.stdin.close()
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
