@@ -1,0 +1,127 @@
+"""Putting asks in a channel the way an agent does: AgentService over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import httpx
+from google.protobuf import json_format
+
+from compass_agent import ConversationUpdated, EventMapper
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from tests._server import Account, RunningServer
+
+GALLERY_FIXTURE: Final = (
+    Path(__file__).parent.parent / "fixtures" / "events" / "gallery-ask-fixture.json"
+)
+
+
+def gallery_frame(*, session: str = "browser") -> comms_pb2.MessageUpdated:
+    """The runtime's own 2-question ask example, mapped by EventMapper as the bridge does."""
+    args: object = json.loads(GALLERY_FIXTURE.read_text(encoding="utf-8"))["args"]
+    mapper = EventMapper(session=session)
+    events: list[object] = [
+        {"type": "message_start", "message": {"role": "assistant", "content": []}},
+        {
+            "type": "message_end",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Two decisions before I start:"}],
+            },
+        },
+        {"type": "tool_execution_start", "toolCallId": "t1", "toolName": "ask", "args": args},
+    ]
+    frames = [
+        output.value
+        for event in events
+        for output in mapper.map(event)
+        if isinstance(output, ConversationUpdated)
+    ]
+    assert frames, "the gallery example must map to a frame"
+    return frames[-1]
+
+
+def ask_frame(
+    *questions: comms_pb2.AskQuestion, text: str = "", client_message_id: str = ""
+) -> comms_pb2.MessageUpdated:
+    """A frame holding optional text and one Ask of `questions` (built directly, for cases
+    the runtime's mapper would not produce, such as an out-of-range recommendation)."""
+    blocks: list[comms_pb2.MessageBlock] = []
+    if text:
+        blocks.append(comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text=text)))
+    blocks.append(comms_pb2.MessageBlock(ask=comms_pb2.Ask(questions=questions)))
+    return comms_pb2.MessageUpdated(client_message_id=client_message_id, blocks=blocks)
+
+
+def question(
+    question_id: str,
+    text: str,
+    *labels: str,
+    header: str = "",
+    allow_multiple: bool = False,
+    recommended: int | None = None,
+    descriptions: dict[int, str] | None = None,
+    previews: dict[int, str] | None = None,
+) -> comms_pb2.AskQuestion:
+    options = [
+        comms_pb2.AskOption(
+            id=str(index),
+            label=label,
+            description=(descriptions or {}).get(index, ""),
+            preview=(previews or {}).get(index, ""),
+        )
+        for index, label in enumerate(labels)
+    ]
+    built = comms_pb2.AskQuestion(
+        question_id=question_id,
+        question=text,
+        header=header,
+        options=options,
+        allow_multiple=allow_multiple,
+    )
+    if recommended is not None:
+        built.recommended = recommended
+    return built
+
+
+async def rpc(
+    server: RunningServer, account: Account, service: str, method: str, body: object
+) -> dict[str, object]:
+    """One unary Connect-JSON call; raises AssertionError with the server's answer on failure."""
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            server.rpc_url(service, method),
+            json=body,
+            headers={"authorization": f"Bearer {account.token}"},
+        )
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert isinstance(result, dict)
+    return result
+
+
+async def append(
+    server: RunningServer, agent: Account, channel_id: str, frame: comms_pb2.MessageUpdated
+) -> comms_pb2.Message:
+    """AppendMessage as `agent`; the stored message (with minted ask ids)."""
+    body = {"channelId": channel_id, "frame": json_format.MessageToDict(frame)}
+    result = await rpc(server, agent, "AgentService", "AppendMessage", body)
+    message = result["message"]
+    assert isinstance(message, dict)
+    return json_format.ParseDict(message, comms_pb2.Message())
+
+
+async def get_ask(server: RunningServer, human: Account, ask_id: str) -> comms_pb2.Ask:
+    """CommsService/GetAsk as `human`: the ask as stored, with its answer state."""
+    result = await rpc(server, human, "CommsService", "GetAsk", {"askId": ask_id})
+    ask = result["ask"]
+    assert isinstance(ask, dict)
+    return json_format.ParseDict(ask, comms_pb2.Ask())
+
+
+def ask_ids(message: comms_pb2.Message) -> list[str]:
+    return [block.ask.ask_id for block in message.blocks if block.WhichOneof("block") == "ask"]
