@@ -203,13 +203,17 @@ export class AskForm {
       return;
     }
     const names = [...skipped].map((entry) => `“${questionTitle(entry.question)}”`).join(", ");
-    this.skipNotice.hidden = false;
-    this.skipNotice.replaceChildren(
-      h("strong", {}, `${plural(skipped.size, "question", "questions")} left empty will be sent as skipped: `),
-      names,
-    );
+    const lead = `${plural(skipped.size, "question", "questions")} left empty will be sent as skipped: `;
     this.button.textContent =
       skipped.size === total ? "Send, skipping all" : `Send answers (${skipped.size} skipped)`;
+    // Rewrite the live region only when its words change, so screen readers are not told
+    // the same thing at every keystroke.
+    if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + names) return;
+    this.skipNotice.hidden = false;
+    this.skipNotice.replaceChildren(
+      h("strong", {}, lead),
+      names,
+    );
   }
 
   /** Whether the person entered anything. */
