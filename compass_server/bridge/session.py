@@ -2,8 +2,9 @@
 
 Child mode (`compass agent-bridge ... -- COMMAND...`): the bridge starts COMMAND with pipes
 for its stdin and stdout, reads its events from its stdout, writes replies to its stdin and
-lets its stderr through. SIGINT/SIGTERM are passed on to the child (a second one kills it);
-the bridge exits with the child's exit code (128+N when a signal N ended it).
+lets its stderr through. The child runs in its own process group, and SIGINT/SIGTERM sent
+to the bridge are passed on to it once (a second one kills it); the bridge exits with the
+child's exit code (128+N when a signal N ended it).
 
 Stdin mode (no COMMAND): events are read from the bridge's stdin and replies are written to
 its stdout, one JSON object per line, so a runtime's stdout can be piped in and the bridge's
@@ -36,7 +37,7 @@ from compass_server.bridge.runner import Bridge
 from compass_server.bridge.runtime import ASK_DIALOG_COMMAND
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+    from collections.abc import AsyncGenerator, Generator
 
 __all__ = ["BridgeOptions", "read_lines", "run"]
 
@@ -154,6 +155,50 @@ def _stdin_reader() -> asyncio.StreamReader:
     return reader
 
 
+class _Signals:
+    """SIGINT/SIGTERM while the bridge runs: remembered, and passed on to the runtime (the
+    first one; a second one kills it). Installed before the runtime starts, so that no
+    signal can slip in between and kill the bridge while its child lives on."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.event = asyncio.Event()
+        self.child: asyncio.subprocess.Process | None = None
+
+    @contextlib.contextmanager
+    def installed(self) -> Generator[None]:
+        loop = asyncio.get_running_loop()
+        installed: list[int] = []
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self._on_signal, signum)
+                installed.append(signum)
+        try:
+            yield
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+
+    def adopt(self, child: asyncio.subprocess.Process) -> None:
+        self.child = child
+        if self.received:  # a signal came while the child was starting
+            self._forward(self.received[-1])
+
+    def _on_signal(self, signum: int) -> None:
+        self.received.append(signum)
+        self.event.set()
+        self._forward(signum)
+
+    def _forward(self, signum: int) -> None:
+        child = self.child
+        if child is not None and child.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                if len(self.received) == 1:
+                    child.send_signal(signum)
+                else:
+                    child.kill()
+
+
 async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) -> int:
     """Run the bridge until the runtime's output ends; return the exit code.
 
@@ -161,38 +206,45 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
         options: what to bridge.
         http: the HTTP client to use (tests inject transports); default: a fresh one.
     """
-    child: asyncio.subprocess.Process | None = None
-    if options.command:
-        try:
-            child = await asyncio.create_subprocess_exec(
-                *options.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                limit=MAX_LINE_BYTES,
+    signals = _Signals()
+    with signals.installed():
+        child: asyncio.subprocess.Process | None = None
+        if options.command:
+            try:
+                # Its own process group: a Ctrl-C in the terminal reaches the bridge only,
+                # which passes it on once (the runtime would otherwise see it twice).
+                child = await asyncio.create_subprocess_exec(
+                    *options.command,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    limit=MAX_LINE_BYTES,
+                    process_group=0,
+                )
+            except OSError as exc:
+                sys.stderr.write(
+                    f"compass agent-bridge: cannot start {options.command[0]!r}: "
+                    f"{exc.strerror or exc}\n"
+                )
+                return 126 if isinstance(exc, PermissionError) else 127
+            signals.adopt(child)
+            assert child.stdout is not None  # noqa: S101 - PIPE above
+            assert child.stdin is not None  # noqa: S101 - PIPE above
+            source, sink = child.stdout, _PipeSink(child.stdin)
+        else:
+            source, sink = _stdin_reader(), _StdoutSink()
+        async with contextlib.AsyncExitStack() as stack:
+            if http is None:
+                http = await stack.enter_async_context(httpx.AsyncClient())
+            client = AgentClient(options.server, options.token, http=http)
+            bridge = Bridge(
+                api=client,
+                channel_id=options.channel_id,
+                sink=sink,
+                run_id=f"cb{secrets.token_hex(6)}",
+                max_backoff=options.max_backoff,
+                hold_seconds=options.hold_seconds,
             )
-        except OSError as exc:
-            sys.stderr.write(
-                f"compass agent-bridge: cannot start {options.command[0]!r}: {exc.strerror or exc}\n"
-            )
-            return 126 if isinstance(exc, PermissionError) else 127
-        assert child.stdout is not None  # noqa: S101 - PIPE above
-        assert child.stdin is not None  # noqa: S101 - PIPE above
-        source, sink = child.stdout, _PipeSink(child.stdin)
-    else:
-        source, sink = _stdin_reader(), _StdoutSink()
-    async with contextlib.AsyncExitStack() as stack:
-        if http is None:
-            http = await stack.enter_async_context(httpx.AsyncClient())
-        client = AgentClient(options.server, options.token, http=http)
-        bridge = Bridge(
-            api=client,
-            channel_id=options.channel_id,
-            sink=sink,
-            run_id=f"cb{secrets.token_hex(6)}",
-            max_backoff=options.max_backoff,
-            hold_seconds=options.hold_seconds,
-        )
-        return await _Session(options, bridge, source, child).run()
+            return await _Session(options, bridge, source, child, signals).run()
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns
 
 
@@ -203,27 +255,19 @@ class _Session:
         bridge: Bridge,
         source: asyncio.StreamReader,
         child: asyncio.subprocess.Process | None,
+        signals: _Signals,
     ) -> None:
         self._options = options
         self._bridge = bridge
         self._source = source
         self._child = child
-        self._signals: list[int] = []
-        self._signalled = asyncio.Event()
+        self._signals = signals
 
     async def run(self) -> int:
-        loop = asyncio.get_running_loop()
-        installed: list[int] = []
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self._on_signal, signum)
-                installed.append(signum)
         poster = asyncio.create_task(self._bridge.run_poster(), name="compass-bridge-poster")
         try:
             return await self._run()
         finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
             await self._bridge.stop_waiting()
             poster.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -236,7 +280,7 @@ class _Session:
             await bridge.send_command(ASK_DIALOG_COMMAND)
         reading = asyncio.create_task(self._pump(), name="compass-bridge-reader")
         failure = asyncio.ensure_future(bridge.failure)
-        signalled = asyncio.create_task(self._signalled.wait())
+        signalled = asyncio.create_task(self._signals.event.wait())
         try:
             while not reading.done():
                 # Child mode keeps reading after a signal (the child gets it and ends its
@@ -260,8 +304,8 @@ class _Session:
         code = 0
         if self._child is not None:
             code = _exit_code(await self._child.wait())
-        elif self._signals:
-            code = 128 + self._signals[0]
+        elif self._signals.received:
+            code = 128 + self._signals.received[0]
         if not await self._drain():
             return EXIT_FATAL
         self._summary()
@@ -282,14 +326,14 @@ class _Session:
         """Post what is still queued; False if the server refused the bridge meanwhile."""
         bridge = self._bridge
         timeout = self._options.drain_timeout
-        if self._signals:
+        if self._signals.received:
             timeout = self._options.stop_drain_seconds
         if bridge.poster.pending:
             logger.info("posting %d queued message(s) before exiting", bridge.poster.pending)
         drain = asyncio.create_task(bridge.poster.drain())
         failure = asyncio.ensure_future(bridge.failure)
-        self._signalled.clear()
-        signalled = asyncio.create_task(self._signalled.wait())
+        self._signals.event.clear()
+        signalled = asyncio.create_task(self._signals.event.wait())
         try:
             while not drain.done():
                 await asyncio.wait(
@@ -302,11 +346,11 @@ class _Session:
                     return False
                 if drain.done():
                     break
-                if signalled.done() and len(self._signals) == 1 and timeout is None:
+                if signalled.done() and len(self._signals.received) == 1 and timeout is None:
                     # First signal during an unbounded drain: bound it.
                     timeout = self._options.stop_drain_seconds
-                    self._signalled.clear()
-                    signalled = asyncio.create_task(self._signalled.wait())
+                    self._signals.event.clear()
+                    signalled = asyncio.create_task(self._signals.event.wait())
                     continue
                 logger.error(
                     "gave up posting %d queued message(s); they are lost",
@@ -317,17 +361,6 @@ class _Session:
             drain.cancel()
             signalled.cancel()
         return True
-
-    def _on_signal(self, signum: int) -> None:
-        self._signals.append(signum)
-        self._signalled.set()
-        child = self._child
-        if child is not None and child.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                if len(self._signals) == 1:
-                    child.send_signal(signum)
-                else:
-                    child.kill()
 
     async def _stop_child(self) -> None:
         child = self._child

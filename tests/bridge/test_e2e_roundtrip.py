@@ -197,3 +197,55 @@ async def test_stdin_mode_reads_events_on_stdin_and_replies_on_stdout(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_message_settled_again_is_updated_in_place_keeping_ask_ids_and_answers(
+    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    q1, q2 = ev.gallery_questions(), ev.deploy_questions()
+    reply_a = {**GALLERY_REPLY, "id": "req-a"}
+    reply_b = ev.reply("req-b", *DEPLOY_REPLY_FIELDS)
+    revised = "Two decisions first (revised)."
+    resettle = ev.assistant_message("m-1", revised, asks=[("c1", q1), ("c2", q2)])[-1]
+    steps = [
+        *ev.emit(ev.assistant_message("m-1", INTRO, asks=[("c1", q1), ("c2", q2)])),
+        *ev.emit([ev.ask_start("c1", q1), ev.ask_start("c2", q2)]),
+        {"await_command": "set_ask_dialog"},
+        *ev.emit([ev.ask_request("req-a", q1)]),
+        {"expect_replies": [reply_a]},
+        # The same message settles again with other text: an UpdateMessage that must carry
+        # both minted ask ids, one of them already answered.
+        *ev.emit([resettle]),
+        *ev.emit([ev.ask_request("req-b", q2)]),
+        {"expect_replies": [reply_b]},
+        *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
+    ]
+    with start_bridge(
+        server_url=bridge_server.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        steps=steps,
+        workdir=tmp_path,
+    ) as bridge:
+        before = _by_first_question(
+            await wait_for_asks(comms, world.human.token, world.channel_id, 2)
+        )
+        await respond(comms, world.human.token, before["db"]["askId"], GALLERY_ANSWERS)
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:  # wait for the update to land before answering the second ask
+            (message,) = await list_messages(comms, world.human.token, world.channel_id)
+            if message["blocks"][0]["text"]["text"] == revised:
+                break
+            assert asyncio.get_running_loop().time() < deadline, bridge.log()
+            await asyncio.sleep(0.1)
+        await respond(comms, world.human.token, before["region"]["askId"], DEPLOY_ANSWERS)
+        assert await wait_exit(bridge) == 0, bridge.log()
+
+    (message,) = await list_messages(comms, world.human.token, world.channel_id)
+    text, first, second = message["blocks"]
+    assert text == {"text": {"text": revised}}
+    assert first["ask"]["askId"] == before["db"]["askId"]
+    assert second["ask"]["askId"] == before["region"]["askId"]
+    assert first["ask"]["answeredByAccountId"] == world.human.account_id
+    assert second["ask"]["answeredByAccountId"] == world.human.account_id
+    assert "dropping" not in bridge.log()

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import socket
+import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 from compass_server import cli
 from compass_server.bridge import TokenFileError, read_token, session as bridge_session
+from tests.bridge import _events as ev
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -145,3 +151,63 @@ def test_the_command_after_the_double_dash_is_kept_whole() -> None:
     )
     assert args.command == [sys.executable, "-m", "runtime", "--mode", "rpc"]
     assert args.ask_dialog is True
+
+
+def _bridge_process(
+    tmp_path: Path, steps: list[dict[str, object]], *extra: str
+) -> subprocess.Popen[bytes]:
+    """The real command, its runtime the fake one, its server a port nobody listens on."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    token = tmp_path / "token"
+    token.write_text("agt_x")
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "compass_server.cli", "agent-bridge",
+            "--server", f"http://127.0.0.1:{_closed_port()}/", "--channel", "ch",
+            "--token-file", str(token), "--max-backoff", "0.2", *extra,
+            "--", sys.executable, str(ev.FAKE_RUNTIME), str(script),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_signal_reaches_the_runtime_and_its_end_is_the_exit_code(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    process = _bridge_process(
+        tmp_path, [{"touch": str(started)}, {"wait_file": str(tmp_path / "never")}]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline, "the runtime did not start"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGTERM, err.decode()
+
+
+def test_the_drain_timeout_bounds_the_wait_for_an_unreachable_server(tmp_path: Path) -> None:
+    steps = [{"emit": event} for event in ev.assistant_message("m-1", "Nobody will see this.")]
+    process = _bridge_process(tmp_path, steps, "--drain-timeout", "1")
+    try:
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = err.decode()
+    assert process.returncode == 0, log  # the runtime's own exit code
+    assert "gave up posting 1 queued message(s)" in log
+    assert "agt_x" not in log
