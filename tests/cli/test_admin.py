@@ -1,0 +1,141 @@
+"""`compass admin ...`: each subcommand's JSON, tokens printed once and stored only as a hash,
+and errors as one line on stderr with exit code 1 (no JSON, no traceback)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from compass_server.store.postgres import PostgresStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.cli.conftest import Ran
+
+
+def ok_json(ran: Ran) -> dict[str, object]:
+    assert ran.code == 0, ran
+    value = json.loads(ran.stdout)
+    assert isinstance(value, dict)
+    return value  # pyright: ignore[reportUnknownVariableType] - checked to be an object
+
+
+def failed(ran: Ran, message: str) -> None:
+    assert ran.code == 1, ran
+    assert ran.stdout == "", ran
+    assert ran.stderr.strip().endswith(f"compass: {message}"), ran
+    assert "Traceback" not in ran.stderr
+
+
+async def test_every_admin_subcommand_prints_json_and_does_what_it_says(
+    compass_cli: Callable[..., Ran], database_url: str
+) -> None:
+    workspace = ok_json(compass_cli("admin", "create-workspace", "--name", "acme"))
+    assert set(workspace) == {"workspace_id", "name"}
+    assert workspace["name"] == "acme"
+    assert str(workspace["workspace_id"]).startswith("ws_")
+
+    channel = ok_json(
+        compass_cli(
+            "admin",
+            "create-channel",
+            "--workspace",
+            str(workspace["workspace_id"]),
+            "--name",
+            "general",
+        )
+    )
+    assert channel == {
+        "channel_id": channel["channel_id"],
+        "workspace_id": workspace["workspace_id"],
+        "name": "general",
+    }
+
+    human = ok_json(
+        compass_cli("admin", "create-account", "--kind", "human", "--name", "Ada Lovelace")
+    )
+    agent = ok_json(
+        compass_cli("admin", "create-account", "--kind", "agent", "--name", "Coding Agent")
+    )
+    for account, kind in ((human, "human"), (agent, "agent")):
+        assert set(account) == {"account_id", "kind", "name", "token"}
+        assert account["kind"] == kind
+        assert str(account["token"]).startswith("cmp_")
+    assert human["token"] != agent["token"]
+
+    for account in (human, agent):
+        added = ok_json(
+            compass_cli(
+                "admin",
+                "add-participant",
+                "--channel",
+                str(channel["channel_id"]),
+                "--account",
+                str(account["account_id"]),
+            )
+        )
+        assert added == {"channel_id": channel["channel_id"], "account_id": account["account_id"]}
+
+    async with PostgresStore(database_url, pool_min=1, pool_max=1) as store:
+        ada = await store.authenticate(str(human["token"]))
+        assert ada is not None
+        assert (ada.account_id, ada.name, ada.kind.value) == (
+            human["account_id"],
+            "Ada Lovelace",
+            "human",
+        )
+        (listed,) = await store.list_channels(ada)
+        assert listed.channel_id == channel["channel_id"]
+
+    # Tokens are stored only as their SHA-256: the plain token appears nowhere in the database.
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch("SELECT token_hash FROM api_tokens")
+        dump = await conn.fetchval("SELECT string_agg(t::text, ' ') FROM api_tokens t")
+    finally:
+        await conn.close()
+    digests = {bytes(row["token_hash"]) for row in rows}
+    for account in (human, agent):
+        token = str(account["token"])
+        assert hashlib.sha256(token.encode()).digest() in digests
+        assert token not in dump
+        assert token[4:] not in dump
+
+    disabled = ok_json(
+        compass_cli("admin", "disable-account", "--account", str(human["account_id"]))
+    )
+    assert disabled == {"account_id": human["account_id"], "disabled": True}
+    async with PostgresStore(database_url, pool_min=1, pool_max=1) as store:
+        assert await store.authenticate(str(human["token"])) is None
+        assert await store.authenticate(str(agent["token"])) is not None
+
+
+def test_admin_errors_are_one_line_with_exit_code_1(compass_cli: Callable[..., Ran]) -> None:
+    failed(
+        compass_cli("admin", "create-channel", "--workspace", "ws_nope", "--name", "x"),
+        "workspace not found",
+    )
+    failed(
+        compass_cli("admin", "add-participant", "--channel", "ch_nope", "--account", "acct_nope"),
+        "channel not found",
+    )
+    failed(compass_cli("admin", "disable-account", "--account", "acct_nope"), "account not found")
+    ok_json(compass_cli("admin", "create-workspace", "--name", "twice"))
+    failed(
+        compass_cli("admin", "create-workspace", "--name", "twice"),
+        "a workspace with this name already exists",
+    )
+    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name")
+
+
+def test_admin_usage_errors_come_from_argparse(compass_cli: Callable[..., Ran]) -> None:
+    wrong_kind = compass_cli("admin", "create-account", "--kind", "robot", "--name", "R2")
+    assert wrong_kind.code == 2
+    assert "invalid choice: 'robot'" in wrong_kind.stderr
+    missing = compass_cli("admin", "create-channel", "--name", "x")
+    assert missing.code == 2
+    assert "--workspace" in missing.stderr

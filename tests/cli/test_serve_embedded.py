@@ -1,0 +1,175 @@
+"""`compass serve` with no COMPASS_DATABASE_URL: it starts an embedded PostgreSQL in
+COMPASS_DATA_DIR, applies migrations, prints the URL and serves; `compass admin` beside it
+attaches to the same cluster without stopping it; SIGTERM stops the server AND its PostgreSQL,
+leaving no postgres process on that data dir; a second start finds the data again.
+
+This is what the README's first command (`./scripts/serve`, i.e. `compass serve --demo`) does,
+so the test also signs in with the printed human token and sees the example ask.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from compass_server.embedded import LocalPostgres
+from tests.cli.conftest import cli_env, command, run_cli
+from tests.e2e._connect import call
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+READY = "Compass is running at "
+START_SECONDS = 180.0
+"""A cold start runs initdb (and, as root, may copy the PostgreSQL binaries once)."""
+STOP_SECONDS = 30.0
+STOPPED_BY_SIGTERM = (0, 128 + signal.SIGTERM, -signal.SIGTERM)
+"""uvicorn re-raises the signal after its shutdown; the embedded-cluster wrapper then exits
+with 128 + signum once PostgreSQL is stopped."""
+
+
+@pytest.fixture
+def data_dir() -> Generator[Path]:
+    """A data dir that does not exist yet, under a parent the PostgreSQL OS user can reach."""
+    parent = Path(tempfile.mkdtemp(prefix="compass-cli-"))
+    parent.chmod(0o755)  # as root, the cluster runs as an unprivileged user that must get in
+    path = parent / "data"
+    yield path
+    LocalPostgres(data_dir=path).stop()  # whatever a failed test left running
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+class Serve:
+    """A `compass serve` child; its output lines arrive in a queue."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.process = subprocess.Popen(
+            [*command(), "serve", "--host", "127.0.0.1", "--port", "0", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.output: list[str] = []
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def until_ready(self) -> tuple[str, list[str]]:
+        """The URL it prints, and the lines printed to stdout/stderr before it."""
+        before: list[str] = []
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            assert line is not None, "".join(self.output)
+            if line.startswith(READY):
+                return line[len(READY) :].strip(), before
+            before.append(line)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=STOP_SECONDS)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            self._reader.join(timeout=5)
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+
+
+def _postgres_processes_in(pgdata: Path) -> list[int]:
+    """Live processes whose working directory is `pgdata` (every postgres process's is)."""
+    found: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = (proc / "cwd").readlink()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and cwd == pgdata:
+            found.append(int(proc.name))
+    return found
+
+
+def _demo_json(lines: list[str]) -> dict[str, object]:
+    """The JSON object `--demo` printed (among uvicorn's log lines)."""
+    start = next(i for i, line in enumerate(lines) if line.rstrip() == "{")
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip() == "}")
+    value = json.loads("".join(lines[start : end + 1]))
+    assert isinstance(value, dict)
+    return value  # pyright: ignore[reportUnknownVariableType] - checked to be an object
+
+
+async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir: Path) -> None:
+    env = cli_env(COMPASS_DATA_DIR=str(data_dir))
+    pgdata = data_dir / "pgdata"
+    server = Serve(env, "--demo")
+    try:
+        url, before = server.until_ready()
+        assert url.startswith("http://127.0.0.1:")
+        demo = _demo_json(before)
+        human = demo["human"]
+        assert isinstance(human, dict)
+        cluster = LocalPostgres(data_dir=data_dir)
+        postmaster = cluster.postmaster_pid()
+        assert postmaster is not None
+        assert postmaster in _postgres_processes_in(pgdata)
+
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            assert (await client.get("/readyz")).json() == {"status": "ok"}
+            assert (await client.get("/healthz")).json() == {"status": "ok"}
+            channels = await call(client, "ListChannels", {}, str(human["token"]))
+            assert channels.ok, channels
+            ask = await call(
+                client, "GetAsk", {"askId": demo["example_ask_id"]}, str(human["token"])
+            )
+            assert ask.ok, ask
+
+            # An admin command beside the server attaches to its cluster and leaves it running.
+            admin = run_cli(["admin", "create-workspace", "--name", "beside"], env)
+            assert admin.code == 0, admin
+            assert json.loads(admin.stdout)["name"] == "beside"
+            assert cluster.postmaster_pid() == postmaster
+            assert (await client.get("/readyz")).status_code == 200
+    finally:
+        exit_code = server.stop()
+    assert exit_code in STOPPED_BY_SIGTERM, "".join(server.output)
+    assert cluster.postmaster_pid() is None
+    assert _postgres_processes_in(pgdata) == [], "".join(server.output)
+    assert not (pgdata / "postmaster.pid").exists()
+
+    # A second start finds the data: no new demo (the database has accounts), same tokens.
+    again = Serve(env, "--demo")
+    try:
+        url, before = again.until_ready()
+        assert not any(line.rstrip() == "{" for line in before), before
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            channels = await call(client, "ListChannels", {}, str(human["token"]))
+            assert channels.ok, channels
+    finally:
+        assert again.stop() in STOPPED_BY_SIGTERM, "".join(again.output)
+    assert _postgres_processes_in(pgdata) == []
