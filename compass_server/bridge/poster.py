@@ -193,7 +193,7 @@ class Poster:
         """Fail every ask-id future still waiting (the bridge is stopping)."""
         for future in self._futures.values():
             if not future.done():
-                future.set_exception(AskNotPostedError(reason))
+                _fail(future, reason)
 
     # -- the worker ------------------------------------------------------------------------
 
@@ -358,7 +358,7 @@ class Poster:
     def _fail_asks(self, message: _Message, segment: _Segment, reason: str) -> None:
         for (key, ordinal), future in self._futures.items():
             if key == message.key and ordinal >= segment.first_ask and not future.done():
-                future.set_exception(AskNotPostedError(reason))
+                _fail(future, reason)
 
     def _base_id(self, key: str) -> str:
         prefix = f"{self._run_id}-"
@@ -369,6 +369,13 @@ class Poster:
             digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
             candidate = f"{self._run_id}:h{digest}"
         return candidate
+
+
+def _fail(future: asyncio.Future[str], reason: str) -> None:
+    future.set_exception(AskNotPostedError(reason))
+    # Marks the exception as retrieved: a future whose waiter was cancelled meanwhile must
+    # not be logged as "exception never retrieved"; a waiter still gets the exception.
+    future.exception()
 
 
 def _continuation_id(base_id: str, index: int) -> str:

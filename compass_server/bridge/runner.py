@@ -169,6 +169,9 @@ class Bridge:
         except ValueError:
             self._count("line", "not JSON")
             return
+        except RecursionError:  # nesting deeper than the parser's recursion limit
+            self._count("line", "JSON nested too deeply")
+            return
         obj = as_object(event)
         if obj is None:
             self._count("line", "not a JSON object")

@@ -407,6 +407,16 @@ async def test_a_closed_runtime_input_does_not_stop_the_bridge() -> None:
         assert not h.bridge.failure.done()
 
 
+async def test_lines_that_are_not_events_are_counted_by_reason() -> None:
+    async with harness() as h:
+        for line in [b"\xff\xfe", b"{nope", b"[1, 2]", b"[" * 100_000 + b"]" * 100_000, b"  "]:
+            h.bridge.feed(line)
+        h.feed(*ev.assistant_message("m1", "Still here."))
+        await h.settle()
+        assert [blocks_kinds(c.frame) for c in h.appends()] == [["text:Still here."]]
+        assert h.bridge.unmapped_counts() == {"line": 4}
+
+
 lines = st.one_of(
     st.binary(max_size=40),
     st.text(max_size=40).map(str.encode),

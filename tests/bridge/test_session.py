@@ -19,6 +19,7 @@ from compass_server.bridge import TokenFileError, read_token, session as bridge_
 from tests.bridge import _events as ev
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
 
@@ -154,7 +155,7 @@ def test_the_command_after_the_double_dash_is_kept_whole() -> None:
 
 
 def _bridge_process(
-    tmp_path: Path, steps: list[dict[str, object]], *extra: str
+    tmp_path: Path, steps: Sequence[Mapping[str, object]], *extra: str
 ) -> subprocess.Popen[bytes]:
     """The real command, its runtime the fake one, its server a port nobody listens on."""
     script = tmp_path / "script.json"
