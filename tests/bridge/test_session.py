@@ -195,7 +195,7 @@ def test_a_signal_reaches_the_runtime_and_its_end_is_the_exit_code(tmp_path: Pat
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()  # also closes the pipe
     assert process.returncode == 128 + signal.SIGTERM, err.decode()
 
 
@@ -207,7 +207,7 @@ def test_the_drain_timeout_bounds_the_wait_for_an_unreachable_server(tmp_path: P
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()  # also closes the pipe
     log = err.decode()
     assert process.returncode == 0, log  # the runtime's own exit code
     assert "gave up posting 1 queued message(s)" in log
