@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from connectrpc.code import Code
 from google.rpc import error_details_pb2
 
 from compass_server import wire
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from connectrpc.request import RequestContext
+    from starlette.types import Receive, Scope, Send
 
 SECRET = "s3cr3t-detail-from-a-stack"
 
@@ -278,14 +280,46 @@ async def test_stream_rejections_use_the_stream_format(client: httpx.AsyncClient
     ]
 
 
+def _leaking_app(streaming: bool) -> ConnectGate[Account]:
+    """A gate around an app that answers the way connect-python does when something it did
+    not foresee fails: UNKNOWN carrying the exception's text."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if streaming:
+            status, headers, body = wire.stream_error(
+                Code.UNKNOWN, SECRET, "application/connect+json"
+            )
+        else:
+            status, headers, body = wire.unary_error(Code.UNKNOWN, SECRET)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return ConnectGate(
+        app, auth=AUTH, authenticate=authenticate, authorize=authorize, max_body_bytes=4096
+    )
+
+
+@pytest.mark.parametrize("streaming", [False, True])
 async def test_leaked_unknown_errors_become_internal(
-    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture, streaming: bool
 ) -> None:
-    # connect-python cannot serve gRPC on a server without trailers and reports it as UNKNOWN
-    # with its exception text; the gate must not let that text through.
-    with caplog.at_level(logging.ERROR):
-        response = await _call(client, "GetAsk", b"", **{"content-type": "application/grpc+proto"})
-    assert response.json() == {"code": "internal", "message": "internal error"}
+    content_type = "application/connect+json" if streaming else "application/json"
+    transport = httpx.ASGITransport(app=_leaking_app(streaming))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        with caplog.at_level(logging.ERROR):
+            response = await client.post(
+                "/compass.v1.CommsService/GetAsk",
+                content=_envelope(b"{}") if streaming else b"{}",
+                headers=_headers("human-token", content_type),
+            )
+    if streaming:
+        assert _stream_frames(response.content) == [
+            (2, {"error": {"code": "internal", "message": "internal error"}})
+        ]
+    else:
+        assert response.status_code == 500
+        assert response.json() == {"code": "internal", "message": "internal error"}
+    assert SECRET not in response.text
     assert "rewrote a leaked UNKNOWN" in caplog.text
 
 
