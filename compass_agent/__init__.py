@@ -7,6 +7,9 @@ Pure by design: stdlib, google.protobuf and gen only (tests/unit/agent/test_laye
     mapper = EventMapper()
     for output in mapper.map(json.loads(line)):
         ...  # ConversationUpdated: post the frame; UnmappedEvent: log it (also counted)
+
+`compass_agent.limits` holds the server's limits on a message's blocks; the mapper bounces an
+ask that breaks one, and the server's domain rules import the same numbers.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ emitted (one bad question bounces the whole call).
 Beyond the native schema, the mapper also refuses what the contract cannot carry: an empty
 or repeated question id (answers are keyed by it), a `recommended` outside int32, and a
 string protobuf cannot encode (a lone UTF-16 surrogate, which `json.loads` lets through).
+It refuses what the server would refuse too (`compass_agent.limits`: more than 100 questions
+or 100 options per question, a question id longer than 200 characters, a NUL character in
+any text), since the server would otherwise refuse the whole frame and every block in it.
 Keys the schema does not name are ignored, as the runtime's validator ignores them.
 
 The walk is written for speed (bench/mapper.py holds it to 1.5x the cost of building the
@@ -29,6 +32,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from compass_agent._json import MISSING, JsonValue, Missing, json_type
+from compass_agent.limits import (
+    MAX_ID_LENGTH,
+    MAX_OPTIONS_PER_QUESTION,
+    MAX_QUESTIONS_PER_ASK,
+    NUL,
+)
 
 if TYPE_CHECKING:
     from gen.compass.v1 import comms_pb2
@@ -39,8 +48,8 @@ RESERVED_OPTION_LABELS: Final = frozenset({"Other (type your own)", "Chat about 
 _INT32_MIN: Final = -(2**31)
 _INT32_MAX: Final = 2**31 - 1
 
-# Option ids are the zero-based index as a string; the common ones are made once.
-_OPTION_IDS: Final = tuple(str(index) for index in range(64))
+# Option ids are the zero-based index as a string, made once for every allowed index.
+_OPTION_IDS: Final = tuple(str(index) for index in range(MAX_OPTIONS_PER_QUESTION))
 
 _QUESTION_KEYS: Final = ("id", "question", "options")  # required, in the order they are read
 
@@ -66,102 +75,112 @@ def fill_ask(ask: comms_pb2.Ask, args: JsonValue | Missing) -> str | None:
         return f"questions is not an array (got {json_type(questions)})"
     if not questions:
         return "questions is empty"
+    if len(questions) > MAX_QUESTIONS_PER_ASK:
+        return f"questions has more than {MAX_QUESTIONS_PER_ASK} items (got {len(questions)})"
+    # One flat loop on purpose: a helper call per ask, question or option would be a large
+    # share of the per-event cost.
+    seen: dict[str, int] = {}
+    add_question = ask.questions.add
     try:
-        return _fill_questions(ask, questions)
+        for i, item in enumerate(questions):
+            if not isinstance(item, dict):
+                return f"questions[{i}] is not an object (got {json_type(item)})"
+            question = add_question()
+
+            qid = item["id"]
+            if not isinstance(qid, str):
+                return f"questions[{i}].id is not a string (got {json_type(qid)})"
+            if not qid:
+                return f"questions[{i}].id is empty"
+            if len(qid) > MAX_ID_LENGTH:
+                return f"questions[{i}].id is longer than {MAX_ID_LENGTH} characters"
+            if NUL in qid:
+                return f"questions[{i}].id contains a NUL character"
+            if qid in seen:
+                return f"questions[{i}].id repeats questions[{seen[qid]}].id"
+            seen[qid] = i
+            question.question_id = qid
+
+            text = item["question"]
+            if not isinstance(text, str):
+                return f"questions[{i}].question is not a string (got {json_type(text)})"
+            if NUL in text:
+                return f"questions[{i}].question contains a NUL character"
+            question.question = text
+
+            header = item.get("header", MISSING)
+            if header is not MISSING:
+                if not isinstance(header, str):
+                    return f"questions[{i}].header is not a string (got {json_type(header)})"
+                if NUL in header:
+                    return f"questions[{i}].header contains a NUL character"
+                question.header = header
+
+            multi = item.get("multi", MISSING)
+            if multi is True:
+                question.allow_multiple = True
+            elif multi is not MISSING and multi is not False:
+                return f"questions[{i}].multi is not a boolean (got {json_type(multi)})"
+
+            recommended = item.get("recommended", MISSING)
+            if recommended is not MISSING:
+                if type(recommended) is not int:  # json.loads makes plain ints: the usual case
+                    # bool first: True is an int to Python, but not a number to the runtime.
+                    if isinstance(recommended, bool) or not isinstance(recommended, int | float):
+                        return f"questions[{i}].recommended is not an integer (got {json_type(recommended)})"
+                    if isinstance(recommended, float):
+                        if not recommended.is_integer():  # also refuses nan and inf
+                            return f"questions[{i}].recommended is not an integer (got {recommended!r})"
+                        recommended = int(recommended)  # a JSON number may arrive as 1.0
+                if not _INT32_MIN <= recommended <= _INT32_MAX:
+                    return f"questions[{i}].recommended is outside the int32 range"
+                question.recommended = recommended
+
+            options = item["options"]
+            if not isinstance(options, list):
+                return f"questions[{i}].options is not an array (got {json_type(options)})"
+            if len(options) > MAX_OPTIONS_PER_QUESTION:
+                return f"questions[{i}].options has more than {MAX_OPTIONS_PER_QUESTION} items (got {len(options)})"
+            add_option = question.options.add
+            for option_id, entry in zip(_OPTION_IDS, options, strict=False):  # ids: never shorter
+                if not isinstance(entry, dict):
+                    return f"questions[{i}].options[{option_id}] is not an object (got {json_type(entry)})"
+                label = entry["label"]
+                if not isinstance(label, str):
+                    return f"questions[{i}].options[{option_id}].label is not a string (got {json_type(label)})"
+                if label in RESERVED_OPTION_LABELS:
+                    return f"questions[{i}].options[{option_id}].label is the reserved runtime label {label!r}"
+                if NUL in label:
+                    return f"questions[{i}].options[{option_id}].label contains a NUL character"
+                option = add_option()
+                option.id = option_id
+                option.label = label
+                if len(entry) == 1:  # only the label: nothing optional to look up
+                    continue
+                description = entry.get("description", MISSING)
+                if description is not MISSING:
+                    if not isinstance(description, str):
+                        return f"questions[{i}].options[{option_id}].description is not a string (got {json_type(description)})"
+                    if NUL in description:
+                        return f"questions[{i}].options[{option_id}].description contains a NUL character"
+                    option.description = description
+                    if len(entry) == 2:  # the label and a description: no preview to look up
+                        continue
+                preview = entry.get("preview", MISSING)
+                if preview is not MISSING:
+                    if not isinstance(preview, str):
+                        return f"questions[{i}].options[{option_id}].preview is not a string (got {json_type(preview)})"
+                    if NUL in preview:
+                        return (
+                            f"questions[{i}].options[{option_id}].preview contains a NUL character"
+                        )
+                    option.preview = preview
     except KeyError:
         return _first_missing_key(questions)
     except UnicodeEncodeError:
         # Raised by protobuf on assignment, before anything is emitted.
         return _first_unencodable(questions)
-
-
-def _fill_questions(ask: comms_pb2.Ask, items: list[JsonValue]) -> str | None:
-    # One flat function on purpose: a helper call per question or option would be a large
-    # share of the per-event cost.
-    seen: dict[str, int] = {}
-    add_question = ask.questions.add
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            return f"questions[{i}] is not an object (got {json_type(item)})"
-        question = add_question()
-
-        qid = item["id"]
-        if not isinstance(qid, str):
-            return f"questions[{i}].id is not a string (got {json_type(qid)})"
-        if not qid:
-            return f"questions[{i}].id is empty"
-        first = seen.setdefault(qid, i)
-        if first != i:
-            return f"questions[{i}].id repeats questions[{first}].id"
-        question.question_id = qid
-
-        text = item["question"]
-        if not isinstance(text, str):
-            return f"questions[{i}].question is not a string (got {json_type(text)})"
-        question.question = text
-
-        header = item.get("header", MISSING)
-        if header is not MISSING:
-            if not isinstance(header, str):
-                return f"questions[{i}].header is not a string (got {json_type(header)})"
-            question.header = header
-
-        multi = item.get("multi", MISSING)
-        if multi is True:
-            question.allow_multiple = True
-        elif multi is not MISSING and multi is not False:
-            return f"questions[{i}].multi is not a boolean (got {json_type(multi)})"
-
-        recommended = item.get("recommended", MISSING)
-        if recommended is not MISSING:
-            # bool first: True is an int to Python, but not a number to the runtime.
-            if isinstance(recommended, bool) or not isinstance(recommended, int | float):
-                return (
-                    f"questions[{i}].recommended is not an integer (got {json_type(recommended)})"
-                )
-            if isinstance(recommended, float):
-                if not recommended.is_integer():  # also refuses nan and inf
-                    return f"questions[{i}].recommended is not an integer (got {recommended!r})"
-                recommended = int(recommended)  # a JSON number may arrive as 1.0
-            if not _INT32_MIN <= recommended <= _INT32_MAX:
-                return f"questions[{i}].recommended is outside the int32 range"
-            question.recommended = recommended
-
-        options = item["options"]
-        if not isinstance(options, list):
-            return f"questions[{i}].options is not an array (got {json_type(options)})"
-        add_option = question.options.add
-        ids = _OPTION_IDS if len(options) <= len(_OPTION_IDS) else _option_ids(len(options))
-        for option_id, entry in zip(ids, options, strict=False):  # ids: never the shorter
-            if not isinstance(entry, dict):
-                return (
-                    f"questions[{i}].options[{option_id}] is not an object (got {json_type(entry)})"
-                )
-            label = entry["label"]
-            if not isinstance(label, str):
-                return f"questions[{i}].options[{option_id}].label is not a string (got {json_type(label)})"
-            if label in RESERVED_OPTION_LABELS:
-                return f"questions[{i}].options[{option_id}].label is the reserved runtime label {label!r}"
-            option = add_option()
-            option.id = option_id
-            option.label = label
-            if len(entry) == 1:  # only the label: nothing optional to look up
-                continue
-            description = entry.get("description", MISSING)
-            if description is not MISSING:
-                if not isinstance(description, str):
-                    return f"questions[{i}].options[{option_id}].description is not a string (got {json_type(description)})"
-                option.description = description
-            preview = entry.get("preview", MISSING)
-            if preview is not MISSING:
-                if not isinstance(preview, str):
-                    return f"questions[{i}].options[{option_id}].preview is not a string (got {json_type(preview)})"
-                option.preview = preview
     return None
-
-
-def _option_ids(count: int) -> tuple[str, ...]:
-    return tuple(str(index) for index in range(count))
 
 
 def _first_missing_key(items: list[JsonValue]) -> str:

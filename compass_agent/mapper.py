@@ -8,8 +8,11 @@ Block-set rules, as implemented:
   ask lands in the block set of the assistant message that requested it.
 - An assistant `message_end` settles the message's text: one TextBlock per text part whose
   text is not blank, in content order (thinking and toolCall parts are not text). It emits
-  one frame. A later end of the same message replaces the settled text.
-- A well-formed `ask` tool_execution_start appends one Ask block and emits one frame.
+  one frame. A later end of the same message replaces the settled text. A text part the
+  server could not store (a lone surrogate, a NUL character) is left out and reported.
+- A well-formed `ask` tool_execution_start appends one Ask block and emits one frame. An ask
+  that would be the message's 65th (`limits.MAX_ASKS_PER_MESSAGE`) is bounced like a
+  malformed one: the server would refuse the whole message.
 - Order inside a block set: the settled text blocks first, then the asks in arrival order.
   The runtime runs tools after the message ends, so that is also the order things happened
   in; an ask that arrives before the end keeps its place after the text once the end settles.
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Final, cast
 from compass_agent._ask import fill_ask
 from compass_agent._json import MISSING, JsonObject, JsonValue, Missing, json_type
 from compass_agent._outputs import MapOutput, UnmappedEvent, new_frame
+from compass_agent.limits import MAX_ASKS_PER_MESSAGE, NUL
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -45,6 +49,10 @@ ASK_END: Final = "tool_execution_end:ask"
 """`event_type` of an UnmappedEvent for an ask call the runtime reported as failed."""
 
 _MAX_RUNTIME_TEXT: Final = 200  # characters of the runtime's error text kept in a reason
+_MessageUpdated: Final = comms_pb2.MessageUpdated  # one lookup less on every ask and message
+_TOO_MANY_ASKS: Final = (
+    f"the message already holds {MAX_ASKS_PER_MESSAGE} asks, the most one message may carry"
+)
 
 
 class EventMapper:
@@ -100,7 +108,10 @@ class EventMapper:
         try:
             if not isinstance(event, dict):
                 return []
-            obj = cast("JsonObject", event)  # see _json.JsonValue: nested values still narrow
+            if TYPE_CHECKING:  # see _json.JsonValue: nested values still narrow
+                obj = cast("JsonObject", event)
+            else:  # the same without a function call; map() runs for every event
+                obj = event
             kind = obj.get("type")
             if kind == "tool_execution_start":
                 if obj.get("toolName") == "ask":
@@ -122,6 +133,10 @@ class EventMapper:
     def _ask_start(self, event: JsonObject) -> list[MapOutput]:
         frame = self._frame if self._frame is not None else self._open(None)
         blocks = frame.blocks
+        index = len(blocks)  # where the new ask goes
+        if index - self._texts >= MAX_ASKS_PER_MESSAGE:
+            # The server refuses a message with more asks, and with it the whole frame.
+            return [self._unmapped(ASK_START, _TOO_MANY_ASKS)]
         block = blocks.add()
         try:
             reason = fill_ask(block.ask, event.get("args", MISSING))
@@ -134,9 +149,9 @@ class EventMapper:
         call_id = event.get("toolCallId")
         if not isinstance(call_id, str):
             call_id = None
-        snapshot = comms_pb2.MessageUpdated()
+        snapshot = _MessageUpdated()
         snapshot.CopyFrom(frame)
-        return [new_frame(snapshot, call_id, len(blocks) - 1)]
+        return [new_frame(snapshot, call_id, index)]
 
     def _message_start(self, event: JsonObject) -> list[MapOutput]:
         message = event.get("message", MISSING)
@@ -180,7 +195,7 @@ class EventMapper:
     # -- state --------------------------------------------------------------------------
 
     def _open(self, message_id: object) -> comms_pb2.MessageUpdated:
-        frame = comms_pb2.MessageUpdated()
+        frame = _MessageUpdated()
         if isinstance(message_id, str) and message_id and _encodable(message_id):
             frame.client_message_id = message_id
         else:
@@ -228,6 +243,8 @@ def _settled_texts(content: JsonValue | Missing) -> tuple[list[str], str | None]
             problem = problem or _not_string(f"message.content[{index}].text", text)
         elif not _encodable(text):
             problem = problem or f"message.content[{index}].text is not valid Unicode"
+        elif NUL in text:  # the server refuses it, and with it the whole frame
+            problem = problem or f"message.content[{index}].text contains a NUL character"
         elif text.strip():
             texts.append(text)
     return texts, problem

@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from compass_agent import RESERVED_OPTION_LABELS, ConversationUpdated, EventMapper, UnmappedEvent
+from compass_agent.limits import (
+    MAX_ASKS_PER_MESSAGE,
+    MAX_ID_LENGTH,
+    MAX_OPTIONS_PER_QUESTION,
+    MAX_QUESTIONS_PER_ASK,
+)
 from tests.unit.agent._events import (
     SESSION,
     ask_start,
@@ -249,6 +255,51 @@ CASES: dict[str, tuple[object, str]] = {
         _gallery_with(_set("questions.0.options.2.preview", "\ud800")),
         "questions[0].options[2].preview is not valid Unicode (lone surrogate)",
     ),
+    # what the server would refuse (compass_agent.limits), and with it the whole frame
+    "too many questions": (
+        {"questions": [question(f"q{n}") for n in range(MAX_QUESTIONS_PER_ASK + 1)]},
+        "questions has more than 100 items (got 101)",
+    ),
+    "too many options": (
+        {"questions": [question("q", *(f"o{n}" for n in range(MAX_OPTIONS_PER_QUESTION + 1)))]},
+        "questions[0].options has more than 100 items (got 101)",
+    ),
+    "id too long": (
+        _gallery_with(_set("questions.1.id", "f" * (MAX_ID_LENGTH + 1))),
+        "questions[1].id is longer than 200 characters",
+    ),
+    "id NUL": (
+        _gallery_with(_set("questions.1.id", "feat\x00ures")),
+        "questions[1].id contains a NUL character",
+    ),
+    "question NUL": (
+        _gallery_with(_set("questions.1.question", "Which\x00?")),
+        "questions[1].question contains a NUL character",
+    ),
+    "header NUL": (
+        _gallery_with(_set("questions.0.header", "\x00")),
+        "questions[0].header contains a NUL character",
+    ),
+    "label NUL": (
+        _gallery_with(_set("questions.1.options.3.label", "SAML\x00SSO")),
+        "questions[1].options[3].label contains a NUL character",
+    ),
+    "description NUL": (
+        _gallery_with(_set("questions.0.options.2.description", "Document\x00store")),
+        "questions[0].options[2].description contains a NUL character",
+    ),
+    "preview NUL": (
+        _gallery_with(_set("questions.0.options.0.preview", "SELECT 1;\x00")),
+        "questions[0].options[0].preview contains a NUL character",
+    ),
+    "preview NUL without a description": (
+        _gallery_with(_set("questions.1.options.0.preview", "\x00")),
+        "questions[1].options[0].preview contains a NUL character",
+    ),
+    "preview NUL beside a description": (
+        _gallery_with(_set("questions.0.options.1.preview", "\x00")),
+        "questions[0].options[1].preview contains a NUL character",
+    ),
 }
 
 # The three labels the runtime reserves for itself (SPEC §2.1).
@@ -257,6 +308,71 @@ for _label in sorted(RESERVED_OPTION_LABELS):
         _gallery_with(_set("questions.1.options.2.label", _label)),
         f"questions[1].options[2].label is the reserved runtime label {_label!r}",
     )
+
+
+def test_asks_at_the_server_limits_are_well_formed() -> None:
+    at_limit = {
+        "questions": [
+            question("q0", *(f"o{n}" for n in range(MAX_OPTIONS_PER_QUESTION))),
+            question("i" * MAX_ID_LENGTH, "x"),
+            *(question(f"q{n}") for n in range(2, MAX_QUESTIONS_PER_ASK)),
+        ]
+    }
+    mapper = EventMapper(session=SESSION)
+    [frame] = mapper.map(ask_start(at_limit))
+    assert isinstance(frame, ConversationUpdated)
+    ask = frame.value.blocks[0].ask
+    assert len(ask.questions) == MAX_QUESTIONS_PER_ASK
+    assert [o.id for o in ask.questions[0].options] == [
+        str(n) for n in range(MAX_OPTIONS_PER_QUESTION)
+    ]
+    assert ask.questions[1].question_id == "i" * MAX_ID_LENGTH
+
+
+def test_the_limits_are_the_servers() -> None:
+    from compass_server import domain
+
+    assert (
+        MAX_ASKS_PER_MESSAGE,
+        MAX_ID_LENGTH,
+        MAX_OPTIONS_PER_QUESTION,
+        MAX_QUESTIONS_PER_ASK,
+    ) == (
+        domain.MAX_ASKS_PER_MESSAGE,
+        domain.MAX_ID_LENGTH,
+        domain.MAX_OPTIONS_PER_QUESTION,
+        domain.MAX_QUESTIONS_PER_ASK,
+    )
+
+
+def test_an_ask_past_the_message_limit_is_bounced() -> None:
+    mapper = EventMapper(session=SESSION)
+    mapper.map(assistant_start())
+    mapper.map(assistant_end("Many questions:"))
+    frames = [
+        mapper.map(ask_start({"questions": [question(f"q{n}")]}))
+        for n in range(MAX_ASKS_PER_MESSAGE)
+    ]
+    assert all(isinstance(out, ConversationUpdated) for [out] in frames)
+    [last] = frames[-1]
+    assert isinstance(last, ConversationUpdated)
+    assert len(last.value.blocks) == MAX_ASKS_PER_MESSAGE + 1  # the text, then the asks
+
+    assert mapper.map(ask_start(gallery_args())) == [
+        UnmappedEvent(
+            "tool_execution_start:ask",
+            "the message already holds 64 asks, the most one message may carry",
+        )
+    ]
+    assert dict(mapper.unmapped_counts) == {"tool_execution_start:ask": 1}
+    # The message keeps its 64 asks; a text update still settles; the next message is free.
+    [settled] = mapper.map(assistant_end("Many questions, edited:"))
+    assert isinstance(settled, ConversationUpdated)
+    assert len(settled.value.blocks) == MAX_ASKS_PER_MESSAGE + 1
+    mapper.map(assistant_start())
+    [fresh] = mapper.map(ask_start(gallery_args()))
+    assert isinstance(fresh, ConversationUpdated)
+    assert fresh.block_index == 0
 
 
 def test_the_reserved_labels_are_the_runtimes() -> None:
@@ -371,6 +487,11 @@ def test_message_events_without_a_usable_role_are_counted(
             [{"type": "text", "text": "a\ud800"}, {"type": "text", "text": "b"}],
             ["b"],
             "message.content[0].text is not valid Unicode",
+        ),
+        (
+            [{"type": "text", "text": "a"}, {"type": "text", "text": "b\x00c"}],
+            ["a"],
+            "message.content[1].text contains a NUL character",
         ),
     ],
 )

@@ -20,6 +20,7 @@ from compass_agent import (
     MapOutput,
     UnmappedEvent,
 )
+from compass_server import domain
 from gen.compass.v1 import comms_pb2
 from tests.unit.agent._events import SESSION, assistant_end, assistant_start, gallery_args
 
@@ -37,7 +38,7 @@ KEYS = [
 WORDS = [
     *sorted(RESERVED_OPTION_LABELS), "", " ", "ask", "assistant", "user", "text",
     "tool_execution_start", "tool_execution_end", "message_start", "message_end",
-    "\ud800", "x\udfff", "Next \u2192 ",
+    "\ud800", "x\udfff", "Next \u2192 ", "\x00", "a\x00b", "i" * 200, "i" * 201,
 ]  # fmt: skip
 
 any_text = (
@@ -120,6 +121,8 @@ def _check_frame(frame: ConversationUpdated) -> None:
     assert value.message_id == ""
     assert value.client_message_id
     value.SerializeToString()  # every string is encodable
+    # The server takes every frame the mapper makes: the bridge appends it as it is.
+    assert domain.block_violations(value.blocks, minted=False) == []
     kinds = [block.WhichOneof("block") for block in value.blocks]
     assert None not in kinds
     assert kinds == sorted(kinds, key=lambda kind: kind != "text")  # text first, then asks
@@ -180,6 +183,8 @@ def test_any_ask_arguments_are_safe(args: object, tool_call_id: object) -> None:
 TRICKY = st.sampled_from([
     True, False, None, "", " ", "0", "1", 0, 1, -1, 1.0, 1.5, -0.0, 2**31, -(2**31) - 1,
     math.nan, math.inf, [], {}, ["0"], {"label": "x"}, "\ud800", *sorted(RESERVED_OPTION_LABELS),
+    "\x00", "x\x00", "i" * 200, "i" * 201, [{"label": str(n)} for n in range(101)],
+    [{"id": str(n), "question": "?", "options": []} for n in range(101)],
 ])  # fmt: skip
 
 
@@ -295,18 +300,23 @@ def _agrees_with_reference(out: MapOutput, args: object) -> None:
 
 
 def _reference_ask(args: object) -> comms_pb2.Ask | None:
-    """An independent, plain reading of SPEC §2.1-2.2: the Ask, or None when malformed."""
+    """An independent, plain reading of SPEC §2.1-2.2 and of what the server accepts (the
+    limits in compass_server.domain): the Ask, or None when malformed."""
     if not isinstance(args, dict) or not isinstance(args.get("questions"), list):
         return None
     questions: list[Any] = args["questions"]
     if not questions or not all(isinstance(q, dict) for q in questions):
         return None
+    if len(questions) > domain.MAX_QUESTIONS_PER_ASK:
+        return None
     built = []
     for q in questions:
         for key in ("id", "question"):
-            if not isinstance(q.get(key), str):
+            if not isinstance(q.get(key), str) or "\x00" in q[key]:
                 return None
-        if "header" in q and not isinstance(q["header"], str):
+        if len(q["id"]) > domain.MAX_ID_LENGTH:
+            return None
+        if "header" in q and (not isinstance(q["header"], str) or "\x00" in q["header"]):
             return None
         if "multi" in q and not isinstance(q["multi"], bool):
             return None
@@ -322,14 +332,16 @@ def _reference_ask(args: object) -> comms_pb2.Ask | None:
                 return None
         if not isinstance(q.get("options"), list):
             return None
+        if len(q["options"]) > domain.MAX_OPTIONS_PER_QUESTION:
+            return None
         options = []
         for n, o in enumerate(q["options"]):
             if not isinstance(o, dict) or not isinstance(o.get("label"), str):
                 return None
-            if o["label"] in RESERVED_OPTION_LABELS:
+            if o["label"] in RESERVED_OPTION_LABELS or "\x00" in o["label"]:
                 return None
             for key in ("description", "preview"):
-                if key in o and not isinstance(o[key], str):
+                if key in o and (not isinstance(o[key], str) or "\x00" in o[key]):
                     return None
             options.append(
                 {
