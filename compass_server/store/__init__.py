@@ -396,7 +396,11 @@ class Store(Protocol):
 
         Concurrent updates are serialised per channel and judged against the message as
         stored when they get the lock: of two updates that each add "the next" ask, the
-        later one finds that position minted and is refused (its empty ask_id).
+        later one finds that position minted and is refused (its empty ask_id). For the
+        same reason a retry of an update that added asks is refused; a caller that lost
+        its response learns the minted ids from `append_message` with the message's
+        client_message_id and the same blocks unminted (the idempotent repeat returns the
+        stored message).
 
         Raises:
             InvalidArgumentError: a block breaks an invariant; a stored ask's block is

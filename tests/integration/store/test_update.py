@@ -139,6 +139,26 @@ async def test_the_runtime_order_text_first_then_one_ask_at_a_time(
     assert (await store.get_ask(world.human, auth_id)).answered
 
 
+async def test_a_lost_update_response_is_recovered_by_an_idempotent_append(
+    store: PostgresStore, world: World
+) -> None:
+    # Retrying an update that added an ask is refused (that position is minted now), so a
+    # caller that lost the response asks again with AppendMessage: the same client_message_id
+    # and the same blocks, unminted, return the stored message with every minted id.
+    message_id, ids = await post_original(store, world)
+    frame = [*ORIGINAL, ask(question("region", "0"))]  # as the mapper makes it: no ids
+    updated = await store.update_message(
+        world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), frame[-1]]
+    )
+    with pytest.raises(InvalidArgumentError):
+        await store.update_message(
+            world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), frame[-1]]
+        )
+    recovered = await world.post(store, *frame, client_message_id="turn-1")
+    assert recovered == updated
+    assert recovered.ask_ids[:2] == ids
+
+
 async def test_an_update_that_adds_an_ask_is_never_a_no_op(
     store: PostgresStore, world: World
 ) -> None:
