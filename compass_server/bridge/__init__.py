@@ -1,14 +1,17 @@
 """`compass agent-bridge`: a live agent runtime connected to a Compass channel (SPEC §2.3).
 
 The bridge reads the runtime's JSON-lines events, maps them with `compass_agent.EventMapper`,
-posts the frames through AgentService (append, then updates with the minted ask ids written
-back), and for every ask the runtime waits on, follows WatchAsk until a participant answers
-and writes the answer to the runtime's stdin. Modules:
+posts the frames through AgentService (the first frame of a message as AppendMessage, every
+later one as UpdateMessage with the minted ask ids written back by position, so an ask that
+starts after its message was stored joins that message), and for every ask the runtime waits
+on, follows WatchAsk until a participant answers and writes the answer to the runtime's
+stdin. Modules:
 
 - `runtime`: the runtime's RPC frames beyond what the mapper maps (ask requests, cancels);
 - `answers`: an answered Ask -> the runtime's label-keyed reply (pure);
 - `client`: AgentService over Connect on httpx; error classes and backoff;
-- `poster`: ordered, idempotent, retried posting and ask-id reconciliation;
+- `poster`: ordered, idempotent, retried posting, ask-id reconciliation and recovery of
+  ids hidden by a lost response;
 - `runner`: `Bridge`, the event loop's core (mapping, correlation, answer delivery);
 - `session`: child process or stdin/stdout, signals, exit codes.
 

@@ -3,32 +3,50 @@
 One worker posts everything, in the order messages first appeared, so the channel shows
 messages in the order the agent wrote them even after an outage. Per message:
 
-- The first post is an AppendMessage with `client_message_id` set. Its blocks are fixed on
-  first use and every retry repeats them exactly: after a lost response, the server finds the
-  message by its client_message_id and, the blocks being equal, returns it with the same
-  ids instead of storing a second copy (a retry with *other* blocks would be ALREADY_EXISTS).
-- Later snapshots go out as UpdateMessage with the minted ask ids written back: the i-th ask
-  block of the message carries the id minted for the i-th ask. Frames are full snapshots, so
-  while an update waits to be retried a newer snapshot replaces it (coalescing loses nothing);
-  an update is never sent before its message's append succeeded.
-- Continuation messages. UpdateMessage cannot add an ask (every ask block must carry a
-  minted id, and the set of ids is fixed), yet an agent can ask again after its message was
-  posted (a second ask call runs after the first one was answered). Asks that arrive after
-  the message was appended go out as a new message, `<client id>#<n>`, holding only those
-  asks; the first message keeps the text and the asks it was appended with. See `hold()` for
-  how the bridge keeps the usual text-then-ask message in one piece.
+- The first frame with any block goes out as AppendMessage with `client_message_id` set.
+  Its blocks are fixed on first use and every retry repeats them exactly: after a lost
+  response, the server finds the message by its client_message_id and, the blocks being
+  equal, returns it with the same ids instead of storing a second copy (a retry with *other*
+  blocks would be ALREADY_EXISTS).
+- Every later frame goes out as UpdateMessage. The ask blocks are matched BY POSITION
+  (design record, resolved decision 9): the first n ask blocks carry the n ids minted so
+  far, in order; ask blocks after them are new asks and go out with an EMPTY ask_id, and
+  the server mints their ids and returns them in the response. That is how every ask of a
+  turn joins the assistant message that requested it, although the runtime settles the
+  text before the first ask starts and starts a second ask only after the first one was
+  answered. Frames are full snapshots, so while an update waits to be retried a newer
+  snapshot replaces it (coalescing loses nothing); an update is never sent before its
+  message's append succeeded.
+
+Lost responses. A retried append is idempotent (above), and so is a retried update that
+adds no ask. An update that ADDS asks is not: once it landed, the positions it added are
+minted, and the retry (with those positions still empty) is refused with INVALID_ARGUMENT.
+So every write whose outcome is unknown (a retryable failure: the server may have done the
+work before the connection broke) is remembered as "unsure", by its blocks as mapped (ask
+ids empty). When a later update of the message is refused with INVALID_ARGUMENT (or a
+later append with ALREADY_EXISTS) while unsure writes exist, the poster recovers the
+message as stored: it repeats AppendMessage with the message's client_message_id and each
+unsure block set, newest first. The server compares blocks without ask ids or answers, so
+the block set that actually landed returns the stored message with every minted id (the
+store's documented recovery; tests/integration/store/test_update.py pins it), and the
+others return ALREADY_EXISTS. Only one can match: after a write that added asks landed,
+every later write of the message is refused until the ids are recovered. With the ids
+known, the refused snapshot is posted again. When none matches, the refusal was the
+frame's own and the frame is dropped.
 
 Errors (see client.retryable): transient ones are retried forever with capped exponential
 backoff; INTERNAL/UNKNOWN at most `MAX_BOUNDED_RETRIES` times; anything else drops the frame
-with an error in the log (the message stays unposted, so a later snapshot tries the append
-again). UNAUTHENTICATED and PERMISSION_DENIED, and NOT_FOUND on AppendMessage (an unknown
-channel), can never succeed for any frame: they stop the bridge (`FatalServerError`).
+with an error in the log (a later snapshot of the message tries again; the runtime's
+requests for asks that have no id are answered cancelled). UNAUTHENTICATED and
+PERMISSION_DENIED, and NOT_FOUND on AppendMessage (an unknown channel), can never succeed for
+any frame: they stop the bridge (`FatalServerError`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import hashlib
 import logging
 from dataclasses import dataclass, field
@@ -38,7 +56,7 @@ from compass_server.bridge.client import Backoff, RpcError, bounded, fatal
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Awaitable, Callable
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 __all__ = ["AgentApi", "AskNotPostedError", "FatalServerError", "Poster"]
 
@@ -50,6 +68,8 @@ MAX_BOUNDED_RETRIES: Final = 5
 """Retries of a call failing with INTERNAL or UNKNOWN before its frame is dropped."""
 MAX_CLIENT_ID: Final = 200
 """The server's limit on client_message_id (domain.MAX_ID_LENGTH)."""
+MAX_UNSURE: Final = 16
+"""Unsure writes remembered per message; older ones are forgotten (see `_Message.unsure`)."""
 _LOG_EVERY: Final = 10  # after the first failure, log every n-th retry of the same call
 
 
@@ -73,8 +93,12 @@ class AskNotPostedError(Exception):
     """The message holding an ask could not be stored, so the ask has no id to wait on."""
 
 
-class _DroppedError(Exception):
-    pass
+class _GaveUpError(Exception):
+    """A call failed for good (not retryable, or out of bounded retries)."""
+
+    def __init__(self, error: RpcError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class _SupersededError(Exception):
@@ -82,25 +106,29 @@ class _SupersededError(Exception):
 
 
 @dataclass(slots=True)
-class _Segment:
-    """One server message holding part of a mapper message (see the module docstring)."""
-
-    client_message_id: str
-    first_ask: int
-    """Ordinal (within the mapper message) of this segment's first ask."""
-    ask_ids: list[str] | None = None
-    """The minted ids, in order; None until appended (its length is the segment's ask count)."""
-    message_id: str = ""
-    posted: bytes = b""
-    """The block set last stored, serialized, to skip updates that change nothing."""
-
-
-@dataclass(slots=True)
 class _Message:
+    """One mapper message and what the server holds of it."""
+
     key: str
-    base_id: str
+    """The mapper's client_message_id."""
+    client_message_id: str
+    """The id it is posted under (namespaced by the run, see Poster._client_id)."""
     latest: comms_pb2.MessageUpdated | None = None
-    segments: list[_Segment] = field(default_factory=list[_Segment])
+    """The newest snapshot not yet taken up by the worker."""
+    message_id: str = ""
+    """The server's id; empty until the append succeeded."""
+    ask_ids: list[str] = field(default_factory=list[str])
+    """The ids minted for the message's asks, in block order."""
+    posted: bytes = b""
+    """The block set last stored (ids written in), serialized: updates equal to it are
+    skipped."""
+    unsure: list[list[comms_pb2.MessageBlock]] = field(
+        default_factory=list[list[comms_pb2.MessageBlock]]
+    )
+    """Block sets (as mapped: ask ids empty) of writes that may have landed unseen, oldest
+    first; cleared whenever the stored state is known again."""
+    failure: str | None = None
+    """Why the last post of the message was dropped; None while none was, or a post runs."""
 
 
 class Poster:
@@ -128,11 +156,11 @@ class Poster:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._released = asyncio.Event()
-        self._released.set()
         self._futures: dict[tuple[str, int], asyncio.Future[str]] = {}
         self.dropped = 0
         """Frames given up on (each logged as an error)."""
+        self.recovered = 0
+        """Messages whose ask ids were recovered after a lost response (each logged)."""
 
     # -- the runner's side -----------------------------------------------------------------
 
@@ -141,26 +169,15 @@ class Poster:
         key = frame.client_message_id
         message = self._messages.get(key)
         if message is None:
-            message = self._messages[key] = _Message(key=key, base_id=self._base_id(key))
+            message = self._messages[key] = _Message(
+                key=key, client_message_id=self._client_id(key)
+            )
         message.latest = frame
         if key not in self._queued:
             self._queued.add(key)
             self._queue.append(key)
         self._idle.clear()
         self._wake.set()
-
-    def hold(self) -> None:
-        """Keep new snapshots back until `release()`.
-
-        The runner holds while it knows that asks of the message just ended are about to
-        start (the assistant message announced its ask tool calls), so that the text and
-        those asks are appended together as one message instead of text, then a
-        continuation message for the ask.
-        """
-        self._released.clear()
-
-    def release(self) -> None:
-        self._released.set()
 
     @property
     def pending(self) -> int:
@@ -170,23 +187,24 @@ class Poster:
     def ask_id(self, key: str, ordinal: int) -> asyncio.Future[str]:
         """The id minted for the `ordinal`-th ask of mapper message `key`.
 
-        The future fails with AskNotPostedError if the message holding the ask could not
-        be stored. Awaiting it waits for the (possibly retried) append.
+        Awaiting it waits for the (possibly retried) append or update that adds the ask. It
+        fails with AskNotPostedError if the last post of the message was dropped and no
+        newer snapshot is queued (a later snapshot that gets posted resolves a new one).
         """
         future = self._futures.get((key, ordinal))
         if future is None or future.cancelled() or (future.done() and future.exception()):
             future = asyncio.get_running_loop().create_future()
             self._futures[(key, ordinal)] = future
             message = self._messages.get(key)
-            for segment in message.segments if message is not None else ():
-                ids = segment.ask_ids
-                if ids is not None and segment.first_ask <= ordinal < segment.first_ask + len(ids):
-                    future.set_result(ids[ordinal - segment.first_ask])
+            if message is not None:
+                if ordinal < len(message.ask_ids):
+                    future.set_result(message.ask_ids[ordinal])
+                elif message.failure is not None and message.latest is None:
+                    _fail(future, message.failure)
         return future
 
     async def drain(self) -> None:
-        """Wait until every submitted snapshot is posted (or dropped). Releases any hold."""
-        self.release()
+        """Wait until every submitted snapshot is posted (or dropped)."""
         await self._idle.wait()
 
     def fail_waiting(self, reason: str) -> None:
@@ -218,103 +236,178 @@ class Poster:
 
     async def _process(self, message: _Message) -> None:
         while message.latest is not None:
-            await self._released.wait()
             snapshot = message.latest
             message.latest = None
+            message.failure = None
             try:
                 await self._post(message, snapshot)
             except _SupersededError:
                 continue  # a newer snapshot replaces the one being retried
 
     async def _post(self, message: _Message, snapshot: comms_pb2.MessageUpdated) -> None:
-        asks = sum(1 for block in snapshot.blocks if block.HasField("ask"))
-        segments = message.segments
-        if not segments:
-            segments.append(_Segment(client_message_id=message.base_id, first_ask=0))
-        last = segments[-1]
-        if last.ask_ids is not None and asks > last.first_ask + len(last.ask_ids):
-            segments.append(
-                _Segment(
-                    client_message_id=_continuation_id(message.base_id, len(segments)),
-                    first_ask=last.first_ask + len(last.ask_ids),
-                )
-            )
-        stored_asks = sum(len(s.ask_ids) for s in segments if s.ask_ids is not None)
-        if asks < stored_asks:
-            logger.error(
-                "message %s: a snapshot has %d asks but %d were posted; its updates will be refused",
-                message.key,
-                asks,
-                stored_asks,
-            )
-        for index, segment in enumerate(segments):
-            blocks = _segment_blocks(snapshot, segment, first=index == 0)
-            if segment.ask_ids is None:
-                if not blocks:
-                    continue  # nothing to show yet (an assistant message without text)
-                if not await self._append(message, segment, blocks):
-                    return
-            else:
-                await self._update(message, segment, blocks)
+        blocks = [_copy(block) for block in snapshot.blocks]
+        if message.message_id:
+            await self._update(message, blocks)
+        elif blocks:
+            await self._append(message, blocks)
+        # else: nothing to show yet (an assistant message without text); a later snapshot
+        # with blocks is the message's first frame.
 
-    async def _append(
-        self, message: _Message, segment: _Segment, blocks: list[comms_pb2.MessageBlock]
-    ) -> bool:
-        frame = comms_pb2.MessageUpdated(client_message_id=segment.client_message_id, blocks=blocks)
-        what = f"AppendMessage {segment.client_message_id}"
+    async def _append(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
+        frame = comms_pb2.MessageUpdated(client_message_id=message.client_message_id, blocks=blocks)
+        what = f"AppendMessage {message.client_message_id}"
         try:
             stored = await self._call(
                 what,
-                lambda: self._api.append_message(self._channel, frame),
+                functools.partial(self._api.append_message, self._channel, frame),
                 not_found_is_fatal=True,
+                unsure=lambda: self._note_unsure(message, blocks),
             )
-        except _DroppedError:
-            self._fail_asks(message, segment, "the server refused the message holding the ask")
-            return False
-        minted = [block.ask.ask_id for block in stored.blocks if block.HasField("ask")]
-        expected = sum(1 for block in blocks if block.HasField("ask"))
-        if len(minted) != expected or not all(minted) or not stored.message_id:
-            logger.error(
-                "%s: the server returned %d ask ids for %d asks; dropping the message",
-                what,
-                len(minted),
-                expected,
-            )
-            self.dropped += 1
-            self._fail_asks(message, segment, "the server returned no ask id")
-            return False
-        segment.ask_ids = minted
-        segment.message_id = stored.message_id
-        segment.posted = _serialized(_with_ids(blocks, minted))
-        logger.info("posted message %s as %s", segment.client_message_id, stored.message_id)
-        for offset, ask_id in enumerate(minted):
-            future = self._futures.get((message.key, segment.first_ask + offset))
-            if future is not None and not future.done():
-                future.set_result(ask_id)
-        return True
-
-    async def _update(
-        self, message: _Message, segment: _Segment, blocks: list[comms_pb2.MessageBlock]
-    ) -> None:
-        assert segment.ask_ids is not None  # noqa: S101 - only called for appended segments
-        reconciled = _with_ids(blocks, segment.ask_ids)
-        serialized = _serialized(reconciled)
-        if serialized == segment.posted:
+        except _GaveUpError as exc:
+            # ALREADY_EXISTS: an earlier append of this message, given up on, did land.
+            if exc.error.code == "already_exists" and await self._recover(message):
+                self._again(message, blocks)
+                return
+            self._drop(message, what, str(exc.error))
             return
+        ids = _ask_ids(stored)
+        if len(ids) != _count_asks(blocks) or not all(ids) or not stored.message_id:
+            self._drop(
+                message,
+                what,
+                f"the server returned {len(ids)} ask ids for {_count_asks(blocks)} asks",
+            )
+            return
+        message.message_id = stored.message_id
+        self._stored(message, blocks, ids)
+        logger.info("posted message %s as %s", message.client_message_id, stored.message_id)
+
+    async def _update(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
+        known = list(message.ask_ids)
+        asks = _count_asks(blocks)
+        reconciled = _with_ids(blocks, known)
+        if _serialized(reconciled) == message.posted:
+            return
+        if asks < len(known):
+            logger.error(
+                "message %s: a snapshot has %d asks but %d were posted; the server will refuse it",
+                message.key,
+                asks,
+                len(known),
+            )
         frame = comms_pb2.MessageUpdated(
-            message_id=segment.message_id,
-            client_message_id=segment.client_message_id,
+            message_id=message.message_id,
+            client_message_id=message.client_message_id,
             blocks=reconciled,
         )
+        what = f"UpdateMessage {message.client_message_id}"
         try:
-            await self._call(
-                f"UpdateMessage {segment.client_message_id}",
-                lambda: self._api.update_message(frame),
+            stored = await self._call(
+                what,
+                functools.partial(self._api.update_message, frame),
                 superseded=lambda: message.latest is not None,
+                # Only an update that adds asks cannot simply be repeated (module docstring).
+                unsure=(lambda: self._note_unsure(message, blocks)) if asks > len(known) else None,
             )
-        except _DroppedError:
+        except _GaveUpError as exc:
+            if exc.error.code == "invalid_argument" and await self._recover(message):
+                self._again(message, blocks)
+                return
+            self._drop(message, what, str(exc.error))
             return
-        segment.posted = serialized
+        ids = _ask_ids(stored)
+        if len(ids) != asks or ids[: len(known)] != known or not all(ids):
+            self._drop(
+                message,
+                what,
+                f"the server returned ask ids {ids} for {asks} asks, {len(known)} of them {known}",
+            )
+            return
+        self._stored(message, blocks, ids)
+        if asks > len(known):
+            logger.info(
+                "message %s: %d new ask(s) posted", message.client_message_id, asks - len(known)
+            )
+
+    async def _recover(self, message: _Message) -> bool:
+        """Learn the message as stored from its unsure writes (see the module docstring).
+
+        True when one of them is what the server holds: the message's id and ask ids are
+        then known again. False when none is (or the recovery itself failed).
+        """
+        what = f"AppendMessage {message.client_message_id} (recovering its ask ids)"
+        for blocks in reversed(list(message.unsure)):
+            frame = comms_pb2.MessageUpdated(
+                client_message_id=message.client_message_id, blocks=blocks
+            )
+            try:
+                stored = await self._call(
+                    what,
+                    functools.partial(self._api.append_message, self._channel, frame),
+                    not_found_is_fatal=True,
+                )
+            except _GaveUpError as exc:
+                if exc.error.code == "already_exists":
+                    continue  # not this one: the server holds other blocks
+                # The unsure writes stay: a later refusal tries them again.
+                logger.error("%s failed: %s", what, exc.error)
+                return False
+            ids = _ask_ids(stored)
+            known = message.ask_ids
+            if (
+                not stored.message_id
+                or (message.message_id and stored.message_id != message.message_id)
+                or len(ids) != _count_asks(blocks)
+                or ids[: len(known)] != known
+                or not all(ids)
+            ):
+                logger.error("%s: the server returned a message that does not fit", what)
+                return False
+            hidden = len(ids) - len(known)
+            message.message_id = stored.message_id
+            self._stored(message, blocks, ids)
+            self.recovered += 1
+            logger.warning(
+                "message %s: a lost response hid %d minted ask id(s); recovered them",
+                message.client_message_id,
+                hidden,
+            )
+            return True
+        message.unsure.clear()  # none of them landed: the refusal is the frame's own
+        return False
+
+    def _stored(
+        self, message: _Message, blocks: Sequence[comms_pb2.MessageBlock], ids: list[str]
+    ) -> None:
+        """The server holds `blocks` (as mapped) with `ids` minted for their asks."""
+        message.ask_ids = ids
+        message.posted = _serialized(_with_ids(blocks, ids))
+        message.unsure.clear()
+        for ordinal, ask_id in enumerate(ids):
+            future = self._futures.get((message.key, ordinal))
+            if future is not None and not future.done():
+                future.set_result(ask_id)
+
+    def _note_unsure(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
+        if any(_same(blocks, other) for other in message.unsure):
+            return
+        message.unsure.append(blocks)
+        # Bounded: only a snapshot superseded during an outage adds one, and the newest are
+        # the ones that can have landed last.
+        del message.unsure[:-MAX_UNSURE]
+
+    def _again(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
+        """Post `blocks` again with the ids now known, unless a newer snapshot waits."""
+        if message.latest is None:
+            message.latest = comms_pb2.MessageUpdated(client_message_id=message.key, blocks=blocks)
+
+    def _drop(self, message: _Message, what: str, reason: str) -> None:
+        self.dropped += 1
+        logger.error("%s failed for good, dropping the frame: %s", what, reason)
+        message.failure = f"the server did not store the message holding the ask ({reason})"
+        for (key, ordinal), future in self._futures.items():
+            if key == message.key and ordinal >= len(message.ask_ids) and not future.done():
+                _fail(future, message.failure)
 
     async def _call(
         self,
@@ -323,7 +416,18 @@ class Poster:
         *,
         not_found_is_fatal: bool = False,
         superseded: Callable[[], bool] | None = None,
+        unsure: Callable[[], None] | None = None,
     ) -> T:
+        """`call()`, retried with backoff while it fails transiently.
+
+        `unsure` runs after each failure that may have happened after the server did the
+        work (every retryable one: the connection can break on the way back).
+
+        Raises:
+            _GaveUpError: the call failed for good.
+            _SupersededError: `superseded()` turned true before an attempt.
+            FatalServerError: the server refuses the bridge itself.
+        """
         backoff = Backoff(initial=self._initial_backoff, cap=self._max_backoff)
         bounded_failures = 0
         while True:
@@ -334,12 +438,12 @@ class Poster:
             except RpcError as exc:
                 if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
                     raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
+                if exc.retryable and unsure is not None:
+                    unsure()
                 if bounded(exc.code):
                     bounded_failures += 1
                 if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                    self.dropped += 1
-                    logger.error("%s failed for good, dropping the frame: %s", what, exc)
-                    raise _DroppedError from exc
+                    raise _GaveUpError(exc) from exc
                 delay = backoff.next_delay()
                 if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
                     logger.warning(
@@ -355,17 +459,12 @@ class Poster:
                 logger.info("%s succeeded after %d retries", what, backoff.attempts)
             return result
 
-    def _fail_asks(self, message: _Message, segment: _Segment, reason: str) -> None:
-        for (key, ordinal), future in self._futures.items():
-            if key == message.key and ordinal >= segment.first_ask and not future.done():
-                _fail(future, reason)
-
-    def _base_id(self, key: str) -> str:
+    def _client_id(self, key: str) -> str:
         prefix = f"{self._run_id}-"
         # The mapper numbers messages without a runtime id as `<session>-<n>`, and the
         # bridge passes run_id as the session: those are already namespaced.
         candidate = key if key.startswith(prefix) else f"{self._run_id}:{key}"
-        if len(candidate) + 8 > MAX_CLIENT_ID:  # room for a continuation suffix
+        if len(candidate) > MAX_CLIENT_ID:
             digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
             candidate = f"{self._run_id}:h{digest}"
         return candidate
@@ -378,39 +477,25 @@ def _fail(future: asyncio.Future[str], reason: str) -> None:
     future.exception()
 
 
-def _continuation_id(base_id: str, index: int) -> str:
-    return f"{base_id}#{index}"
+def _count_asks(blocks: Sequence[comms_pb2.MessageBlock]) -> int:
+    return sum(1 for block in blocks if block.HasField("ask"))
 
 
-def _segment_blocks(
-    snapshot: comms_pb2.MessageUpdated, segment: _Segment, *, first: bool
-) -> list[comms_pb2.MessageBlock]:
-    """The blocks of `snapshot` that `segment` holds: for the first segment every non-ask
-    block, and for each segment its asks (an unposted last segment: every later ask)."""
-    end = None if segment.ask_ids is None else segment.first_ask + len(segment.ask_ids)
-    out: list[comms_pb2.MessageBlock] = []
-    ordinal = 0
-    for block in snapshot.blocks:
-        if block.HasField("ask"):
-            if ordinal >= segment.first_ask and (end is None or ordinal < end):
-                out.append(_copy(block))
-            ordinal += 1
-        elif first:
-            out.append(_copy(block))
-    return out
+def _ask_ids(message: comms_pb2.Message) -> list[str]:
+    return [block.ask.ask_id for block in message.blocks if block.HasField("ask")]
 
 
 def _with_ids(
-    blocks: list[comms_pb2.MessageBlock], ask_ids: list[str]
+    blocks: Sequence[comms_pb2.MessageBlock], ask_ids: list[str]
 ) -> list[comms_pb2.MessageBlock]:
-    """Copies of `blocks` whose i-th ask block carries `ask_ids[i]` (the reconciliation)."""
+    """Copies of `blocks` whose i-th ask block carries `ask_ids[i]` and whose later ask
+    blocks carry an empty id (new asks: the server mints theirs)."""
     out: list[comms_pb2.MessageBlock] = []
     ordinal = 0
     for block in blocks:
         copy = _copy(block)
         if copy.HasField("ask"):
-            if ordinal < len(ask_ids):
-                copy.ask.ask_id = ask_ids[ordinal]
+            copy.ask.ask_id = ask_ids[ordinal] if ordinal < len(ask_ids) else ""
             ordinal += 1
         out.append(copy)
     return out
@@ -422,5 +507,9 @@ def _copy(block: comms_pb2.MessageBlock) -> comms_pb2.MessageBlock:
     return copy
 
 
-def _serialized(blocks: list[comms_pb2.MessageBlock]) -> bytes:
+def _serialized(blocks: Sequence[comms_pb2.MessageBlock]) -> bytes:
     return comms_pb2.MessageUpdated(blocks=blocks).SerializeToString(deterministic=True)
+
+
+def _same(a: Sequence[comms_pb2.MessageBlock], b: Sequence[comms_pb2.MessageBlock]) -> bool:
+    return _serialized(a) == _serialized(b)

@@ -14,12 +14,13 @@ slot not yet matched:
 1. by `toolCallId` when the request carries one;
 2. else by equal question ids, preferring equal question texts too, oldest slot first.
 
-A matched request starts a task: wait for the ask's minted id (the append may still be
-retrying), follow WatchAsk until the ask is answered (reconnecting with backoff), then write
-the `extension_ui_response`. Each request has its own task, so two asks of one turn wait
-concurrently and each answer goes to its own request id. A request that matches nothing (the
-mapper refused the ask's arguments, say) is answered `cancelled`, so the runtime never hangs
-on an ask nobody can see. The wait stops when the runtime cancels the request
+A matched request starts a task: wait for the ask's minted id (the append, or the update that
+adds the ask to its already stored message, may still be retrying), follow WatchAsk until the
+ask is answered (reconnecting with backoff), then write the `extension_ui_response`. Each
+request has its own task, so two asks of one turn wait concurrently and each answer goes to
+its own request id. A request that matches nothing (the mapper refused the ask's arguments,
+say), or whose ask the server did not store, is answered `cancelled`, so the runtime never
+hangs on an ask nobody can see. The wait stops when the runtime cancels the request
 (`method: "cancel"`), when the ask tool call ends, or when the runtime's output ends.
 """
 
@@ -50,7 +51,6 @@ from compass_server.bridge.runtime import (
     DialogRequest,
     NoticeRequest,
     UnreadableRequest,
-    announced_ask_calls,
     as_object,
     parse_ui_request,
 )
@@ -65,17 +65,6 @@ __all__ = ["AskSlot", "Bridge", "ReplySink"]
 
 logger = logging.getLogger(__name__)
 
-#: Events after which no announced ask can still be about to start (see Bridge._hold_for).
-_RELEASE_EVENTS: Final = frozenset(
-    {
-        "extension_ui_request",
-        "extension_ui_cancel",
-        "message_start",
-        "turn_end",
-        "agent_end",
-        "tool_execution_end",
-    }
-)
 _STABLE_STREAM_SECONDS: Final = 10.0  # a WatchAsk that lived this long resets the backoff
 _LOG_EVERY: Final = 10  # after the first failed reconnect, log every n-th
 
@@ -126,13 +115,11 @@ class Bridge:
         run_id: str,
         max_backoff: float = 5.0,
         initial_backoff: float = 0.2,
-        hold_seconds: float = 1.0,
     ) -> None:
         self._api = api
         self._sink = sink
         self._max_backoff = max_backoff
         self._initial_backoff = initial_backoff
-        self._hold_seconds = hold_seconds
         self.mapper = EventMapper(session=run_id)
         self.poster = Poster(
             api,
@@ -146,8 +133,6 @@ class Bridge:
         self._writes: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._unmapped: collections.Counter[str] = collections.Counter()
-        self._expected_asks = 0
-        self._hold_timer: asyncio.TimerHandle | None = None
         self.failure: asyncio.Future[FatalServerError] = asyncio.get_running_loop().create_future()
         """Resolved when the server refuses the bridge itself; the session then stops."""
         self.delivered = 0
@@ -188,9 +173,6 @@ class Bridge:
 
     def _handle(self, event: dict[str, object]) -> None:
         kind = event.get("type")
-        announced = announced_ask_calls(event)
-        if announced:
-            self._hold_for(announced)  # before the frame is queued: see Poster.hold
         if kind in {"extension_ui_request", "extension_ui_cancel"}:
             self._on_ui_request(event)
         elif kind == "response" and event.get("id") == ASK_DIALOG_COMMAND_ID:
@@ -205,13 +187,6 @@ class Bridge:
                     )
         if kind == "tool_execution_end" and event.get("toolName") == "ask":
             self._on_ask_end(event.get("toolCallId"))
-        if kind == "tool_execution_start" and event.get("toolName") == "ask":
-            if self._expected_asks > 0:
-                self._expected_asks -= 1
-                if self._expected_asks == 0:
-                    self._release()
-        elif kind in _RELEASE_EVENTS:
-            self._release()
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
@@ -229,24 +204,6 @@ class Bridge:
                 )
             )
         self.poster.submit(frame)
-
-    # -- holding the text of a message until its asks have started ------------------------
-
-    def _hold_for(self, announced: int) -> None:
-        """The assistant message just ended and announced `announced` ask calls: hold its
-        frame until they have started (or something else happens, or `hold_seconds`)."""
-        self._expected_asks = announced
-        self.poster.hold()
-        if self._hold_timer is not None:
-            self._hold_timer.cancel()
-        self._hold_timer = asyncio.get_running_loop().call_later(self._hold_seconds, self._release)
-
-    def _release(self) -> None:
-        self._expected_asks = 0
-        if self._hold_timer is not None:
-            self._hold_timer.cancel()
-            self._hold_timer = None
-        self.poster.release()
 
     # -- runtime UI requests ---------------------------------------------------------------
 
@@ -428,7 +385,6 @@ class Bridge:
 
     async def stop_waiting(self) -> None:
         """The runtime is gone: cancel every wait for an answer and flush pending replies."""
-        self._release()
         for task in list(self._waits.values()):
             task.cancel()
         for task in list(self._waits.values()):

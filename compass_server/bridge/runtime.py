@@ -34,7 +34,6 @@ __all__ = [
     "NoticeRequest",
     "UIRequest",
     "UnreadableRequest",
-    "announced_ask_calls",
     "as_object",
     "parse_ui_request",
 ]
@@ -175,25 +174,3 @@ def _ask_request(event: dict[str, object], request_id: str) -> UIRequest:
 def _target(event: dict[str, object]) -> str | None:
     target = event.get("targetId")
     return target if isinstance(target, str) and target else None
-
-
-def announced_ask_calls(event: dict[str, object]) -> int:
-    """How many `ask` tool calls an assistant `message_end` announces in its content.
-
-    The runtime runs a message's tool calls after the message ends, so these asks are about
-    to start (0 for anything that is not an assistant message_end).
-    """
-    if event.get("type") != "message_end":
-        return 0
-    message = as_object(event.get("message"))
-    if message is None or message.get("role") != "assistant":
-        return 0
-    content = message.get("content")
-    if not isinstance(content, list):
-        return 0
-    count = 0
-    for item in cast("list[object]", content):
-        part = as_object(item)
-        if part is not None and part.get("type") == "toolCall" and part.get("name") == ASK_TOOL:
-            count += 1
-    return count

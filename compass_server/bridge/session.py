@@ -64,7 +64,6 @@ class BridgeOptions:
     ask_dialog: bool = True
     """Send `set_ask_dialog` first, so the runtime sends its asks as `method: "ask"`."""
     max_backoff: float = 5.0
-    hold_seconds: float = 1.0
     drain_timeout: float | None = None
     stop_drain_seconds: float = 10.0
 
@@ -242,7 +241,6 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
                 sink=sink,
                 run_id=f"cb{secrets.token_hex(6)}",
                 max_backoff=options.max_backoff,
-                hold_seconds=options.hold_seconds,
             )
             return await _Session(options, bridge, source, child, signals).run()
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns

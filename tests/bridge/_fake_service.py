@@ -2,9 +2,11 @@
 a database: the end-to-end tests run the real server on PostgreSQL).
 
 It keeps the contract rules the bridge depends on: AppendMessage mints one ask id per ask
-block and is idempotent per client_message_id (equal blocks -> the stored message, others ->
-ALREADY_EXISTS); UpdateMessage needs every ask's minted id and the same id set; WatchAsk
-sends the current state, then changes, and ends once answered. Tests script failures.
+block and is idempotent per client_message_id (blocks equal but for ask ids and answer state
+-> the stored message, others -> ALREADY_EXISTS); UpdateMessage matches ask blocks to the
+stored asks by position (the i-th must carry the i-th minted id; later ones must be empty
+and get minted); WatchAsk sends the current state, then changes, and ends once answered.
+Tests script failures: before a call is handled, or after (a lost response).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from compass_server.bridge.client import RpcError
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+    from collections.abc import AsyncGenerator, Callable
 
 
 @dataclass
@@ -35,81 +37,113 @@ class FakeAgentService:
     """Stored messages by message id, in insertion order."""
     calls: list[Call] = field(default_factory=list[Call])
     failures: dict[str, list[RpcError]] = field(default_factory=dict[str, list[RpcError]])
-    """Errors the next calls of a method raise, in order ("AppendMessage", "UpdateMessage",
-    "WatchAsk")."""
+    """Errors the next calls of a method raise before it is handled, in order
+    ("AppendMessage", "UpdateMessage", "WatchAsk")."""
     lose_responses: dict[str, int] = field(default_factory=dict[str, int])
-    """How many of the next calls of a method store, then fail as if the response was lost."""
+    """How many of the next calls of a method are handled (stored or refused), then fail
+    with `lost_error` as if the response was lost on the way back."""
+    lost_error: RpcError = field(
+        default_factory=lambda: RpcError("unavailable", "connection reset after the request")
+    )
+    plan: list[str] = field(default_factory=list[str])
+    """Outcomes of the next AppendMessage/UpdateMessage calls, in order: "ok", "down"
+    (unavailable, not handled) or "lost" (handled, then unavailable); then all "ok"."""
+    minted: int = 0
+    """Ask ids minted so far."""
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _changed: dict[str, asyncio.Event] = field(default_factory=dict[str, asyncio.Event])
 
-    def _fail(self, method: str) -> None:
+    async def _handle(
+        self, method: str, frame: comms_pb2.MessageUpdated, handle: Callable[[], comms_pb2.Message]
+    ) -> comms_pb2.Message:
+        await asyncio.sleep(0)
+        outcome = self.plan.pop(0) if self.plan else "ok"
         queue = self.failures.get(method)
-        if queue:
-            raise queue.pop(0)
-
-    def _lose(self, method: str) -> None:
-        if self.lose_responses.get(method, 0) > 0:
+        if queue or outcome == "down":
+            self.calls.append(Call(method, _copy(frame), ok=False))
+            raise queue.pop(0) if queue else RpcError("unavailable", "connection refused")
+        lose = outcome == "lost"
+        if not lose and self.lose_responses.get(method, 0) > 0:
             self.lose_responses[method] -= 1
-            raise RpcError("unavailable", "connection reset after the request was handled")
+            lose = True
+        try:
+            result = handle()
+        except RpcError:
+            self.calls.append(Call(method, _copy(frame), ok=False))
+            if lose:  # refused, but the caller never learns it
+                raise self.lost_error from None
+            raise
+        self.calls.append(Call(method, _copy(frame), ok=not lose))
+        if lose:
+            raise self.lost_error
+        return result
 
     async def append_message(
         self, channel_id: str, frame: comms_pb2.MessageUpdated
     ) -> comms_pb2.Message:
-        await asyncio.sleep(0)
-        try:
-            self._fail("AppendMessage")
-        except RpcError:
-            self.calls.append(Call("AppendMessage", _copy(frame), ok=False))
-            raise
-        self.calls.append(Call("AppendMessage", _copy(frame), ok=True))
         assert channel_id == self.channel_id
+        return await self._handle("AppendMessage", frame, lambda: self._append(frame))
+
+    def _append(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
         assert not frame.message_id
+        assert all(not b.ask.ask_id for b in frame.blocks if b.HasField("ask"))
         for stored in self.messages.values():
             if stored.client_message_id == frame.client_message_id:
-                if _content(stored.blocks) != _content(frame.blocks):
+                if content(stored.blocks) != content(frame.blocks):
                     raise RpcError("already_exists", "client_message_id used with other blocks")
-                self._lose("AppendMessage")
                 return _copy_message(stored)
         message = comms_pb2.Message(
             message_id=f"msg_{next(self._ids)}",
-            channel_id=channel_id,
+            channel_id=self.channel_id,
             client_message_id=frame.client_message_id,
             blocks=frame.blocks,
         )
         for block in message.blocks:
             if block.HasField("ask"):
-                assert not block.ask.ask_id
-                block.ask.ask_id = f"ask_{next(self._ids)}"
+                block.ask.ask_id = self._mint()
         self.messages[message.message_id] = message
-        self._lose("AppendMessage")
         return _copy_message(message)
 
     async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
-        await asyncio.sleep(0)
-        try:
-            self._fail("UpdateMessage")
-        except RpcError:
-            self.calls.append(Call("UpdateMessage", _copy(frame), ok=False))
-            raise
-        self.calls.append(Call("UpdateMessage", _copy(frame), ok=True))
+        return await self._handle("UpdateMessage", frame, lambda: self._update(frame))
+
+    def _update(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
         stored = self.messages.get(frame.message_id)
         if stored is None:
             raise RpcError("not_found", "message not found")
-        before = {b.ask.ask_id: b.ask for b in stored.blocks if b.HasField("ask")}
+        before = [b.ask for b in stored.blocks if b.HasField("ask")]
         sent = [b.ask.ask_id for b in frame.blocks if b.HasField("ask")]
-        if not all(sent) or set(sent) != set(before) or len(sent) != len(before):
-            raise RpcError("invalid_argument", "the update changes the message's asks")
-        del stored.blocks[:]
+        if len(sent) < len(before):
+            raise RpcError("invalid_argument", "the update drops a stored ask")
+        for ordinal, ask_id in enumerate(sent):
+            wanted = before[ordinal].ask_id if ordinal < len(before) else ""
+            if ask_id != wanted:
+                raise RpcError("invalid_argument", f"ask {ordinal} must carry {wanted!r}")
+        blocks: list[comms_pb2.MessageBlock] = []
+        ordinal = 0
         for block in frame.blocks:
-            copy = stored.blocks.add()
+            copy = comms_pb2.MessageBlock()
             copy.CopyFrom(block)
             if copy.HasField("ask"):
-                copy.ask.CopyFrom(_with_answer(copy.ask, before[copy.ask.ask_id]))
+                if ordinal < len(before):
+                    copy.ask.CopyFrom(_with_answer(copy.ask, before[ordinal]))
+                else:
+                    copy.ask.ask_id = self._mint()
+                ordinal += 1
+            blocks.append(copy)
+        del stored.blocks[:]
+        stored.blocks.extend(blocks)
         return _copy_message(stored)
+
+    def _mint(self) -> str:
+        self.minted += 1
+        return f"ask_{next(self._ids)}"
 
     async def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
         await asyncio.sleep(0)
-        self._fail("WatchAsk")
+        queue = self.failures.get("WatchAsk")
+        if queue:
+            raise queue.pop(0)
         changed = self._changed.setdefault(ask_id, asyncio.Event())
         last: bytes | None = None
         while True:
@@ -176,13 +210,19 @@ def _with_answer(sent: comms_pb2.Ask, stored: comms_pb2.Ask) -> comms_pb2.Ask:
     return result
 
 
-def _content(blocks: object) -> list[bytes]:
+def content(blocks: object) -> list[bytes]:
+    """The blocks as the peer compares them (without ask ids and answer state)."""
     out: list[bytes] = []
     for block in blocks:  # type: ignore[attr-defined] - a repeated MessageBlock field
         copy = comms_pb2.MessageBlock()
         copy.CopyFrom(block)
         if copy.HasField("ask"):
+            # Compared without ask ids and answer state, as the server does.
             copy.ask.ask_id = ""
+            copy.ask.answered_by_account_id = ""
+            for question in copy.ask.questions:
+                del question.chosen_option_ids[:]
+                question.custom_text = ""
         out.append(copy.SerializeToString(deterministic=True))
     return out
 

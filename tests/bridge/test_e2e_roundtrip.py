@@ -94,13 +94,27 @@ async def test_two_asks_started_together_are_both_answered_to_their_own_requests
         await respond(comms, world.human.token, asks["db"]["askId"], GALLERY_ANSWERS)
         assert await wait_exit(bridge) == 0, bridge.log()
 
-    (message,) = await list_messages(comms, world.human.token, world.channel_id)
-    kinds = [next(iter(block)) for block in message["blocks"]]
-    assert kinds == ["text", "ask", "ask"]
-    assert all(b["ask"]["answeredByAccountId"] for b in message["blocks"][1:])
+    _assert_one_message_with_both_asks(
+        await list_messages(comms, world.human.token, world.channel_id), asks, world
+    )
     log = bridge.log()
     assert "got the expected reply for req-a" in log
     assert "got the expected reply for req-b" in log
+
+
+def _assert_one_message_with_both_asks(
+    messages: list[dict[str, Any]], asks: dict[str, dict[str, Any]], world: SeededWorld
+) -> None:
+    """The assistant message holds its text, then ask 1, then ask 2, both answered (SPEC §2.2)."""
+    (message,) = messages
+    text, first, second = message["blocks"]
+    assert text == {"text": {"text": INTRO}}
+    assert [q["questionId"] for q in first["ask"]["questions"]] == ["db", "features"]
+    assert [q["questionId"] for q in second["ask"]["questions"]] == ["region", "name"]
+    assert first["ask"]["askId"] == asks["db"]["askId"]
+    assert second["ask"]["askId"] == asks["region"]["askId"]
+    assert first["ask"]["answeredByAccountId"] == world.human.account_id
+    assert second["ask"]["answeredByAccountId"] == world.human.account_id
 
 
 async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
@@ -130,16 +144,22 @@ async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
     ) as bridge:
         (first,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
         await respond(comms, world.human.token, first["askId"], GALLERY_ANSWERS)
-        asks = await wait_for_asks(comms, world.human.token, world.channel_id, 2)
-        await respond(comms, world.human.token, asks[1]["askId"], DEPLOY_ANSWERS)
+        asks = _by_first_question(
+            await wait_for_asks(comms, world.human.token, world.channel_id, 2)
+        )
+        assert asks["db"]["askId"] == first["askId"]
+        await respond(comms, world.human.token, asks["region"]["askId"], DEPLOY_ANSWERS)
         assert await wait_exit(bridge) == 0, bridge.log()
 
-    # The server cannot add an ask to a stored message, so the second ask went out as the
-    # message's continuation, right after it.
-    first_message, continuation = await list_messages(comms, world.human.token, world.channel_id)
-    assert [next(iter(b)) for b in first_message["blocks"]] == ["text", "ask"]
-    assert [next(iter(b)) for b in continuation["blocks"]] == ["ask"]
-    assert continuation["clientMessageId"] == first_message["clientMessageId"] + "#1"
+    # The second ask started after the first was answered, when the message was long
+    # stored: an UpdateMessage added it to that same message.
+    _assert_one_message_with_both_asks(
+        await list_messages(comms, world.human.token, world.channel_id), asks, world
+    )
+    log = bridge.log()
+    assert "got the expected reply for req-a" in log
+    assert "got the expected reply for req-b" in log
+    assert "dropping" not in log
 
 
 async def test_a_bridge_the_server_refuses_stops_its_runtime_and_exits_1(

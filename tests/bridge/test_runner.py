@@ -4,120 +4,56 @@ reconciliation, retries, correlation and answer delivery."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compass_server.bridge.client import RpcError
 from compass_server.bridge.poster import MAX_BOUNDED_RETRIES, FatalServerError
-from compass_server.bridge.runner import Bridge
 from tests.bridge import _events as ev
-from tests.bridge._fake_service import FakeAgentService, ListSink
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
-
-Q1 = ev.gallery_questions()
-Q2 = ev.deploy_questions()
-
-
-class Harness:
-    def __init__(self, bridge: Bridge, service: FakeAgentService, sink: ListSink) -> None:
-        self.bridge = bridge
-        self.service = service
-        self.sink = sink
-
-    def feed(self, *events: dict[str, Any]) -> None:
-        for event in events:
-            self.bridge.feed(json.dumps(event).encode())
-
-    async def settle(self) -> None:
-        """Wait until every queued frame is posted."""
-        async with asyncio.timeout(5):
-            await self.bridge.poster.drain()
-
-    async def replies(self, count: int) -> list[dict[str, Any]]:
-        async with asyncio.timeout(5):
-            while len(self.sink.lines) < count:
-                self.sink.arrived.clear()
-                await self.sink.arrived.wait()
-        return [json.loads(line) for line in self.sink.lines]
-
-    def appends(self) -> list[Any]:
-        return [c for c in self.service.calls if c.method == "AppendMessage"]
-
-    def updates(self) -> list[Any]:
-        return [c for c in self.service.calls if c.method == "UpdateMessage"]
-
-
-@contextlib.asynccontextmanager
-async def harness(hold_seconds: float = 5.0) -> AsyncGenerator[Harness]:
-    service = FakeAgentService()
-    sink = ListSink()
-    bridge = Bridge(
-        api=service,
-        channel_id="ch",
-        sink=sink,
-        run_id="run",
-        initial_backoff=0.001,
-        max_backoff=0.005,
-        hold_seconds=hold_seconds,
-    )
-    worker = asyncio.create_task(bridge.run_poster())
-    try:
-        yield Harness(bridge, service, sink)
-    finally:
-        await bridge.stop_waiting()
-        worker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await worker
-
-
-def blocks_kinds(frame: Any) -> list[str]:
-    return [
-        f"ask:{b.ask.questions[0].question_id}" if b.HasField("ask") else f"text:{b.text.text}"
-        for b in frame.blocks
-    ]
-
-
-GALLERY_ANSWER = {"db": (["0"], ""), "features": (["0", "1"], "Passkeys too")}
-GALLERY_REPLY = [
-    {"id": "db", "selectedOptions": ["Postgres"]},
-    {
-        "id": "features",
-        "selectedOptions": ["Email + password", "OAuth (Google, GitHub)"],
-        "customInput": "Passkeys too",
-    },
-]
-
+from tests.bridge._inproc import (
+    GALLERY_ANSWER,
+    GALLERY_REPLY,
+    Q1,
+    Q2,
+    ask_ids,
+    blocks_kinds,
+    harness,
+)
 
 # -- posting --------------------------------------------------------------------------------
 
 
-async def test_text_and_the_asks_it_announced_are_appended_as_one_message() -> None:
+async def test_the_text_is_appended_and_a_later_ask_joins_it_by_an_update() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "Two decisions first.", asks=[("c1", Q1)]))
-        await asyncio.sleep(0.02)  # the runtime takes a moment to start the tool
-        assert h.appends() == []
+        await h.settle()  # the runtime settles the text before the ask tool starts
+        (append,) = h.appends()
+        assert blocks_kinds(append.frame) == ["text:Two decisions first."]
+        assert append.frame.client_message_id == "run:m1"
+        h.feed(ev.ask_start("c1", Q1))
+        await h.settle()
+        (update,) = h.updates()
+        assert update.ok
+        assert update.frame.message_id == next(iter(h.service.messages))
+        assert blocks_kinds(update.frame) == ["text:Two decisions first.", "ask:db"]
+        assert ask_ids(update.frame) == [""]  # a new ask: the server mints its id
+        (stored,) = h.service.messages.values()
+        (minted,) = ask_ids(stored)
+        assert minted
+        assert h.bridge.poster.ask_id("m1", 0).result() == minted
+
+
+async def test_snapshots_queued_before_the_first_post_coalesce_into_one_append() -> None:
+    async with harness() as h:
+        h.feed(*ev.assistant_message("m1", "Two decisions first.", asks=[("c1", Q1)]))
         h.feed(ev.ask_start("c1", Q1))
         await h.settle()
         (append,) = h.appends()
         assert blocks_kinds(append.frame) == ["text:Two decisions first.", "ask:db"]
-        assert append.frame.client_message_id == "run:m1"
         assert h.updates() == []
-
-
-async def test_the_hold_ends_after_hold_seconds_when_no_ask_starts() -> None:
-    async with harness(hold_seconds=0.05) as h:
-        h.feed(*ev.assistant_message("m1", "Thinking.", asks=[("c1", Q1)]))
-        await asyncio.sleep(0)
-        assert h.appends() == []
-        await h.settle()
-        (append,) = h.appends()
-        assert blocks_kinds(append.frame) == ["text:Thinking."]
 
 
 async def test_later_snapshots_carry_the_minted_ask_ids_in_order() -> None:
@@ -140,20 +76,33 @@ async def test_later_snapshots_carry_the_minted_ask_ids_in_order() -> None:
         assert append.frame.client_message_id == update.frame.client_message_id
 
 
-async def test_an_ask_after_the_message_was_posted_goes_to_a_continuation_message() -> None:
+async def test_a_second_ask_after_the_first_was_answered_joins_the_same_message() -> None:
     async with harness() as h:
-        h.feed(*ev.assistant_message("m1", "Let me check.", asks=[("c1", Q1)]))
-        h.feed(ev.ask_start("c1", Q1))
+        h.feed(*ev.assistant_message("m1", "Let me check.", asks=[("c1", Q1), ("c2", Q2)]))
+        h.feed(ev.ask_start("c1", Q1), ev.ask_request("req-1", Q1))
         await h.settle()
-        # A second ask of the same assistant message, after the first one was answered.
-        h.feed(ev.ask_start("c2", Q2))
+        (first,) = h.service.ask_ids()
+        h.service.answer(first, GALLERY_ANSWER)
+        (reply,) = await h.replies(1)
+        assert reply["id"] == "req-1"
+        # The runtime runs the second ask only now, after the first one's result.
+        h.feed(*ev.ask_end("c1", ev.reply("req-1", *GALLERY_REPLY), Q1))
+        h.feed(ev.ask_start("c2", Q2), ev.ask_request("req-2", Q2))
         await h.settle()
-        first, second = h.appends()
-        assert blocks_kinds(first.frame) == ["text:Let me check.", "ask:db"]
-        assert blocks_kinds(second.frame) == ["ask:region"]
-        assert second.frame.client_message_id == "run:m1#1"
-        assert h.updates() == []  # nothing changed in the first message
-        assert len(h.service.messages) == 2
+        update = h.updates()[-1]
+        assert update.ok
+        assert blocks_kinds(update.frame) == ["text:Let me check.", "ask:db", "ask:region"]
+        assert ask_ids(update.frame) == [first, ""]
+        (stored,) = h.service.messages.values()
+        assert blocks_kinds(stored) == ["text:Let me check.", "ask:db", "ask:region"]
+        assert ask_ids(stored)[0] == first
+        assert stored.blocks[1].ask.answered_by_account_id  # the answer stays
+        h.service.answer(ask_ids(stored)[1], {"region": (["0"], ""), "name": ([], "api")})
+        _, reply = await h.replies(2)
+        assert reply["id"] == "req-2"
+        assert reply["answers"][0] == {"id": "region", "selectedOptions": ["eu-west-1"]}
+        assert len(h.appends()) == 1
+        assert h.bridge.delivered == 2
 
 
 async def test_a_lost_append_response_is_retried_without_a_duplicate() -> None:

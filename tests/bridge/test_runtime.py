@@ -1,4 +1,4 @@
-"""runtime.py: reading the runtime's UI requests and message ends, liberally and safely."""
+"""runtime.py: reading the runtime's UI requests, liberally and safely."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from compass_server.bridge.runtime import (
     DialogRequest,
     NoticeRequest,
     UnreadableRequest,
-    announced_ask_calls,
     parse_ui_request,
 )
 from tests.bridge import _events as ev
@@ -138,16 +137,3 @@ json_values = st.recursive(
 )
 def test_parsing_never_raises(event: dict[str, Any]) -> None:
     parse_ui_request(event)
-    announced_ask_calls(event)
-
-
-def test_announced_asks_are_the_ask_tool_calls_of_an_assistant_message_end() -> None:
-    questions = ev.gallery_questions()
-    end = ev.assistant_message("m", "text", asks=[("c1", questions), ("c2", questions)])[-1]
-    assert announced_ask_calls(end) == 2
-    end["message"]["content"].append({"type": "toolCall", "id": "c3", "name": "bash"})
-    assert announced_ask_calls(end) == 2
-    end["message"]["role"] = "user"
-    assert announced_ask_calls(end) == 0
-    assert announced_ask_calls(ev.assistant_message("m", "text")[-1]) == 0
-    assert announced_ask_calls(ev.ask_start("c1", questions)) == 0
