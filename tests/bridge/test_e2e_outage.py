@@ -14,10 +14,17 @@ import httpx
 import pytest
 
 from compass_server.bridge.session import BridgeOptions, run
+from gen.compass.v1 import agent_pb2
 from tests import _server
 from tests.bridge import _events as ev
 from tests.bridge._harness import list_messages, respond, start_bridge, wait_exit, wait_for_asks
-from tests.bridge._scenarios import GALLERY_ANSWERS, GALLERY_REPLY, INTRO, one_ask_script
+from tests.bridge._scenarios import (
+    DEPLOY_ANSWERS,
+    DEPLOY_REPLY_FIELDS,
+    GALLERY_ANSWERS,
+    GALLERY_REPLY,
+    INTRO,
+)
 
 if TYPE_CHECKING:
     import contextlib
@@ -165,35 +172,75 @@ async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_dupl
 
 
 class LosingTransport(httpx.AsyncBaseTransport):
-    """Passes requests to the real server, then drops the first responses of some methods,
-    as a connection that breaks after the server has done the work."""
+    """Passes requests to the real server, then drops some responses, as a connection that
+    breaks after the server has done the work: the first `lose[method]` responses of a
+    method, and the response of every UpdateMessage that adds an ask (once per frame).
+    Touches `appended` once an AppendMessage response got through."""
 
-    def __init__(self, lose: dict[str, int]) -> None:
+    def __init__(self, lose: dict[str, int], appended: Path) -> None:
         self._inner = httpx.AsyncHTTPTransport()
         self.lose = dict(lose)
+        self.appended = appended
         self.sent: list[str] = []
+        self.lost_adds: list[agent_pb2.UpdateMessageRequest] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         method = request.url.path.rsplit("/", 1)[-1]
         self.sent.append(method)
+        body = await request.aread()
         response = await self._inner.handle_async_request(request)
         if self.lose.get(method, 0) > 0:
             self.lose[method] -= 1
-            await response.aread()
-            await response.aclose()
-            raise httpx.ReadError("the connection broke after the server answered")
-        return response
+        elif method == "UpdateMessage" and self._adds_an_ask_first_time(body):
+            pass
+        else:
+            if method == "AppendMessage" and response.status_code == 200:
+                self.appended.touch()
+            return response
+        await response.aread()
+        await response.aclose()
+        raise httpx.ReadError("the connection broke after the server answered")
+
+    def _adds_an_ask_first_time(self, body: bytes) -> bool:
+        update = agent_pb2.UpdateMessageRequest.FromString(body)
+        asks = [b.ask for b in update.frame.blocks if b.HasField("ask")]
+        if not asks or asks[-1].ask_id or update in self.lost_adds:
+            return False
+        self.lost_adds.append(update)
+        return True
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
 
-async def test_lost_responses_are_retried_without_a_duplicate_message(
-    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+async def test_lost_responses_are_retried_without_a_duplicate_message_or_ask(
+    bridge_server: RunningServer,
+    world: SeededWorld,
+    comms: httpx.AsyncClient,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    q1, q2 = ev.gallery_questions(), ev.deploy_questions()
+    reply_a = {**GALLERY_REPLY, "id": "req-a"}
+    reply_b = ev.reply("req-b", *DEPLOY_REPLY_FIELDS)
+    appended = tmp_path / "appended"
+    steps = [
+        *ev.emit(ev.assistant_message("m-1", INTRO, asks=[("c1", q1), ("c2", q2)])),
+        # The text is stored before the first ask starts, so both asks join it by update.
+        {"wait_file": str(appended)},
+        *ev.emit([ev.ask_start("c1", q1)]),
+        {"await_command": "set_ask_dialog"},
+        *ev.emit([ev.ask_request("req-a", q1)]),
+        {"expect_replies": [reply_a]},
+        *ev.emit(ev.ask_end("c1", reply_a, q1)),
+        *ev.emit([ev.ask_start("c2", q2), ev.ask_request("req-b", q2)]),
+        {"expect_replies": [reply_b]},
+        *ev.emit(ev.ask_end("c2", reply_b, q2)),
+        *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
+    ]
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(one_ask_script()))
-    transport = LosingTransport({"AppendMessage": 2, "WatchAsk": 1})
+    script.write_text(json.dumps(steps))
+    transport = LosingTransport({"AppendMessage": 2, "WatchAsk": 1}, appended)
     options = BridgeOptions(
         server=bridge_server.url,
         channel_id=world.channel_id,
@@ -202,15 +249,27 @@ async def test_lost_responses_are_retried_without_a_duplicate_message(
         max_backoff=0.2,
     )
 
-    async def participant() -> None:
-        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
-        await respond(comms, world.human.token, ask["askId"], GALLERY_ANSWERS)
+    async def participant() -> list[dict[str, Any]]:
+        (first,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+        await respond(comms, world.human.token, first["askId"], GALLERY_ANSWERS)
+        asks = await wait_for_asks(comms, world.human.token, world.channel_id, 2)
+        await respond(comms, world.human.token, asks[1]["askId"], DEPLOY_ANSWERS)
+        return asks
 
     async with httpx.AsyncClient(transport=transport) as http:
-        async with asyncio.timeout(60):
-            code, _ = await asyncio.gather(run(options, http=http), participant())
-    assert code == 0
+        async with asyncio.timeout(90):
+            code, asks = await asyncio.gather(run(options, http=http), participant())
+    assert code == 0, caplog.text
     assert transport.lose == {"AppendMessage": 0, "WatchAsk": 0}
-    assert transport.sent.count("AppendMessage") == 3
+    assert len(transport.lost_adds) == 2  # the update adding ask 1, then the one adding ask 2
+    # 3 tries of the first append (2 responses lost), then one recovery append per lost add.
+    assert transport.sent.count("AppendMessage") == 5, transport.sent
+    assert "recovered them" in caplog.text
+    assert "dropping" not in caplog.text
     (message,) = await list_messages(comms, world.human.token, world.channel_id)
-    assert message["blocks"][1]["ask"]["answeredByAccountId"] == world.human.account_id
+    text, first, second = message["blocks"]
+    assert text == {"text": {"text": INTRO}}
+    assert [first["ask"]["askId"], second["ask"]["askId"]] == [a["askId"] for a in asks]
+    assert [q["questionId"] for q in second["ask"]["questions"]] == ["region", "name"]
+    assert first["ask"]["answeredByAccountId"] == world.human.account_id
+    assert second["ask"]["answeredByAccountId"] == world.human.account_id
