@@ -299,13 +299,17 @@ class Child:
         self._reader.start()
         deadline = time.monotonic() + 120
         self.url = ""
-        while not self.url:
-            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-            if line is None:
-                raise RuntimeError("server exited early:\n" + "".join(self.output))
-            for prefix in READY_PREFIXES:
-                if line.startswith(prefix):
-                    self.url = line[len(prefix) :].strip()
+        try:
+            while not self.url:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+                if line is None:
+                    raise RuntimeError("server exited early:\n" + "".join(self.output))
+                for prefix in READY_PREFIXES:
+                    if line.startswith(prefix):
+                        self.url = line[len(prefix) :].strip()
+        except BaseException:
+            self.stop()  # never leave a half-started server behind
+            raise
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -534,21 +538,32 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
     settings = await commit_settings(dsn)
     world = await prepare(dsn, clients=args.clients, asks_per_client=args.asks)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_")}
-    server = Child(
-        [sys.executable, "-m", "compass_server.cli", "serve", "--host", "127.0.0.1", "--port", "0"],
-        env
-        | {
-            "COMPASS_DATABASE_URL": dsn,
-            "COMPASS_DB_POOL_MIN": "1",
-            "COMPASS_DB_POOL_MAX": str(args.pool),
-        },
-    )
-    echo = Child(
-        [sys.executable, "-m", "bench.respond", "serve-echo"],
-        env | {"BENCH_ECHO_TOKEN": world.token, "BENCH_ECHO_ACCOUNT": world.account_id},
-    )
     cursor = Cursor(world.asks, [0] * args.clients, [])
-    try:
+    with contextlib.ExitStack() as children:
+        server = Child(
+            [
+                sys.executable,
+                "-m",
+                "compass_server.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+            ],
+            env
+            | {
+                "COMPASS_DATABASE_URL": dsn,
+                "COMPASS_DB_POOL_MIN": "1",
+                "COMPASS_DB_POOL_MAX": str(args.pool),
+            },
+        )
+        children.callback(server.stop)
+        echo = Child(
+            [sys.executable, "-m", "bench.respond", "serve-echo"],
+            env | {"BENCH_ECHO_TOKEN": world.token, "BENCH_ECHO_ACCOUNT": world.account_id},
+        )
+        children.callback(echo.stop)
         async with contextlib.AsyncExitStack() as stack:
             # One httpx client (one keep-alive connection) per client: a single AsyncClient
             # shared by 32 tasks spends more time in its own pool than on the requests.
@@ -575,9 +590,6 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
                 for name in names[shift:] + names[:shift]:
                     per_round[name].append(await timed(args.clients, args.seconds, sides[name]))
                     await reset(dsn, cursor.rewind())
-    finally:
-        server.stop()
-        echo.stop()
 
     rates = {name: Rate(name=name, rounds=tuple(values)) for name, values in per_round.items()}
     echo_rate, sql_rate, respond_rate = rates["echo"], rates["sql"], rates["respond"]
