@@ -133,7 +133,8 @@ def _print_json(value: object) -> None:
 # -- serve ---------------------------------------------------------------------------------
 
 
-def _serve(args: argparse.Namespace, settings: Settings) -> int:
+def _serve(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
     from compass_server.app import create_app
 
     host: str = args.host or settings.host
@@ -212,7 +213,8 @@ class _AnnouncingServer(uvicorn.Server):
 # -- migrate -------------------------------------------------------------------------------
 
 
-def _migrate_command(_args: argparse.Namespace, settings: Settings) -> int:
+def _migrate_command(_args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
     with _database(settings, owner=False) as dsn:
         applied = asyncio.run(_migrate(dsn))
     _print_json({"applied": applied})
@@ -238,7 +240,8 @@ async def _seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[st
         return await seed(store, url)
 
 
-def _demo(args: argparse.Namespace, settings: Settings) -> int:
+def _demo(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
     url = args.url or _public_url(settings, settings.host, settings.port)
     with _database(settings, owner=False) as dsn:
         asyncio.run(_migrate(dsn))
@@ -249,7 +252,8 @@ def _demo(args: argparse.Namespace, settings: Settings) -> int:
 # -- admin ---------------------------------------------------------------------------------
 
 
-def _admin(args: argparse.Namespace, settings: Settings) -> int:
+def _admin(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
     from compass_server import admin
 
     action: Callable[..., Coroutine[Any, Any, dict[str, object]]] = getattr(admin, args.action)
@@ -268,7 +272,8 @@ def _admin(args: argparse.Namespace, settings: Settings) -> int:
 # -- agent-bridge --------------------------------------------------------------------------
 
 
-def _agent_bridge(args: argparse.Namespace, _settings: Settings) -> int:
+def _agent_bridge(args: argparse.Namespace) -> int:
+    # The bridge is a client of some server; the server's COMPASS_* settings are not its own.
     from compass_server.bridge import main as bridge_main
 
     return bridge_main(args)
@@ -328,9 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     from compass_server.store.migrate import MigrationError
 
     try:
-        settings = Settings.from_env()
-        handler: Callable[[argparse.Namespace, Settings], int] = args.handler
-        return handler(args, settings)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
     except (CliError, ConfigError, MigrationError) as exc:
         sys.stderr.write(f"compass: {exc}\n")
         return 1
