@@ -125,6 +125,7 @@ class CommsHandlers(_Handlers, CommsService):
         # Subscribe before the first read: a change landing between the read and the wait
         # still wakes us.
         with self._hub.channel(request.channel_id) as signal:
+            announce = True
             while True:
                 rows = await self._store.messages_after(
                     actor, request.channel_id, last, limit=REPLAY_BATCH
@@ -132,9 +133,16 @@ class CommsHandlers(_Handlers, CommsService):
                 for row in rows:
                     yield comms_pb2.WatchChannelResponse(message=row.to_proto())
                     last = max(last, row.revision)
-                if len(rows) < REPLAY_BATCH and not await _woken(
-                    self._hub, signal, self._auth.client_gone(), self._recheck
-                ):
+                if len(rows) == REPLAY_BATCH:
+                    continue  # more to replay
+                if announce or not rows:
+                    # Caught up: said once after the replay, then as a keepalive each time a
+                    # re-check (every `recheck_seconds` at most) finds nothing new. It also
+                    # makes connect-python send the response headers without waiting for
+                    # a first message.
+                    yield comms_pb2.WatchChannelResponse(caught_up=True)
+                    announce = False
+                if not await _woken(self._hub, signal, self._auth.client_gone(), self._recheck):
                     return
 
     async def respond_to_ask(

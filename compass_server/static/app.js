@@ -7,7 +7,6 @@ import { h, reconcile, timeNode } from "./dom.js";
 const TOKEN_KEY = "compass.token";
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
-const ACCEPTED_AFTER_MS = 1000;
 
 const $ = (id) => document.getElementById(id);
 
@@ -83,10 +82,6 @@ class ChannelView {
     let delay = RETRY_FIRST_MS;
     while (!signal.aborted) {
       this.setStatus("Connecting…", "connecting");
-      // connect-python sends a stream's headers only with its first message, so a watch
-      // with nothing new to say stays silent. A refused watch is answered at once, so one
-      // still pending after a moment has been accepted: it is live.
-      const accepted = setTimeout(() => this.setStatus("Live", "live"), ACCEPTED_AFTER_MS);
       try {
         await serverStream(
           this.token,
@@ -96,10 +91,11 @@ class ChannelView {
             signal,
             onOpen: () => {
               delay = RETRY_FIRST_MS;
-              this.setStatus("Live", "live");
             },
             onMessage: (response) => {
               if (response && response.message) this.apply(response.message);
+              // Sent once the replay is done, then as a keepalive while the channel is quiet.
+              if (response && response.caughtUp) this.setStatus("Live", "live");
             },
           },
         );
@@ -107,8 +103,6 @@ class ChannelView {
       } catch (error) {
         if (signal.aborted) return;
         if (!this.recoverable(error)) return;
-      } finally {
-        clearTimeout(accepted);
       }
       if (signal.aborted) return;
       const wait = Math.round(delay * (0.75 + Math.random() / 2));

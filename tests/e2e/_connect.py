@@ -44,6 +44,8 @@ SERVICE_OF: Final = {
     "WatchAsk": AGENT,
 }
 STREAMING: Final = frozenset({"WatchChannel", "WatchAsk"})
+CAUGHT_UP: Final = {"caughtUp": True}
+"""A WatchChannel response without a message: the replay is done (then a keepalive)."""
 
 
 def path(method: str) -> str:
@@ -203,10 +205,16 @@ class Stream:
         return frame
 
     async def message(self, within: float = 5.0) -> dict[str, object]:
-        """The next message frame's JSON; fails on an end-of-stream frame."""
-        frame = await self.next(within)
-        assert not frame.end, f"expected a message, got the end of the stream: {frame.payload!r}"
-        return frame.json()
+        """The next message frame's JSON, skipping WatchChannel's caught-up keepalives; fails
+        on an end-of-stream frame."""
+        while True:
+            frame = await self.next(within)
+            assert not frame.end, (
+                f"expected a message, got the end of the stream: {frame.payload!r}"
+            )
+            doc = frame.json()
+            if doc != CAUGHT_UP:
+                return doc
 
     async def end(self, within: float = 5.0) -> Frame:
         """Skip messages up to the end-of-stream frame and return it."""

@@ -25,7 +25,7 @@ from tests.e2e._asks import (
     respond,
     text_block,
 )
-from tests.e2e._connect import call, open_stream
+from tests.e2e._connect import CAUGHT_UP, call, open_stream
 
 if TYPE_CHECKING:
     import httpx
@@ -353,8 +353,10 @@ async def test_watch_channel_replays_after_a_revision_then_goes_live(
     ) as watch:
         replayed = [(await watch.message())["message"] for _ in range(2)]
         assert [m["messageId"] for m in replayed] == [second["messageId"], third["messageId"]]  # pyright: ignore[reportIndexIssue, reportUnknownVariableType] - JSON
+        caught_up = await watch.next()
+        assert caught_up.json() == CAUGHT_UP  # the replay is done, the watch is live
         with pytest.raises(TimeoutError):
-            await watch.next(within=0.3)  # caught up: nothing more until something changes
+            await watch.next(within=0.3)  # nothing more until something changes
 
         fourth = await post(http, agent, channel, text_block("four"))
         live = (await watch.message())["message"]
@@ -384,6 +386,7 @@ async def test_watch_channel_replays_after_a_revision_then_goes_live(
         module_world.human.token,
     ) as resumed:
         assert (await resumed.message())["message"] == fifth
+        assert (await resumed.next()).json() == CAUGHT_UP
         with pytest.raises(TimeoutError):
             await resumed.next(within=0.3)
 

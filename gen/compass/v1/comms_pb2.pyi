@@ -164,10 +164,12 @@ class WatchChannelRequest(_message.Message):
     def __init__(self, channel_id: _Optional[str] = ..., after_revision: _Optional[int] = ...) -> None: ...
 
 class WatchChannelResponse(_message.Message):
-    __slots__ = ("message",)
+    __slots__ = ("message", "caught_up")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
     message: Message
-    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ...) -> None: ...
+    caught_up: bool
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., caught_up: _Optional[bool] = ...) -> None: ...
 
 class RespondToAskRequest(_message.Message):
     __slots__ = ("ask_id", "answers")

@@ -1,0 +1,73 @@
+"""WatchChannel says when it has caught up, and keeps saying so while the channel is quiet.
+
+The handlers run on a real store (PostgreSQL) with a short re-check interval; the change hub is
+fed by hand, so the test decides when a notification arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING
+
+from compass_server.gate import AuthContext
+from compass_server.hub import ChangeHub
+from compass_server.service import CommsHandlers
+from compass_server.store import AccountRow, ChangeEvent
+from compass_server.store.postgres import PostgresStore
+from gen.compass.v1 import comms_pb2
+from tests.integration.store._seed import seed, text
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+
+async def _next(
+    stream: AsyncIterator[comms_pb2.WatchChannelResponse], within: float = 5.0
+) -> comms_pb2.WatchChannelResponse:
+    async with asyncio.timeout(within):
+        return await anext(stream)
+
+
+async def test_caught_up_after_replay_then_as_keepalive(database_url: str) -> None:
+    async with PostgresStore(database_url) as store:
+        world = await seed(store)
+        first = await world.post(store, text("one"))
+        auth: AuthContext[AccountRow] = AuthContext()
+        hub = ChangeHub()
+        handlers = CommsHandlers(store, auth, hub, recheck_seconds=0.2)
+        request = comms_pb2.WatchChannelRequest(channel_id=world.channel.channel_id)
+        with auth.bound(world.human):
+            stream = handlers.watch_channel(request, None)  # type: ignore[arg-type] # the handler never reads ctx
+            assert isinstance(stream, AsyncGenerator)  # an async generator function's result
+            try:
+                replayed = await _next(stream)
+                assert replayed.message.message_id == first.message_id
+                assert not replayed.caught_up
+
+                announced = await _next(stream)
+                assert announced.caught_up
+                assert not announced.HasField("message")
+
+                # Nothing changes: a keepalive per re-check.
+                for _ in range(2):
+                    keepalive = await _next(stream, within=2.0)
+                    assert keepalive.caught_up
+                    assert not keepalive.HasField("message")
+
+                # A change arrives as a message, not as a keepalive.
+                second = await world.post(store, text("two"))
+                hub.publish(
+                    ChangeEvent(
+                        channel_id=world.channel.channel_id,
+                        revision=second.revision,
+                        message_id=second.message_id,
+                        ask_ids=(),
+                    )
+                )
+                live = await _next(stream)
+                while live.caught_up:  # a re-check may have fired just before the post
+                    live = await _next(stream)
+                assert live.message.message_id == second.message_id
+            finally:
+                await stream.aclose()
