@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
 
     from starlette.requests import Request
-    from starlette.types import ASGIApp
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from compass_server.config import Settings
 
@@ -41,6 +41,35 @@ SERVICE_KINDS: Final = {
     "compass.v1.AgentService": AccountKind.AGENT,
     "compass.v1.CommsService": AccountKind.HUMAN,
 }
+
+
+#: Response headers of the UI's static files. The page's own meta CSP cannot forbid framing,
+#: and without a validator-forcing Cache-Control a browser may keep an old app.js after an
+#: upgrade (heuristic caching of Last-Modified responses).
+UI_HEADERS: Final = (
+    (b"cache-control", b"no-cache"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        b"img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+)
+
+
+def _with_headers(app: ASGIApp, headers: tuple[tuple[bytes, bytes], ...]) -> ASGIApp:
+    """`app`, with `headers` added to every response it starts."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *headers]}
+            await send(message)
+
+        await app(scope, receive, send_with_headers)
+
+    return wrapped
 
 
 def authorize(account: AccountRow, service: str) -> str | None:
@@ -120,7 +149,7 @@ def create_app(settings: Settings, *, store: Store | None = None) -> Starlette:
         Route("/readyz", readyz),
         Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
         Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
-        Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
+        Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.change_hub = hub
