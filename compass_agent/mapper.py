@@ -20,7 +20,8 @@ Block-set rules, as implemented:
   opens a fresh one with a numbered id (a message_end's own `messageId`, if usable, is
   taken only then; otherwise the id chosen at the start stays).
 
-Every frame carries the full block set and is a fresh copy the mapper keeps no reference to.
+Every frame carries the full block set and is built afresh for the caller: the mapper keeps no
+reference to it, and keeps the block set itself as plain values (texts, serialized asks).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ from compass_agent.limits import MAX_ASKS_PER_MESSAGE, NUL
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
+
+    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 __all__ = ["EventMapper"]
 
@@ -61,7 +64,7 @@ class EventMapper:
     Not thread-safe: one mapper follows one runtime's event stream.
     """
 
-    __slots__ = ("_counts", "_counts_view", "_frame", "_opened", "_session", "_texts")
+    __slots__ = ("_asks", "_counts", "_counts_view", "_message_id", "_opened", "_session", "_texts")
 
     def __init__(self, session: str | None = None) -> None:
         """Create a mapper with no open block set.
@@ -83,10 +86,13 @@ class EventMapper:
         self._opened = 0
         self._counts: dict[str, int] = {}
         self._counts_view = MappingProxyType(self._counts)
-        # The open block set, never handed out (frames are copies of it), and how many of its
-        # leading blocks are settled text (the rest are asks, in arrival order).
-        self._frame: comms_pb2.MessageUpdated | None = None
-        self._texts = 0
+        # The open block set, kept as plain values that every frame is built from afresh, so a
+        # frame shares nothing with the mapper or with other frames: its client_message_id
+        # (None: no block set is open yet), its settled texts, and its asks in arrival order,
+        # each as its serialized Ask (cheaper to take than a copy of the whole block set).
+        self._message_id: str | None = None
+        self._texts: Sequence[str] = ()
+        self._asks: list[bytes] = []
 
     @property
     def unmapped_counts(self) -> Mapping[str, int]:
@@ -131,27 +137,27 @@ class EventMapper:
     # -- events -------------------------------------------------------------------------
 
     def _ask_start(self, event: JsonObject) -> list[MapOutput]:
-        frame = self._frame if self._frame is not None else self._open(None)
-        blocks = frame.blocks
-        index = len(blocks)  # where the new ask goes
-        if index - self._texts >= MAX_ASKS_PER_MESSAGE:
+        message_id = self._message_id
+        if message_id is None:
+            message_id = self._open(None)
+        asks = self._asks
+        if len(asks) >= MAX_ASKS_PER_MESSAGE:
             # The server refuses a message with more asks, and with it the whole frame.
             return [self._unmapped(ASK_START, _TOO_MANY_ASKS)]
-        block = blocks.add()
-        try:
-            reason = fill_ask(block.ask, event.get("args", MISSING))
-        except BaseException:
-            del blocks[-1]
-            raise
+        frame = _MessageUpdated()
+        frame.client_message_id = message_id
+        blocks = frame.blocks
+        self._add_kept_blocks(blocks)  # the block set so far, then the new ask
+        ask = blocks.add().ask
+        reason = fill_ask(ask, event.get("args", MISSING))
         if reason is not None:
-            del blocks[-1]  # never a partial ask, not even in the kept block set
+            # The frame is dropped and the block set is unchanged: nothing partial, anywhere.
             return [self._unmapped(ASK_START, reason)]
+        asks.append(ask.SerializeToString())
         call_id = event.get("toolCallId")
         if not isinstance(call_id, str):
             call_id = None
-        snapshot = _MessageUpdated()
-        snapshot.CopyFrom(frame)
-        return [new_frame(snapshot, call_id, index)]
+        return [new_frame(frame, call_id, len(blocks) - 1)]
 
     def _message_start(self, event: JsonObject) -> list[MapOutput]:
         message = event.get("message", MISSING)
@@ -177,43 +183,42 @@ class EventMapper:
             return []
 
         texts, problem = _settled_texts(message.get("content", MISSING))
-        previous = self._frame
-        if previous is None:
-            previous = self._open(event.get("messageId"))
-        frame = comms_pb2.MessageUpdated(client_message_id=previous.client_message_id)
-        blocks = frame.blocks
-        for text in texts:
-            blocks.add().text.text = text
-        blocks.extend(previous.blocks[self._texts :])  # the asks, in arrival order
-        self._frame = frame
-        self._texts = len(texts)
-        outputs: list[MapOutput] = [new_frame(self._snapshot(frame))]
+        message_id = self._message_id
+        if message_id is None:
+            message_id = self._open(event.get("messageId"))
+        self._texts = texts
+        frame = _MessageUpdated()
+        frame.client_message_id = message_id
+        self._add_kept_blocks(frame.blocks)
+        outputs: list[MapOutput] = [new_frame(frame)]
         if problem is not None:
             outputs.append(self._unmapped("message_end", problem))
         return outputs
 
     # -- state --------------------------------------------------------------------------
 
-    def _open(self, message_id: object) -> comms_pb2.MessageUpdated:
-        frame = _MessageUpdated()
-        if isinstance(message_id, str) and message_id and _encodable(message_id):
-            frame.client_message_id = message_id
-        else:
+    def _open(self, message_id: object) -> str:
+        """Open a new, empty block set and return its client_message_id."""
+        if not (isinstance(message_id, str) and message_id and _encodable(message_id)):
             self._opened += 1
-            frame.client_message_id = f"{self._session}-{self._opened}"
-        self._frame = frame
-        self._texts = 0
-        return frame
+            message_id = f"{self._session}-{self._opened}"
+        self._message_id = message_id
+        self._texts = ()
+        self._asks = []
+        return message_id
+
+    def _add_kept_blocks(
+        self, blocks: RepeatedCompositeFieldContainer[comms_pb2.MessageBlock]
+    ) -> None:
+        """Append the open block set to a new frame's `blocks`: texts first, then the asks."""
+        for text in self._texts:
+            blocks.add().text.text = text
+        for ask in self._asks:
+            blocks.add().ask.MergeFromString(ask)
 
     def _unmapped(self, event_type: str, reason: str) -> UnmappedEvent:
         self._counts[event_type] = self._counts.get(event_type, 0) + 1
         return UnmappedEvent(event_type, reason)
-
-    @staticmethod
-    def _snapshot(frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
-        copy = comms_pb2.MessageUpdated()
-        copy.CopyFrom(frame)
-        return copy
 
 
 def _settled_texts(content: JsonValue | Missing) -> tuple[list[str], str | None]:
