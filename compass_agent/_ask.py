@@ -22,9 +22,9 @@ any text), since the server would otherwise refuse the whole frame and every blo
 Keys the schema does not name are ignored, as the runtime's validator ignores them.
 
 The walk is written for speed (bench/mapper.py holds it to 1.5x the cost of building the
-same message from validated values): required keys are read by subscript, and the rare
-KeyError or UnicodeEncodeError is turned into a reason afterwards by walking the arguments
-again in the same order; an option whose only key is `label` skips the optional lookups.
+same message from validated values): required keys are read by subscript, optional ones
+only when present (`key in item`), and the rare KeyError or UnicodeEncodeError is turned
+into a reason afterwards by walking the arguments again in the same order.
 """
 
 from __future__ import annotations
@@ -108,22 +108,23 @@ def fill_ask(ask: comms_pb2.Ask, args: JsonValue | Missing) -> str | None:
                 return f"questions[{i}].question contains a NUL character"
             question.question = text
 
-            header = item.get("header", MISSING)
-            if header is not MISSING:
+            if "header" in item:
+                header = item["header"]
                 if not isinstance(header, str):
                     return f"questions[{i}].header is not a string (got {json_type(header)})"
                 if NUL in header:
                     return f"questions[{i}].header contains a NUL character"
                 question.header = header
 
-            multi = item.get("multi", MISSING)
-            if multi is True:
-                question.allow_multiple = True
-            elif multi is not MISSING and multi is not False:
-                return f"questions[{i}].multi is not a boolean (got {json_type(multi)})"
+            if "multi" in item:
+                multi = item["multi"]
+                if multi is True:
+                    question.allow_multiple = True
+                elif multi is not False:
+                    return f"questions[{i}].multi is not a boolean (got {json_type(multi)})"
 
-            recommended = item.get("recommended", MISSING)
-            if recommended is not MISSING:
+            if "recommended" in item:
+                recommended = item["recommended"]
                 if type(recommended) is not int:  # json.loads makes plain ints: the usual case
                     # bool first: True is an int to Python, but not a number to the runtime.
                     if isinstance(recommended, bool) or not isinstance(recommended, int | float):
@@ -157,19 +158,15 @@ def fill_ask(ask: comms_pb2.Ask, args: JsonValue | Missing) -> str | None:
                 option = add_option()
                 option.id = option_id
                 option.label = label
-                if len(entry) == 1:  # only the label: nothing optional to look up
-                    continue
-                description = entry.get("description", MISSING)
-                if description is not MISSING:
+                if "description" in entry:
+                    description = entry["description"]
                     if not isinstance(description, str):
                         return f"questions[{i}].options[{option_id}].description is not a string (got {json_type(description)})"
                     if NUL in description:
                         return f"questions[{i}].options[{option_id}].description contains a NUL character"
                     option.description = description
-                    if len(entry) == 2:  # the label and a description: no preview to look up
-                        continue
-                preview = entry.get("preview", MISSING)
-                if preview is not MISSING:
+                if "preview" in entry:
+                    preview = entry["preview"]
                     if not isinstance(preview, str):
                         return f"questions[{i}].options[{option_id}].preview is not a string (got {json_type(preview)})"
                     if NUL in preview:
