@@ -31,12 +31,13 @@ What each side does per event:
   `--clients` concurrent tasks in this process, on connections taken the way the store takes
   them (a PostgresStore with a pool of `--pool`: same pool set-up, acquisition, reset on
   release and error translation): the token lookup of PostgresStore.authenticate (on its own
-  pooled connection, as the gate does it) and the answer transaction of
-  PostgresStore.answer_ask (select the ask with participation, lock the channel, select the
-  ask again, bump the revision, write the answer, touch the message, NOTIFY). The SQL text is
-  the store's own constants and the parameters are what the server sends; none of the
-  store's Python work (decoding stored blocks, validating, building the answered Ask). When
-  answer_ask's statements change, `sql_side` must change with them.
+  pooled connection, as the gate does it) and the two statements of PostgresStore.answer_ask
+  on an uncontended ask (select the ask with participation and the channel revision; then
+  one statement that bumps the revision if unchanged, writes the answer, touches the message
+  and NOTIFYs). The SQL text is the store's own constants and the parameters are what the
+  server sends; none of the store's Python work (decoding stored blocks, validating,
+  building the answered Ask). When answer_ask's statements change, `sql_side` must change
+  with them.
 
 The two floors compose serially: a RespondToAsk cannot cost less than the stack plus the
 SQL, so the composed floor is 1/(1/echo + 1/sql) answers/s, and the figure of merit is
@@ -484,22 +485,19 @@ def sql_side(
 ) -> Callable[[int], Awaitable[None]]:
     """The statements of PostgresStore.authenticate and .answer_ask, on connections taken the
     way the store takes them (its own pool, acquisition and error translation), without the
-    store's Python work (decoding blocks, validating answers, building the answered Ask)."""
+    store's Python work (decoding blocks, validating answers, building the answered Ask).
+    Every ask here is its client's own and unanswered, so answer_ask takes its optimistic path
+    (read, then one conditional write) and never the locked one."""
     from compass_server.store import EVENTS_CHANNEL, ChangeEvent
     from compass_server.store.blocks import encode_answers
     from compass_server.store.postgres import (
         _ANSWER_ASK,  # pyright: ignore[reportPrivateUsage] - the floor issues the store's own SQL
-        _BUMP_REVISION,  # pyright: ignore[reportPrivateUsage] - as above
-        _LOCK_CHANNEL,  # pyright: ignore[reportPrivateUsage] - as above
-        _NOTIFY,  # pyright: ignore[reportPrivateUsage] - as above
         _SELECT_ACCOUNT_BY_TOKEN,  # pyright: ignore[reportPrivateUsage] - as above
         _SELECT_ASK,  # pyright: ignore[reportPrivateUsage] - as above
-        _TOUCH_MESSAGE,  # pyright: ignore[reportPrivateUsage] - as above
     )
 
     answers = encode_answers([("db", ["0"], ""), ("features", ["0", "1"], "")])
     connection = store._connection  # pyright: ignore[reportPrivateUsage] - the store's own acquisition path
-    write = store._write  # pyright: ignore[reportPrivateUsage] - as above
 
     async def one(index: int) -> None:
         ask = cursor.take(index)
@@ -508,23 +506,27 @@ def sql_side(
             row = await conn.fetchrow(_SELECT_ACCOUNT_BY_TOKEN, digest)
         if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
             raise RuntimeError("token lookup failed")
-        async with write() as conn:  # answer_ask()
+        async with connection() as conn:  # answer_ask(), the path every answer here takes
             found = await conn.fetchrow(_SELECT_ASK, ask.ask_id, account_id)
             if found is None or not found["participant"] or found["answered_by_account_id"]:
                 raise RuntimeError(f"ask {ask.ask_id} is not answerable")
-            await conn.fetchval(_LOCK_CHANNEL, ask.channel_id)
-            await conn.fetchrow(_SELECT_ASK, ask.ask_id, account_id)
-            revision = int(await conn.fetchval(_BUMP_REVISION, ask.channel_id))
-            if await conn.fetchval(_ANSWER_ASK, ask.ask_id, answers, account_id) is None:
-                raise RuntimeError(f"ask {ask.ask_id} was answered already")
-            await conn.execute(_TOUCH_MESSAGE, ask.message_id, revision)
-            event = ChangeEvent(
-                channel_id=ask.channel_id,
-                revision=revision,
-                message_id=ask.message_id,
-                ask_ids=(ask.ask_id,),
+            head, tail = ChangeEvent.payload_around_revision(
+                channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask_id,)
             )
-            await conn.execute(_NOTIFY, EVENTS_CHANNEL, event.to_payload())
+            answered_at = await conn.fetchval(
+                _ANSWER_ASK,
+                ask.channel_id,
+                found["channel_revision"],
+                ask.ask_id,
+                answers,
+                account_id,
+                ask.message_id,
+                EVENTS_CHANNEL,
+                head,
+                tail,
+            )
+            if answered_at is None:
+                raise RuntimeError(f"ask {ask.ask_id}: its channel changed under the answer")
 
     return one
 

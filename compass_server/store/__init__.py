@@ -168,6 +168,26 @@ class ChangeEvent:
             separators=(",", ":"),
         )
 
+    @staticmethod
+    def payload_around_revision(
+        *, channel_id: str, message_id: str, ask_ids: Sequence[str]
+    ) -> tuple[str, str]:
+        """The payload of an event, as the text before and after its revision: for every
+        revision, `head + str(revision) + tail == to_payload()`. Lets the statement that
+        assigns a revision also send the notification.
+
+        Returns:
+            (head, tail).
+        """
+        return (
+            '{"channel_id":' + json.dumps(channel_id) + ',"revision":',
+            ',"message_id":'
+            + json.dumps(message_id)
+            + ',"ask_ids":'
+            + json.dumps(list(ask_ids), separators=(",", ":"))
+            + "}",
+        )
+
     @classmethod
     def from_payload(cls, payload: str) -> ChangeEvent:
         """Parse a notification payload.

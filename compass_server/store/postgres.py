@@ -7,6 +7,15 @@ revision N never misses a later-committing smaller revision), and of several con
 answers to one ask exactly one finds it unanswered. Reads that need several queries run in one
 read-only REPEATABLE READ transaction, so they see one snapshot.
 
+An answer is written optimistically (two round trips, no explicit transaction): the ask is
+read and judged without a lock, then one statement locks the channel row, bumps the revision
+only if it is still the one read, and writes. Since every write to a channel bumps it, an
+unchanged revision under the lock means nothing changed since the read. A changed revision,
+or answers that do not fit the ask as read, take the locked path: lock the channel, read the
+ask again, judge it, write. So every write, and every refusal of answers that do not fit, is
+decided on the ask as it is under the lock; "already answered" (and an identical retry) may
+be decided on the read, as an answered ask stays answered.
+
 All asyncpg and connection errors are translated into domain errors in `_translate_errors`,
 the only place that knows asyncpg's exception classes.
 """
@@ -64,6 +73,7 @@ from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+    from datetime import datetime
     from types import TracebackType
     from typing import Self, TypeAlias
 
@@ -265,7 +275,8 @@ _SELECT_ASK: Final = """
            EXISTS (
                SELECT 1 FROM channel_participants p
                WHERE p.channel_id = a.channel_id AND p.account_id = $2
-           ) AS participant
+           ) AS participant,
+           c.revision AS channel_revision
     FROM asks a
     JOIN messages m ON m.message_id = a.message_id
     JOIN channels c ON c.channel_id = a.channel_id
@@ -325,14 +336,32 @@ _REPLACE_MESSAGE: Final = """
     WHERE message_id = $1
     RETURNING created_at, updated_at
 """
-_TOUCH_MESSAGE: Final = """
-    UPDATE messages SET revision = $2, updated_at = now()
-    WHERE message_id = $1
-"""
+# answer_ask's write in one statement, so in one round trip and (outside a transaction) one
+# transaction: bump the channel revision, if it is still $2, under the channel row's lock
+# (which `bumped` takes first: the other parts join it); answer the ask; touch its message at
+# the new revision; notify, the database completing the payload text with the revision
+# ($8 || revision || $9, see ChangeEvent.payload_around_revision). No row when the revision
+# was no longer $2: nothing is written. A revision unchanged under the lock means nothing in
+# the channel changed since it was read (every write to a channel bumps it under that lock),
+# so the ask is still unanswered as read and `answered` always has its row.
 _ANSWER_ASK: Final = """
-    UPDATE asks SET answers = $2, answered_by_account_id = $3, answered_at = now()
-    WHERE ask_id = $1 AND answered_at IS NULL
-    RETURNING answered_at
+    WITH bumped AS (
+        UPDATE channels SET revision = revision + 1
+        WHERE channel_id = $1 AND revision = $2
+        RETURNING revision
+    ), answered AS (
+        UPDATE asks SET answers = $4, answered_by_account_id = $5, answered_at = now()
+        FROM bumped
+        WHERE ask_id = $3 AND answered_at IS NULL
+        RETURNING answered_at
+    ), touched AS (
+        UPDATE messages SET revision = bumped.revision, updated_at = now()
+        FROM bumped
+        WHERE message_id = $6
+    )
+    SELECT answered.answered_at,
+           pg_notify($7, $8::text || bumped.revision::text || $9::text)
+    FROM bumped, answered
 """
 
 
@@ -728,48 +757,44 @@ class PostgresStore(Store):
         answers: Sequence[comms_pb2.AskQuestionAnswer],
     ) -> AskRow:
         domain.check_answer_request(ask_id, answers)  # step 2
-        async with self._write() as conn:
+        async with self._connection() as conn:
+            # Optimistically first, without a lock or a transaction: read and judge the ask,
+            # then write in one statement that bumps the channel revision only if it is still
+            # the one read, i.e. nothing in the channel changed since.
             row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
-            if row is None:  # step 3
-                raise NotFoundError("ask not found")
-            if not row["participant"]:  # step 4
-                raise PermissionDeniedError("only participants of the ask's channel may answer it")
-            current = _ask_row(row)
-            if not current.answered:
-                # Serialise with every other write of the channel, then re-read: a concurrent
-                # answer may have won, or an update may have changed the questions.
-                await conn.fetchval(_LOCK_CHANNEL, current.channel_id)
-                locked = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
-                if locked is None:  # pragma: no cover - asks are never deleted
-                    raise NotFoundError("ask not found")
-                current = _ask_row(locked)
-            if current.answered:  # step 5
-                if domain.is_identical_answer(current.ask, actor.account_id, answers):
-                    return current
-                raise FailedPreconditionError("the ask is already answered")
-            violations = domain.validate_answers(current.ask, answers)  # step 6
-            if violations:
-                raise InvalidArgumentError("the answers do not fit the ask", violations)
-            state = domain.answered_questions(current.ask, answers)  # step 7
-            revision = int(await conn.fetchval(_BUMP_REVISION, current.channel_id))
-            answered_at = await conn.fetchval(
-                _ANSWER_ASK, ask_id, encode_answers(state), actor.account_id
-            )
-            if answered_at is None:  # pragma: no cover - excluded by the channel lock
-                raise FailedPreconditionError("the ask is already answered")
-            await conn.execute(_TOUCH_MESSAGE, current.message_id, revision)
-            await _notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
-        ask = comms_pb2.Ask()
-        ask.CopyFrom(current.ask)
+            current, revision = _guard_answer(row, actor, answers)  # steps 3-5
+            if current.answered:
+                return current  # an identical retry
+            written = None
+            if not domain.validate_answers(current.ask, answers):  # step 6
+                written = await _write_answer(conn, actor, current, answers, revision=revision)
+            if written is None:
+                # Something changed (a concurrent answer may have won, an update may have
+                # changed the questions), or the answers do not fit the ask as read: judge
+                # again under the channel lock, where nothing can change it.
+                async with conn.transaction():
+                    revision = await conn.fetchval(_LOCK_CHANNEL, current.channel_id)
+                    row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+                    current, _ = _guard_answer(row, actor, answers)
+                    if current.answered:
+                        return current
+                    violations = domain.validate_answers(current.ask, answers)
+                    if violations:
+                        raise InvalidArgumentError("the answers do not fit the ask", violations)
+                    written = await _write_answer(conn, actor, current, answers, revision=revision)
+                    if written is None:  # pragma: no cover - excluded by the channel lock
+                        raise FailedPreconditionError("the ask is already answered")
+        state, answered_at = written
+        # `current.ask` was decoded for this call alone: it becomes the answered ask in place.
         apply_answer_state(
-            ask,
-            encode_answers(state),
+            current.ask,
+            state,
             answered_by_account_id=actor.account_id,
             answered_at=answered_at,
             answered_by_name=actor.name,
             message_id=current.message_id,
         )
-        return AskRow(ask=ask, message_id=current.message_id, channel_id=current.channel_id)
+        return current
 
     # -- change feed -------------------------------------------------------------------------
 
@@ -939,6 +964,63 @@ def _ask_row(row: asyncpg.Record) -> AskRow:
             message_id=message_id,
         )
     return AskRow(ask=ask, message_id=message_id, channel_id=row["channel_id"])
+
+
+def _guard_answer(
+    row: asyncpg.Record | None,
+    actor: AccountRow,
+    answers: Sequence[comms_pb2.AskQuestionAnswer],
+) -> tuple[AskRow, int]:
+    """SPEC §4 steps 3-5 on an ask as `_SELECT_ASK` read it (None: not found).
+
+    Returns:
+        The ask (unanswered, or answered and `answers` are an identical retry by `actor`),
+        and its channel's revision as read.
+    """
+    if row is None:  # step 3
+        raise NotFoundError("ask not found")
+    if not row["participant"]:  # step 4
+        raise PermissionDeniedError("only participants of the ask's channel may answer it")
+    current = _ask_row(row)
+    if current.answered and not domain.is_identical_answer(  # step 5
+        current.ask, actor.account_id, answers
+    ):
+        raise FailedPreconditionError("the ask is already answered")
+    return current, int(row["channel_revision"])
+
+
+async def _write_answer(
+    conn: _Conn,
+    actor: AccountRow,
+    ask: AskRow,
+    answers: Sequence[comms_pb2.AskQuestionAnswer],
+    *,
+    revision: int,
+) -> tuple[list[object], datetime] | None:
+    """SPEC §4 step 7 for `answers` (validated against `ask`), if the channel is still at
+    `revision`.
+
+    Returns:
+        The answer state written and when; None when the channel has moved on (nothing was
+        written).
+    """
+    state = encode_answers(domain.answered_questions(ask.ask, answers))
+    head, tail = ChangeEvent.payload_around_revision(
+        channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask.ask_id,)
+    )
+    answered_at: datetime | None = await conn.fetchval(
+        _ANSWER_ASK,
+        ask.channel_id,
+        revision,
+        ask.ask.ask_id,
+        state,
+        actor.account_id,
+        ask.message_id,
+        EVENTS_CHANNEL,
+        head,
+        tail,
+    )
+    return None if answered_at is None else (state, answered_at)
 
 
 def _copy_block(block: comms_pb2.MessageBlock) -> comms_pb2.MessageBlock:

@@ -6,6 +6,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import asyncpg
 import pytest
 
 from compass_server.errors import (
@@ -245,3 +246,89 @@ async def test_concurrent_answers_from_different_accounts_have_one_winner(
         return_exceptions=True,
     )
     assert sorted(type(r).__name__ for r in results) == ["AskRow", "FailedPreconditionError"]
+
+
+# -- answers that wait for the channel lock (each test holds it from a connection of its own)
+
+
+async def _hold_channel_lock(database_url: str, channel_id: str) -> asyncpg.Connection:
+    conn = await asyncpg.connect(database_url)
+    await conn.execute("BEGIN")
+    await conn.execute("SELECT 1 FROM channels WHERE channel_id = $1 FOR NO KEY UPDATE", channel_id)
+    return conn
+
+
+async def _until_waiting(database_url: str, count: int) -> None:
+    """Until `count` of the store's connections wait for a lock. (Asked on a connection of its
+    own: within a transaction pg_stat_activity keeps showing what it showed first.)"""
+    conn = await asyncpg.connect(database_url)
+    try:
+        for _ in range(500):
+            waiting = await conn.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = 'compass' AND wait_event_type = 'Lock'"
+            )
+            if waiting == count:
+                return
+            await asyncio.sleep(0.01)
+    finally:
+        await conn.close()
+    raise AssertionError(f"never saw {count} store connections waiting for a lock")
+
+
+async def test_identical_answers_that_queued_for_the_lock_both_succeed(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    # Both read the ask unanswered, then their writes queue behind the holder. The first
+    # writes; the second finds the channel moved on, judges the ask again under the lock and
+    # finds it answered, identically by the same account: OK, and no second write.
+    _, ask_id = await post_ask(store, world)
+    holder = await _hold_channel_lock(database_url, world.channel.channel_id)
+    try:
+        first = asyncio.ensure_future(store.answer_ask(world.human, ask_id, VALID))
+        second = asyncio.ensure_future(store.answer_ask(world.human, ask_id, VALID))
+        await _until_waiting(database_url, 2)
+        await holder.execute("COMMIT")
+        results = await asyncio.gather(first, second)
+    finally:
+        await holder.close()
+    assert results[0] == results[1] == await store.get_ask(world.human, ask_id)
+    assert results[0].answered
+    assert (await store.get_channel(world.human, world.channel.channel_id)).revision == 2
+
+
+async def test_an_answer_that_queued_for_the_lock_is_judged_by_the_questions_it_finds(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    # The answer does not fit the ask as first read, so it is judged again under the lock,
+    # which it gets only after the holder changed the ask's options (as an update does: under
+    # the lock, with a new revision): judged by the new options, it is accepted.
+    message = await world.post(store, ask(question("db", "pg", "my")))
+    channel_id = world.channel.channel_id
+    holder = await _hold_channel_lock(database_url, channel_id)
+    try:
+        answering = asyncio.ensure_future(
+            store.answer_ask(world.human, message.ask_ids[0], [answer("db", "sqlite")])
+        )
+        await _until_waiting(database_url, 1)
+        revision = await holder.fetchval(
+            "UPDATE channels SET revision = revision + 1 WHERE channel_id = $1 RETURNING revision",
+            channel_id,
+        )
+        await holder.execute(
+            """UPDATE messages
+               SET blocks = jsonb_set(blocks, '{0,ask,questions,0,options,1,id}', '"sqlite"'),
+                   revision = $2, updated_at = now()
+               WHERE message_id = $1""",
+            message.message_id,
+            revision,
+        )
+        await holder.execute("COMMIT")
+        answered = await answering
+    finally:
+        await holder.close()
+    assert [o.id for o in answered.ask.questions[0].options] == ["pg", "sqlite"]
+    assert list(answered.ask.questions[0].chosen_option_ids) == ["sqlite"]
+    assert answered == await store.get_ask(world.human, message.ask_ids[0])
+    (stored,) = (await store.list_messages(world.human, channel_id)).messages
+    assert stored.revision == 3  # append 1, the holder's change 2, the answer 3

@@ -69,6 +69,27 @@ async def test_every_write_notifies_with_its_revision(
         await conn.close()
 
 
+async def test_an_answer_notifies_the_exact_payload_text_of_its_event(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    # The answer's statement builds the payload in the database around the revision it
+    # assigns; it must be the very text ChangeEvent.to_payload makes.
+    conn, queue = await _listen(database_url)
+    try:
+        message = await world.post(store, ask(question("db", "0")))
+        await asyncio.wait_for(queue.get(), 5)
+        await store.answer_ask(world.human, message.ask_ids[0], [answer("db", "0")])
+        expected = ChangeEvent(
+            channel_id=world.channel.channel_id,
+            revision=2,
+            message_id=message.message_id,
+            ask_ids=(message.ask_ids[0],),
+        )
+        assert await asyncio.wait_for(queue.get(), 5) == expected.to_payload()
+    finally:
+        await conn.close()
+
+
 async def test_a_failed_write_notifies_nothing(
     store: PostgresStore, world: World, database_url: str
 ) -> None:

@@ -27,6 +27,27 @@ def test_change_events_round_trip(
     assert ChangeEvent.from_payload(event.to_payload()) == event
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    channel_id=st.text(max_size=30),
+    revision=st.integers(min_value=0, max_value=2**63 - 1),
+    message_id=st.text(max_size=30),
+    ask_ids=st.lists(st.text(max_size=30), max_size=5).map(tuple),
+)
+def test_a_payload_around_its_revision_is_the_payload(
+    channel_id: str, revision: int, message_id: str, ask_ids: tuple[str, ...]
+) -> None:
+    # The store's answer statement sends head || revision || tail, the revision written by
+    # PostgreSQL (bigint::text: plain decimal digits, like str(int)).
+    head, tail = ChangeEvent.payload_around_revision(
+        channel_id=channel_id, message_id=message_id, ask_ids=ask_ids
+    )
+    event = ChangeEvent(
+        channel_id=channel_id, revision=revision, message_id=message_id, ask_ids=ask_ids
+    )
+    assert head + str(revision) + tail == event.to_payload()
+
+
 def test_a_change_event_payload_is_small() -> None:
     event = ChangeEvent(
         channel_id="ch_" + "a" * 26,
