@@ -378,6 +378,22 @@ async def _init_connection(conn: asyncpg.Connection[asyncpg.Record]) -> None:
     await conn.set_type_codec("jsonb", encoder=_dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def _reset_connection(_conn: asyncpg.Connection[asyncpg.Record]) -> None:
+    """What the pool does to a connection released to it, beyond what asyncpg always does
+    (roll back a transaction left open, drop listener callbacks): nothing.
+
+    asyncpg's default reset sends `SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+    RESET ALL;` on every release: a round trip per pooled call (2 of the 5 an answer and its
+    token lookup would take) to undo session state this store never leaves on a pooled
+    connection. It takes no advisory lock (the migration runner's is on a connection of its
+    own), opens no cursor (and a cursor ends with its transaction, which asyncpg ends),
+    LISTENs only on the listener's own connection, creates no temporary table, and sets
+    nothing with SET (settings come from the connect parameters, which RESET ALL would keep
+    anyway). Prepared statements are asyncpg's statement cache, kept across releases either
+    way. tests/integration/store/test_pool.py checks that no store call leaves any of it.
+    """
+
+
 class PostgresStore(Store):
     """The Store on PostgreSQL. Use as `async with PostgresStore(dsn) as store:`.
 
@@ -423,6 +439,7 @@ class PostgresStore(Store):
                 timeout=self._timeout,
                 command_timeout=self._timeout,
                 init=_init_connection,
+                reset=_reset_connection,
                 server_settings={"application_name": _APPLICATION_NAME},
             )
         return self
