@@ -369,6 +369,102 @@ def test_frames_are_independent_snapshots() -> None:
     assert first.value.blocks[0].ask.ask_id == "minted"  # and later frames leave it alone
 
 
+def test_every_frame_is_independent_of_the_mapper_and_of_the_others() -> None:
+    # The mapper keeps its block set as plain values and builds each frame afresh: changing
+    # any frame (an ask frame, a settled-text frame, an earlier or a later one) changes no
+    # other frame and nothing the mapper emits afterwards.
+    mapper = EventMapper(session=SESSION)
+    mapper.map(assistant_start())
+    frames = [
+        _frame(mapper.map(assistant_end("Two questions:"))),
+        _frame(mapper.map(ask_start(gallery_args(), tool_call_id="a"))),
+        _frame(mapper.map(ask_start({"questions": [question("q", "x")]}, tool_call_id="b"))),
+        _frame(mapper.map(assistant_end("Two questions, edited:"))),
+    ]
+    kept = [comms_pb2.MessageUpdated.FromString(f.value.SerializeToString()) for f in frames]
+
+    for frame in frames:  # everything the bridge might do to a frame it was handed
+        blocks = frame.value.blocks
+        for block in blocks:
+            if block.HasField("ask"):
+                block.ask.ask_id = "minted"
+                block.ask.questions[0].chosen_option_ids.append("0")
+            else:
+                block.text.text = "changed"
+        blocks.add().text.text = "appended"
+        frame.value.client_message_id = "changed"
+    later = _frame(mapper.map(assistant_end("Two questions, edited:")))
+
+    assert later.value == kept[-1]
+    for frame, before in zip(frames, kept, strict=True):
+        assert frame.value != before  # each change stayed in its own frame
+        assert frame.value.blocks[-1].text.text == "appended"
+        assert len(frame.value.blocks) == len(before.blocks) + 1
+
+
+def test_a_bounced_ask_leaves_the_kept_asks_as_they_were() -> None:
+    mapper = EventMapper(session=SESSION)
+    mapper.map(assistant_start())
+    mapper.map(assistant_end("Text"))
+    first = _frame(mapper.map(ask_start(gallery_args(), tool_call_id="a")))
+    bounced = mapper.map(ask_start({"questions": [question("q"), question("q")]}))
+    second = _frame(mapper.map(ask_start({"questions": [question("r", "y")]}, tool_call_id="b")))
+
+    assert bounced == [
+        UnmappedEvent("tool_execution_start:ask", "questions[1].id repeats questions[0].id")
+    ]
+    assert _kinds(second) == ["text", "ask", "ask"]
+    assert second.value.blocks[:2] == first.value.blocks
+    assert second.block_index == 2
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+class _Dict(dict[str, Any]):
+    pass
+
+
+class _List(list[Any]):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def test_subclasses_of_the_json_types_map_like_the_json_types() -> None:
+    # The mapper narrows with isinstance, so a str, dict, list or int subclass (never made by
+    # json.loads, but map() takes any object) is taken as that JSON type, exactly as the
+    # plain value would be; bool stays refused as a number (test_malformed.py).
+    plain = load_event("ask-start-rich.json")["args"]
+
+    def subclassed(value: object) -> object:
+        if isinstance(value, dict):
+            return _Dict({_Str(k): subclassed(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return _List(subclassed(v) for v in value)
+        if isinstance(value, str):
+            return _Str(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _Int(value)
+        return value
+
+    args = subclassed(plain)
+    assert isinstance(args, _Dict)
+    assert isinstance(args["questions"][0]["options"][0]["label"], _Str)
+
+    assert _only_ask(args) == _only_ask(plain)
+    reserved = subclassed({"questions": [question("q", "Next \u2192")]})
+    assert EventMapper(session=SESSION).map(ask_start(reserved)) == [
+        UnmappedEvent(
+            "tool_execution_start:ask",
+            "questions[0].options[0].label is the reserved runtime label 'Next \u2192'",
+        )
+    ]
+
+
 def test_mapping_does_not_change_the_event() -> None:
     event = ask_start(gallery_args())
     before = copy.deepcopy(event)
