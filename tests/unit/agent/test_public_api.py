@@ -77,8 +77,13 @@ def test_frames_built_by_the_mapper_are_ordinary_frozen_dataclasses() -> None:
             "args": {"questions": [{"id": "q", "question": "?", "options": []}]},
         }
     )
-    assert isinstance(frame, ConversationUpdated)
+    [settled] = mapper.map(
+        {"type": "message_end", "message": {"role": "assistant", "content": "Done."}}
+    )
+    assert type(frame) is ConversationUpdated
+    assert type(settled) is ConversationUpdated
     assert frame == ConversationUpdated(frame.value, tool_call_id="c", block_index=0)
+    assert settled == ConversationUpdated(settled.value)
     assert [f.name for f in dataclasses.fields(frame)] == [
         "value",
         "kind",
@@ -86,6 +91,15 @@ def test_frames_built_by_the_mapper_are_ordinary_frozen_dataclasses() -> None:
         "block_index",
     ]
     assert (frame.kind, frame.tool_call_id, frame.block_index) == ("conversationUpdated", "c", 0)
+    assert (settled.kind, settled.tool_call_id, settled.block_index) == (
+        "conversationUpdated",
+        None,
+        None,
+    )
     assert "tool_call_id='c'" in repr(frame)
     with pytest.raises(dataclasses.FrozenInstanceError):
         frame.block_index = 1  # type: ignore[misc] -- proving it is refused
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settled.value = comms_pb2.MessageUpdated()  # type: ignore[misc] -- proving it is refused
+    with pytest.raises(AttributeError):
+        frame.__dict__  # noqa: B018 -- slotted: there is no instance dict to smuggle fields into
