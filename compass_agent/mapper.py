@@ -147,7 +147,8 @@ class EventMapper:
         frame = _MessageUpdated()
         frame.client_message_id = message_id
         blocks = frame.blocks
-        self._add_kept_blocks(blocks)  # the block set so far, then the new ask
+        if self._texts or asks:  # not for the first ask of a tool-call-only message
+            self._add_kept_blocks(blocks)  # the block set so far, then the new ask
         ask = blocks.add().ask
         reason = fill_ask(ask, event.get("args", MISSING))
         if reason is not None:
