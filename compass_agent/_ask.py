@@ -143,9 +143,8 @@ def fill_ask(ask: comms_pb2.Ask, args: JsonValue | Missing) -> str | None:
             if len(options) > MAX_OPTIONS_PER_QUESTION:
                 return f"questions[{i}].options has more than {MAX_OPTIONS_PER_QUESTION} items (got {len(options)})"
             add_option = question.options.add
-            # No strict=: the ids are never shorter (checked just above), and any keyword
-            # argument sends zip() down its slow path (about 3% of the cost of an ask, bench/mapper.py).
-            for option_id, entry in zip(_OPTION_IDS, options):  # noqa: B905 -- see above
+            for j, entry in enumerate(options):
+                option_id = _OPTION_IDS[j]  # j < MAX_OPTIONS_PER_QUESTION: checked just above
                 if not isinstance(entry, dict):
                     return f"questions[{i}].options[{option_id}] is not an object (got {json_type(entry)})"
                 label = entry["label"]
