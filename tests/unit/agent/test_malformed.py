@@ -398,6 +398,54 @@ def test_malformed_args_yield_one_counted_unmapped_event(args: object, reason: s
     assert [b.WhichOneof("block") for b in frame.value.blocks] == ["text"]
 
 
+def _faults(*changes: Callable[[Args], object]) -> Args:
+    args = gallery_args()
+    for change in changes:
+        change(args)
+    return args
+
+
+# Several faults at once: the reason names the first one in walk order (questions in order;
+# in each, id, question, header, multi, recommended, options; in each option, label,
+# description, preview), whichever kind of check finds it: a type check, a limit, a missing
+# key found afterwards, or a string protobuf refuses on assignment.
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (
+            _faults(_set("questions.0.question", "\udfff?"), _set("questions.1.id", 2)),
+            "questions[0].question is not valid Unicode (lone surrogate)",
+        ),
+        (
+            _faults(_set("questions.0.options.1.label", "a\x00b"), _drop("questions.1.question")),
+            "questions[0].options[1].label contains a NUL character",
+        ),
+        (
+            _faults(_drop("questions.0.options"), _set("questions.1.id", "db")),
+            "questions[0].options is missing",
+        ),
+        (
+            _faults(
+                _set("questions.1.options.0.description", "x\ud800"),
+                _set("questions.1.options.2.label", "Next \u2192"),
+            ),
+            "questions[1].options[0].description is not valid Unicode (lone surrogate)",
+        ),
+        (
+            _faults(_set("questions.0.header", 7), _set("questions.0.question", "\x00")),
+            "questions[0].question contains a NUL character",
+        ),
+        (
+            _faults(_set("questions.0.recommended", 1.5), _set("questions.0.multi", "yes")),
+            "questions[0].multi is not a boolean (got string)",
+        ),
+    ],
+)
+def test_the_first_fault_in_walk_order_is_the_one_reported(args: Args, reason: str) -> None:
+    mapper = EventMapper(session=SESSION)
+    assert mapper.map(ask_start(args)) == [UnmappedEvent("tool_execution_start:ask", reason)]
+
+
 def test_one_bad_question_bounces_the_whole_ask() -> None:
     mapper = EventMapper(session=SESSION)
     mapper.map(assistant_start())
