@@ -77,6 +77,7 @@ import asyncpg
 import httpx
 
 from bench._timing import Rate, report
+from compass_server.demo import GALLERY_ASK_ARGS
 
 if TYPE_CHECKING:
     import socket
@@ -93,29 +94,6 @@ TARGET = 0.8
 READY_PREFIXES = ("Compass is running at ", "echo listening at ")
 RPC_PATH = "/compass.v1.CommsService/RespondToAsk"
 
-GALLERY_QUESTIONS: list[dict[str, object]] = [
-    {
-        "id": "db",
-        "question": "Which database should the new service use?",
-        "options": [
-            {"label": "Postgres", "description": "Relational, strong consistency, JSONB support"},
-            {"label": "SQLite", "description": "Embedded, zero-ops, great for single-node"},
-            {"label": "MongoDB", "description": "Document store, flexible schema"},
-        ],
-        "recommended": 0,
-    },
-    {
-        "id": "features",
-        "question": "Which auth flows should ship in v1?",
-        "options": [
-            {"label": "Email + password"},
-            {"label": "OAuth (Google, GitHub)"},
-            {"label": "Magic links"},
-            {"label": "SAML SSO", "description": "Enterprise; can be deferred"},
-        ],
-        "multi": True,
-    },
-]
 ANSWERS: list[dict[str, object]] = [
     {"questionId": "db", "chosenOptionIds": ["0"]},
     {"questionId": "features", "chosenOptionIds": ["0", "1"]},
@@ -214,7 +192,7 @@ async def prepare(dsn: str, *, clients: int, asks_per_client: int) -> World:
             "type": "tool_execution_start",
             "toolCallId": "t",
             "toolName": "ask",
-            "args": {"questions": GALLERY_QUESTIONS},
+            "args": GALLERY_ASK_ARGS,
         },
     ):
         for output in mapper.map(event):

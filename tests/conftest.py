@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import TYPE_CHECKING
 
@@ -33,10 +34,43 @@ def migrated_template(pg_admin_dsn: str) -> Generator[str]:
 @pytest.fixture
 def database_url(pg_admin_dsn: str, migrated_template: str) -> Generator[str]:
     """DSN of a fresh, migrated database that only this test uses; dropped afterwards."""
-    name = f"compass_t_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_clone(pg_admin_dsn, migrated_template, name))
-    yield _pg.with_database(pg_admin_dsn, name)
-    asyncio.run(_drop_database(pg_admin_dsn, name))
+    with _fresh_database(pg_admin_dsn, "compass_t", template=migrated_template) as dsn:
+        yield dsn
+
+
+@pytest.fixture(scope="module")
+def module_database_url(pg_admin_dsn: str, migrated_template: str) -> Generator[str]:
+    """A fresh migrated database shared by the tests of one module; dropped afterwards."""
+    with _fresh_database(pg_admin_dsn, "compass_m", template=migrated_template) as dsn:
+        yield dsn
+
+
+@pytest.fixture
+def empty_database(pg_admin_dsn: str) -> Generator[str]:
+    """DSN of a database with no tables at all (for the migration runner); dropped afterwards."""
+    with _fresh_database(pg_admin_dsn, "compass_e") as dsn:
+        yield dsn
+
+
+@contextlib.contextmanager
+def _fresh_database(admin_dsn: str, prefix: str, *, template: str = "") -> Generator[str]:
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    clause = f' TEMPLATE "{template}"' if template else ""
+    asyncio.run(_admin(admin_dsn, f'CREATE DATABASE "{name}"{clause}'))
+    try:
+        yield _pg.with_database(admin_dsn, name)
+    finally:
+        asyncio.run(_drop_database(admin_dsn, name))
+
+
+async def _admin(admin_dsn: str, sql: str) -> None:
+    import asyncpg
+
+    admin = await asyncpg.connect(admin_dsn)
+    try:
+        await admin.execute(sql)
+    finally:
+        await admin.close()
 
 
 async def _create_template(admin_dsn: str, name: str) -> None:
@@ -44,11 +78,7 @@ async def _create_template(admin_dsn: str, name: str) -> None:
 
     from compass_server.store.migrate import migrate
 
-    admin = await asyncpg.connect(admin_dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
+    await _admin(admin_dsn, f'CREATE DATABASE "{name}"')
     conn = await asyncpg.connect(_pg.with_database(admin_dsn, name))
     try:
         await migrate(conn)
@@ -56,24 +86,8 @@ async def _create_template(admin_dsn: str, name: str) -> None:
         await conn.close()
 
 
-async def _clone(admin_dsn: str, template: str, name: str) -> None:
-    import asyncpg
-
-    admin = await asyncpg.connect(admin_dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    finally:
-        await admin.close()
-
-
 async def _drop_database(admin_dsn: str, name: str) -> None:
-    import asyncpg
-
-    admin = await asyncpg.connect(admin_dsn)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    await _admin(admin_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
@@ -87,3 +101,10 @@ def compass_server(database_url: str) -> Generator[_server.RunningServer]:
 async def seeded(compass_server: _server.RunningServer) -> _server.SeededWorld:
     """Accounts (with tokens), workspaces and channels in `compass_server`'s database."""
     return await _server.seed_world(compass_server.dsn)
+
+
+@pytest.fixture(scope="module")
+def module_server(module_database_url: str) -> Generator[_server.RunningServer]:
+    """`compass serve` on the module's database, shared by the tests of one module."""
+    with _server.serve(module_database_url) as server:
+        yield server

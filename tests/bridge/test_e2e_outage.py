@@ -214,7 +214,7 @@ class LosingTransport(httpx.AsyncBaseTransport):
 
 
 async def test_lost_responses_are_retried_without_a_duplicate_message_or_ask(
-    bridge_server: RunningServer,
+    module_server: RunningServer,
     world: SeededWorld,
     comms: httpx.AsyncClient,
     tmp_path: Path,
@@ -242,7 +242,7 @@ async def test_lost_responses_are_retried_without_a_duplicate_message_or_ask(
     script.write_text(json.dumps(steps))
     transport = LosingTransport({"AppendMessage": 2, "WatchAsk": 1}, appended)
     options = BridgeOptions(
-        server=bridge_server.url,
+        server=module_server.url,
         channel_id=world.channel_id,
         token=world.agent.token,
         command=(sys.executable, str(ev.FAKE_RUNTIME), str(script)),

@@ -32,10 +32,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 
 async def test_an_answer_travels_from_the_participant_to_the_waiting_runtime(
-    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+    module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     with start_bridge(
-        server_url=bridge_server.url,
+        server_url=module_server.url,
         channel_id=world.channel_id,
         token=world.agent.token,
         steps=one_ask_script(),
@@ -64,7 +64,7 @@ def _by_first_question(asks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 async def test_two_asks_started_together_are_both_answered_to_their_own_requests(
-    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+    module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     q1, q2 = ev.gallery_questions(), ev.deploy_questions()
     reply_a = {**GALLERY_REPLY, "id": "req-a"}
@@ -80,7 +80,7 @@ async def test_two_asks_started_together_are_both_answered_to_their_own_requests
         *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
     ]
     with start_bridge(
-        server_url=bridge_server.url,
+        server_url=module_server.url,
         channel_id=world.channel_id,
         token=world.agent.token,
         steps=steps,
@@ -118,7 +118,7 @@ def _assert_one_message_with_both_asks(
 
 
 async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
-    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+    module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     q1, q2 = ev.gallery_questions(), ev.deploy_questions()
     reply_a = {**GALLERY_REPLY, "id": "req-a"}
@@ -136,7 +136,7 @@ async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
         *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
     ]
     with start_bridge(
-        server_url=bridge_server.url,
+        server_url=module_server.url,
         channel_id=world.channel_id,
         token=world.agent.token,
         steps=steps,
@@ -163,14 +163,14 @@ async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
 
 
 async def test_a_bridge_the_server_refuses_stops_its_runtime_and_exits_1(
-    bridge_server: RunningServer, world: SeededWorld, tmp_path: Path
+    module_server: RunningServer, world: SeededWorld, tmp_path: Path
 ) -> None:
     steps = [
         *ev.emit(ev.assistant_message("m-1", "Hello.")),
         {"wait_file": str(tmp_path / "never")},
     ]
     with start_bridge(
-        server_url=bridge_server.url,
+        server_url=module_server.url,
         channel_id=world.channel_id,
         token=world.human.token,  # a human account may not call AgentService
         steps=steps,
@@ -182,13 +182,13 @@ async def test_a_bridge_the_server_refuses_stops_its_runtime_and_exits_1(
 
 
 async def test_stdin_mode_reads_events_on_stdin_and_replies_on_stdout(
-    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+    module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     token_file = tmp_path / "agent.token"
     token_file.write_text(world.agent.token)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "compass_server.cli", "agent-bridge",
-        "--server", bridge_server.url, "--channel", world.channel_id,
+        "--server", module_server.url, "--channel", world.channel_id,
         "--token-file", str(token_file),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -220,7 +220,7 @@ async def test_stdin_mode_reads_events_on_stdin_and_replies_on_stdout(
 
 
 async def test_a_message_settled_again_is_updated_in_place_keeping_ask_ids_and_answers(
-    bridge_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+    module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     q1, q2 = ev.gallery_questions(), ev.deploy_questions()
     reply_a = {**GALLERY_REPLY, "id": "req-a"}
@@ -241,7 +241,7 @@ async def test_a_message_settled_again_is_updated_in_place_keeping_ask_ids_and_a
         *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
     ]
     with start_bridge(
-        server_url=bridge_server.url,
+        server_url=module_server.url,
         channel_id=world.channel_id,
         token=world.agent.token,
         steps=steps,

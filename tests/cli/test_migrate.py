@@ -3,39 +3,15 @@
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import asyncpg
 
-from tests import _pg
 from tests.cli.conftest import cli_env, run_cli
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
-
-import pytest
 
 MIGRATIONS = sorted(
     int(p.name[:4]) for p in (Path(__file__).parents[2] / "migrations").glob("*.sql")
 )
-
-
-@pytest.fixture
-async def empty_database(pg_admin_dsn: str) -> AsyncGenerator[str]:
-    name = f"compass_cli_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(pg_admin_dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    yield _pg.with_database(pg_admin_dsn, name)
-    admin = await asyncpg.connect(pg_admin_dsn)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
 
 
 async def test_migrate_applies_every_migration_once(empty_database: str) -> None:
