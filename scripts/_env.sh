@@ -1,5 +1,6 @@
 # Sourced by the other scripts: makes .venv exist and match pyproject.toml, then puts it first
-# on PATH. Usage: . scripts/_env.sh [extra]   (extra: "dev" for the test tool chain)
+# on PATH. Usage: . scripts/_env.sh EXTRA   (EXTRA: "dev" for the test tool chain, "" for the
+# runtime only). Always pass it: sourcing without arguments would see the caller's arguments.
 set -euo pipefail
 _root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _extra="${1:-}"
