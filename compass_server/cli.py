@@ -341,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     except CompassError as exc:
         sys.stderr.write(f"compass: {exc.message}\n")
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: by now the server has shut down and stop_on_signals has stopped an embedded
+        # PostgreSQL; a traceback would only suggest otherwise. 128 + SIGINT, as shells expect.
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m compass_server.cli`

@@ -85,9 +85,9 @@ class Serve:
                 return line[len(READY) :].strip(), before
             before.append(line)
 
-    def stop(self) -> int:
+    def stop(self, signum: int = signal.SIGTERM) -> int:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signum)
         try:
             return self.process.wait(timeout=STOP_SECONDS)
         finally:
@@ -173,3 +173,21 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
     finally:
         assert again.stop() in STOPPED_BY_SIGTERM, "".join(again.output)
     assert _postgres_processes_in(pgdata) == []
+
+
+async def test_ctrl_c_stops_the_server_and_its_postgres_quietly(data_dir: Path) -> None:
+    env = cli_env(COMPASS_DATA_DIR=str(data_dir))
+    pgdata = data_dir / "pgdata"
+    server = Serve(env)
+    try:
+        url, _ = server.until_ready()
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            assert (await client.get("/readyz")).status_code == 200
+        assert LocalPostgres(data_dir=data_dir).postmaster_pid() is not None
+    finally:
+        exit_code = server.stop(signal.SIGINT)
+    output = "".join(server.output)
+    assert exit_code == 128 + signal.SIGINT, output
+    assert "Traceback" not in output
+    assert LocalPostgres(data_dir=data_dir).postmaster_pid() is None
+    assert _postgres_processes_in(pgdata) == [], output
