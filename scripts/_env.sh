@@ -22,7 +22,9 @@ if [ ! -f "$_stamp" ] || [ "$(cat "$_stamp")" != "$_want" ]; then
   # This machine's pip config names local mirrors that may be absent; their warnings are noise.
   { "$_venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 &&
     "$_venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$_root/$_spec" 2>&1; } |
-    { grep -v -e "^WARNING: Location 'file:" -e "BuildBackendWarning" || true; } >&2
+    { grep -v -E -e "^WARNING: Location 'file:" -e "BuildBackendWarning" \
+        -e '^ *(!!)? *$' -e '\*{20}' -e 'Please be careful with folders' \
+        -e 'name as your package as they may take' -e 'with strategy, WheelFile' || true; } >&2
   echo "$_want" > "$_stamp"
 fi
 export PATH="$_venv/bin:$PATH"
