@@ -939,14 +939,7 @@ def _message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Mess
                 f"stored message {message_id} has an answer for ask {answer['ask_id']} "
                 "that none of its blocks holds"
             )
-        apply_answer_state(
-            ask,
-            answer["answers"],
-            answered_by_account_id=answer["answered_by_account_id"],
-            answered_at=answer["answered_at"],
-            answered_by_name=answer["answered_by_name"],
-            message_id=message_id,
-        )
+        _apply_stored_answer(ask, answer, message_id)
     return MessageRow(
         message_id=message_id,
         channel_id=row["channel_id"],
@@ -956,6 +949,19 @@ def _message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Mess
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         revision=row["revision"],
+    )
+
+
+def _apply_stored_answer(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: str) -> None:
+    """Merge an answer read from the asks table (columns answers, answered_by_account_id,
+    answered_at, answered_by_name) into `ask`."""
+    apply_answer_state(
+        ask,
+        record["answers"],
+        answered_by_account_id=record["answered_by_account_id"],
+        answered_at=record["answered_at"],
+        answered_by_name=record["answered_by_name"],
+        message_id=message_id,
     )
 
 
@@ -972,14 +978,7 @@ def _ask_row(row: asyncpg.Record) -> AskRow:
         )
     ask = matches[0]
     if row["answered_by_account_id"] is not None:
-        apply_answer_state(
-            ask,
-            row["answers"],
-            answered_by_account_id=row["answered_by_account_id"],
-            answered_at=row["answered_at"],
-            answered_by_name=row["answered_by_name"],
-            message_id=message_id,
-        )
+        _apply_stored_answer(ask, row, message_id)
     return AskRow(ask=ask, message_id=message_id, channel_id=row["channel_id"])
 
 
