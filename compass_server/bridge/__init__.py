@@ -71,6 +71,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--token-file", required=True, type=Path, help="file holding the agent account's token"
     )
     parser.add_argument(
+        "--protocol",
+        choices=("rpc", "acp"),
+        default="rpc",
+        help="how to talk to the runtime: 'acp' (Agent Client Protocol, preferred: one whole "
+        "form per ask) or 'rpc' (oh-my-pi's JSON-lines RPC mode; default)",
+    )
+    prompt = parser.add_mutually_exclusive_group()
+    prompt.add_argument("--prompt", help="the prompt to send the agent once it is ready")
+    prompt.add_argument(
+        "--prompt-file", type=Path, help="a UTF-8 file holding the prompt to send the agent"
+    )
+    parser.add_argument(
         "--no-ask-dialog",
         dest="ask_dialog",
         action="store_false",
@@ -114,6 +126,18 @@ def main(args: argparse.Namespace) -> int:
     except TokenFileError as exc:
         sys.stderr.write(f"compass agent-bridge: {exc}\n")
         return EXIT_USAGE
+    try:
+        prompt = _prompt(args)
+    except ValueError as exc:
+        sys.stderr.write(f"compass agent-bridge: {exc}\n")
+        return EXIT_USAGE
+    protocol: str = args.protocol
+    if protocol == "acp" and (not args.command or prompt is None):
+        sys.stderr.write(
+            "compass agent-bridge: --protocol acp needs the agent's COMMAND and a prompt "
+            "(--prompt or --prompt-file)\n"
+        )
+        return EXIT_USAGE
     max_backoff: float = args.max_backoff
     drain_timeout: float | None = args.drain_timeout
     if not 0 < max_backoff <= 3600 or (drain_timeout is not None and drain_timeout < 0):
@@ -133,5 +157,29 @@ def main(args: argparse.Namespace) -> int:
         ask_dialog=args.ask_dialog,
         max_backoff=max_backoff,
         drain_timeout=drain_timeout,
+        prompt=prompt,
     )
+    if protocol == "acp":
+        from compass_server.bridge import acp
+
+        return asyncio.run(acp.run(options))
     return asyncio.run(run(options))
+
+
+def _prompt(args: argparse.Namespace) -> str | None:
+    """The prompt from --prompt or --prompt-file, or None.
+
+    Raises:
+        ValueError: the prompt file cannot be read, or the prompt is empty (says which).
+    """
+    text: str | None = args.prompt
+    path: Path | None = args.prompt_file
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise ValueError(f"cannot read prompt file {str(path)!r}: {reason}") from None
+    if text is not None and not text.strip():
+        raise ValueError("the prompt is empty")
+    return text

@@ -66,6 +66,8 @@ class BridgeOptions:
     max_backoff: float = 5.0
     drain_timeout: float | None = None
     stop_drain_seconds: float = 10.0
+    prompt: str | None = None
+    """Sent to the runtime once it is ready; None: another host drives the runtime."""
 
 
 async def read_lines(reader: asyncio.StreamReader) -> AsyncGenerator[bytes | None]:

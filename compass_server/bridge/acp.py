@@ -1,0 +1,680 @@
+"""`compass agent-bridge --protocol acp`: the bridge as an Agent Client Protocol client.
+
+The agent runs as a child process speaking ACP (JSON-RPC over stdio; the `agent-client-
+protocol` package does the protocol and its schema). The bridge initializes it with the
+form-elicitation capability and no file system or terminal, opens one session, sends one
+prompt, and answers everything the agent asks until the prompt turn ends:
+
+- `session/update`: agent text and ask tool calls become frames (acp_events.py translates
+  them into the runtime events EventMapper derives the typed Ask from, with full fidelity:
+  question ids, headers, previews), posted by the shared Poster.
+- `elicitation/create` (form mode): oh-my-pi's ask tool sends ONE form per ask call. It
+  arrives a few ms BEFORE the `tool_call` update carrying the call's arguments, so the
+  request is held (`hold_seconds`) until an ask call whose form it is (forms.py,
+  `matches_ask_form`) shows up. Then the bridge waits for the ask's minted id, follows
+  WatchAsk until a participant answers, and accepts the form with the answer in the form's
+  terms (labels, `q<i>__other` text; a skipped question left out). A form that belongs to
+  no ask call (another agent's form; oh-my-pi's select/confirm/input/editor dialogs)
+  becomes a typed Ask of its own (forms.py, `plan_form`) posted as its own message, and is
+  answered in the schema's terms, validated; a required value the answer cannot supply
+  declines the form, a form the bridge cannot present is cancelled.
+- `session/request_permission`: a typed Ask of its own (one option per permission option);
+  the chosen option is selected; an answer without a choice rejects once (or, with no
+  reject option, is cancelled).
+- file system and terminal requests: not offered in the capabilities; answered with
+  JSON-RPC "method not found", never left hanging.
+
+When the ask call ends (the tool call completes or fails: the runtime aborted or timed out)
+before an answer was delivered, or the turn ends, the held request is answered `cancel` and
+a warning names the ask that stays answerable in Compass (closing it needs the lifecycle
+contract, a later issue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import httpx
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.interfaces import Client
+from acp.schema import (
+    AcceptElicitationResponse,
+    AllowedOutcome,
+    CancelElicitationResponse,
+    ClientCapabilities,
+    DeclineElicitationResponse,
+    DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationFormRequestMode,
+    ElicitationFormSessionMode,
+    FileSystemCapabilities,
+    Implementation,
+    RequestPermissionResponse,
+)
+
+from compass_agent import ConversationUpdated, EventMapper
+from compass_server.bridge.acp_events import AcpTranslator
+from compass_server.bridge.client import AgentClient
+from compass_server.bridge.forms import (
+    ask_form_content,
+    form_content,
+    matches_ask_form,
+    plan_form,
+)
+from compass_server.bridge.poster import AskNotPostedError, FatalServerError, Poster
+from compass_server.bridge.watch import until_answered
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from acp.interfaces import Agent
+    from acp.schema import (
+        CreateTerminalResponse,
+        ElicitationSchema,
+        EnvVariable,
+        KillTerminalResponse,
+        PermissionOption,
+        ReadTextFileResponse,
+        ReleaseTerminalResponse,
+        TerminalOutputResponse,
+        ToolCallUpdate,
+        WaitForTerminalExitResponse,
+        WriteTextFileResponse,
+    )
+
+    from compass_server.bridge.poster import AgentApi
+    from compass_server.bridge.session import BridgeOptions
+
+__all__ = ["AcpBridge", "run"]
+
+logger = logging.getLogger("compass.bridge.acp")
+
+T = TypeVar("T")
+
+HOLD_SECONDS: Final = 2.0
+"""How long an elicitation waits for the ask tool call it belongs to."""
+MAX_LINE_BYTES: Final = 32 * 1024 * 1024
+"""Longest JSON-RPC line read from the agent (tool outputs repeat whole files)."""
+EXIT_FATAL: Final = 1
+CLIENT_NAME: Final = "compass-agent-bridge"
+
+ElicitationResponse = (
+    AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
+)
+
+
+class _StoppedError(Exception):
+    """The wait was stopped: the ask call ended, or the turn is over."""
+
+
+@dataclass(slots=True, kw_only=True)
+class _AskCall:
+    """An ask tool call the mapper turned into an Ask block."""
+
+    tool_call_id: str | None
+    key: str
+    """The mapper's client_message_id of the message holding the ask."""
+    ordinal: int
+    """Which ask of that message it is."""
+    ask: comms_pb2.Ask
+    claimed: bool = False
+    """An elicitation is answered from this ask."""
+    delivered: bool = False
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class AcpBridge(Client):
+    """The ACP client's side of one agent session, bridged to one Compass channel."""
+
+    def __init__(
+        self,
+        *,
+        api: AgentApi,
+        channel_id: str,
+        run_id: str,
+        hold_seconds: float = HOLD_SECONDS,
+        max_backoff: float = 5.0,
+        initial_backoff: float = 0.2,
+    ) -> None:
+        self._api = api
+        self._run_id = run_id
+        self._hold = hold_seconds
+        self._max_backoff = max_backoff
+        self._initial_backoff = initial_backoff
+        self.mapper = EventMapper(session=run_id)
+        self.poster = Poster(
+            api,
+            channel_id,
+            run_id=run_id,
+            max_backoff=max_backoff,
+            initial_backoff=initial_backoff,
+        )
+        self._translator = AcpTranslator()
+        self._calls: list[_AskCall] = []
+        self._arrival = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._own_messages = itertools.count(1)
+        self.failure: asyncio.Future[FatalServerError] = asyncio.get_running_loop().create_future()
+        """Resolved when the server refuses the bridge itself; the session then stops."""
+        self.delivered = 0
+        """Answers returned to the agent."""
+        self.unmapped = 0
+
+    # -- session updates -------------------------------------------------------------------
+
+    async def session_update(self, session_id: str, update: object, **_: Any) -> None:
+        """A `session/update` notification. Synchronous inside: updates keep their order."""
+        del session_id
+        for event in self._translator.translate(update):
+            self._feed(event)
+
+    def end_turn(self) -> None:
+        """The prompt turn ended: settle the open message, stop every wait."""
+        for event in self._translator.end_turn():
+            self._feed(event)
+        self._stopping.set()
+        for call in self._calls:
+            self._end_call(call)
+
+    def _feed(self, event: dict[str, object]) -> None:
+        for output in self.mapper.map(event):
+            if isinstance(output, ConversationUpdated):
+                self._on_frame(output)
+            else:
+                self.unmapped += 1
+                logger.warning("unmapped agent event %s: %s", output.event_type, output.reason)
+        if event.get("type") == "tool_execution_end":
+            call_id = event.get("toolCallId")
+            for call in self._calls:
+                if call.tool_call_id == call_id:
+                    self._end_call(call)
+
+    def _on_frame(self, output: ConversationUpdated) -> None:
+        frame = output.value
+        if output.block_index is not None:
+            blocks = frame.blocks
+            ask = comms_pb2.Ask()
+            ask.CopyFrom(blocks[output.block_index].ask)
+            ordinal = sum(1 for block in blocks[: output.block_index] if block.HasField("ask"))
+            self._calls.append(
+                _AskCall(
+                    tool_call_id=output.tool_call_id,
+                    key=frame.client_message_id,
+                    ordinal=ordinal,
+                    ask=ask,
+                )
+            )
+            self._arrival.set()
+            self._arrival = asyncio.Event()
+        self.poster.submit(frame)
+
+    def _end_call(self, call: _AskCall) -> None:
+        if call.ended.is_set():
+            return
+        call.ended.set()
+        if not call.delivered:
+            future = self.poster.ask_id(call.key, call.ordinal)
+            ask_id = future.result() if future.done() and not future.exception() else "?"
+            logger.warning(
+                "ask %s (tool call %s) ended without a delivered answer; it stays answerable "
+                "in Compass",
+                ask_id,
+                call.tool_call_id,
+            )
+
+    # -- elicitation -----------------------------------------------------------------------
+
+    async def create_elicitation(self, message: str, mode: object, **_: Any) -> ElicitationResponse:
+        """`elicitation/create`: answered from a participant's answer in Compass."""
+        if not isinstance(mode, ElicitationFormSessionMode | ElicitationFormRequestMode):
+            logger.warning("an elicitation in a mode the bridge does not offer; cancelled")
+            return CancelElicitationResponse(action="cancel")
+        schema = mode.requested_schema
+        tool_call_id = getattr(mode, "tool_call_id", None)
+        call = await self._ask_call_for(schema, tool_call_id)
+        try:
+            if call is not None:
+                return await self._answer_ask_call(call)
+            return await self._answer_form(message, schema)
+        except _StoppedError:
+            return CancelElicitationResponse(action="cancel")
+
+    async def _ask_call_for(
+        self, schema: ElicitationSchema, tool_call_id: str | None
+    ) -> _AskCall | None:
+        """The ask call `schema` is the form of, waiting up to `hold_seconds` for it."""
+        deadline = time.monotonic() + self._hold
+        while True:
+            for call in self._calls:
+                if call.claimed or call.ended.is_set():
+                    continue
+                if tool_call_id is not None and call.tool_call_id == tool_call_id:
+                    call.claimed = True
+                    return call
+                if matches_ask_form(schema, call.ask):
+                    call.claimed = True
+                    return call
+            left = deadline - time.monotonic()
+            if left <= 0 or self._stopping.is_set():
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrival.wait(), timeout=left)
+
+    async def _answer_ask_call(self, call: _AskCall) -> ElicitationResponse:
+        answered = await self._wait_answer(
+            lambda: self.poster.ask_id(call.key, call.ordinal), call.ended
+        )
+        if answered is None:
+            return CancelElicitationResponse(action="cancel")
+        content, problems = ask_form_content(answered)
+        for problem in problems:
+            logger.warning("ask %s: %s", answered.ask_id, problem)
+        call.delivered = True
+        self.delivered += 1
+        logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
+        return AcceptElicitationResponse(action="accept", content=dict(content))
+
+    async def _answer_form(self, message: str, schema: ElicitationSchema) -> ElicitationResponse:
+        plan = plan_form(message, schema)
+        if isinstance(plan, str):
+            logger.warning("cannot present the agent's form (%s); cancelled", plan)
+            return CancelElicitationResponse(action="cancel")
+        key = self._post_own([plan.intro] if plan.intro else [], plan.ask)
+        answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        if answered is None:
+            return CancelElicitationResponse(action="cancel")
+        result = form_content(plan, answered)
+        for problem in result.problems:
+            logger.warning("ask %s: %s", answered.ask_id, problem)
+        if result.missing:
+            logger.warning(
+                "ask %s: the answer gives no valid value for required %s; the form is declined",
+                answered.ask_id,
+                ", ".join(result.missing),
+            )
+            return DeclineElicitationResponse(action="decline")
+        self.delivered += 1
+        logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
+        return AcceptElicitationResponse(action="accept", content=dict(result.content))
+
+    # -- permission ------------------------------------------------------------------------
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **_: Any,
+    ) -> RequestPermissionResponse:
+        """`session/request_permission`: a typed Ask; the chosen option is selected."""
+        del session_id
+        cancelled = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        if not options:
+            return cancelled
+        title = tool_call.title or "a tool call"
+        ask = comms_pb2.Ask()
+        question = ask.questions.add(
+            question_id="permission", question=f"Allow the agent: {title}?", header="Permission"
+        )
+        for index, option in enumerate(options):
+            question.options.add(id=str(index), label=option.name, description=option.kind)
+        key = self._post_own([], ask)
+        try:
+            answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        except _StoppedError:
+            return cancelled
+        if answered is None:
+            return cancelled
+        chosen = answered.questions[0].chosen_option_ids
+        index = int(chosen[0]) if chosen and chosen[0].isdecimal() else -1
+        if 0 <= index < len(options):
+            picked = options[index]
+        else:
+            rejects = [o for o in options if o.kind == "reject_once"]
+            if not rejects:
+                logger.warning("permission answered without a choice; cancelled")
+                return cancelled
+            picked = rejects[0]
+            logger.warning("permission answered without a choice; rejected once")
+        self.delivered += 1
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=picked.option_id)
+        )
+
+    # -- requests the bridge does not offer ------------------------------------------------
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse | None:
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        raise RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        raise RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        raise RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/kill")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        logger.debug("elicitation %s completed by the agent", elicitation_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        logger.debug("agent extension notification %s ignored", method)
+
+    def on_connect(self, conn: Agent) -> None:
+        """The library hands the agent's side over; the session drives it instead."""
+
+    # -- shared ----------------------------------------------------------------------------
+
+    def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
+        """Post a message of the bridge's own holding `ask`; return its key."""
+        key = f"{self._run_id}-form-{next(self._own_messages)}"
+        frame = comms_pb2.MessageUpdated(client_message_id=key)
+        for text in texts:
+            frame.blocks.add().text.text = text
+        frame.blocks.add().ask.CopyFrom(ask)
+        self.poster.submit(frame)
+        return key
+
+    async def _wait_answer(
+        self,
+        ask_id: Callable[[], asyncio.Future[str]],
+        ended: asyncio.Event | None,
+    ) -> comms_pb2.Ask | None:
+        """The answered Ask, or None when it cannot be had (logged).
+
+        Raises:
+            _StoppedError: the call ended or the turn is over first.
+        """
+
+        async def wait() -> comms_pb2.Ask:
+            # Shielded: cancelling this wait must not cancel the future other waits share.
+            minted = await asyncio.shield(ask_id())
+            return await until_answered(
+                self._api,
+                minted,
+                initial_backoff=self._initial_backoff,
+                max_backoff=self._max_backoff,
+            )
+
+        try:
+            return await _until_stopped(wait(), self._stopping, ended)
+        except AskNotPostedError as exc:
+            logger.error("an ask cannot be answered: %s; cancelled", exc)
+            return None
+        except FatalServerError as exc:
+            self._fail(exc)
+            return None
+
+    async def run_poster(self) -> None:
+        """The Poster's worker; a fatal refusal resolves `failure` instead of raising."""
+        try:
+            await self.poster.run()
+        except FatalServerError as exc:
+            self._fail(exc)
+        except Exception as exc:
+            logger.exception("agent-bridge: the poster failed")
+            self._fail(FatalServerError(f"internal error ({type(exc).__name__})"))
+
+    def _fail(self, exc: FatalServerError) -> None:
+        if not self.failure.done():
+            self.failure.set_result(exc)
+        self._stopping.set()
+
+
+async def _until_stopped(
+    work: Awaitable[T], stopping: asyncio.Event, ended: asyncio.Event | None
+) -> T:
+    """`work`'s result, unless `stopping` or `ended` is set first (then _StoppedError)."""
+    task = asyncio.ensure_future(work)
+    stops = [asyncio.ensure_future(stopping.wait())]
+    if ended is not None:
+        stops.append(asyncio.ensure_future(ended.wait()))
+    try:
+        await asyncio.wait([task, *stops], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for stop in stops:
+            stop.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    raise _StoppedError
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) -> int:
+    """Run the agent over ACP for one prompt turn; return the exit code."""
+    assert options.prompt is not None  # noqa: S101 - the CLI requires --prompt with acp
+    async with contextlib.AsyncExitStack() as stack:
+        if http is None:
+            http = await stack.enter_async_context(httpx.AsyncClient())
+        bridge = AcpBridge(
+            api=AgentClient(options.server, options.token, http=http),
+            channel_id=options.channel_id,
+            run_id=f"cb{secrets.token_hex(6)}",
+            max_backoff=options.max_backoff,
+        )
+        poster = asyncio.create_task(bridge.run_poster(), name="compass-bridge-poster")
+        try:
+            return await _run_agent(options, bridge, options.prompt)
+        finally:
+            poster.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poster
+    raise AssertionError("unreachable")  # pragma: no cover - the with block returns
+
+
+async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> int:
+    command, *args = options.command
+    signals: list[int] = []
+    signalled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[int] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, lambda n=signum: (signals.append(n), signalled.set()))
+            installed.append(signum)
+    try:
+        async with spawn_agent_process(
+            bridge,
+            command,
+            *args,
+            env=dict(os.environ),
+            transport_kwargs={"stderr": None, "limit": MAX_LINE_BYTES},
+            use_unstable_protocol=True,
+        ) as (conn, process):
+            turn = _Turn(bridge, conn, process, signals, signalled)
+            code = await turn.run(prompt)
+            if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
+                return EXIT_FATAL
+            return code
+    except FileNotFoundError:
+        sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: not found\n")
+        return 127
+    except PermissionError:
+        sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: permission denied\n")
+        return 126
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
+class _AgentGoneError(Exception):
+    """The agent process exited, or the connection to it closed."""
+
+
+class _Turn:
+    """initialize, session/new and one session/prompt, raced against everything that ends
+    the run early: the agent exiting, the server refusing the bridge, a signal."""
+
+    def __init__(
+        self,
+        bridge: AcpBridge,
+        conn: Any,
+        process: asyncio.subprocess.Process,
+        signals: list[int],
+        signalled: asyncio.Event,
+    ) -> None:
+        self._bridge = bridge
+        self._conn = conn
+        self._process = process
+        self._signals = signals
+        self._signalled = signalled
+        self._session_id: str | None = None
+
+    async def run(self, prompt: str) -> int:
+        bridge = self._bridge
+        try:
+            await self._call(
+                self._conn.initialize(
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=ClientCapabilities(
+                        fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
+                        terminal=False,
+                        elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()),
+                    ),
+                    client_info=Implementation(name=CLIENT_NAME, version="0.1.0"),
+                )
+            )
+            session = await self._call(self._conn.new_session(cwd=str(Path.cwd()), mcp_servers=[]))
+            self._session_id = session.session_id
+            logger.info("ACP session %s opened", session.session_id)
+            response = await self._call(
+                self._conn.prompt(session_id=session.session_id, prompt=[text_block(prompt)]),
+                cancel_on_signal=True,
+            )
+        except _AgentGoneError as exc:
+            bridge.end_turn()
+            if self._signals:
+                return 128 + self._signals[0]
+            sys.stderr.write(f"compass agent-bridge: the agent stopped: {exc}\n")
+            return EXIT_FATAL
+        except FatalServerError as exc:
+            bridge.end_turn()
+            logger.error("compass agent-bridge: %s", exc)
+            return EXIT_FATAL
+        except RequestError as exc:
+            bridge.end_turn()
+            sys.stderr.write(f"compass agent-bridge: the agent refused: {exc}\n")
+            return EXIT_FATAL
+        bridge.end_turn()
+        logger.info(
+            "the prompt turn ended (%s): %d answer(s) delivered, %d unmapped event(s)",
+            response.stop_reason,
+            bridge.delivered,
+            bridge.unmapped,
+        )
+        if self._signals:
+            return 128 + self._signals[0]
+        return 0
+
+    async def _call(self, request: Awaitable[T], *, cancel_on_signal: bool = False) -> T:
+        task = asyncio.ensure_future(request)
+        exited = asyncio.ensure_future(self._process.wait())
+        failure = asyncio.ensure_future(asyncio.shield(self._bridge.failure))
+        signalled = asyncio.ensure_future(self._signalled.wait())
+        try:
+            while True:
+                await asyncio.wait(
+                    {task, exited, failure, signalled}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if task.done():
+                    try:
+                        return task.result()
+                    except ConnectionError as exc:
+                        raise _AgentGoneError("the connection closed") from exc
+                if failure.done():
+                    raise failure.result()
+                if exited.done():
+                    # Let a response already on its way be read before giving up.
+                    with contextlib.suppress(TimeoutError):
+                        return await asyncio.wait_for(asyncio.shield(task), timeout=1.0)
+                    raise _AgentGoneError(f"exit code {self._process.returncode}")
+                if signalled.done():
+                    self._signalled.clear()
+                    signalled = asyncio.ensure_future(self._signalled.wait())
+                    if len(self._signals) == 1 and cancel_on_signal and self._session_id:
+                        logger.info("signal received: cancelling the prompt turn")
+                        self._bridge.end_turn()
+                        await self._conn.cancel(session_id=self._session_id)
+                        continue
+                    with contextlib.suppress(ProcessLookupError):
+                        if len(self._signals) == 1:
+                            self._process.send_signal(self._signals[0])
+                        else:
+                            self._process.kill()
+        finally:
+            for future in (exited, failure, signalled):
+                future.cancel()
+            if not task.done():
+                task.cancel()
+
+
+async def _drain(bridge: AcpBridge, limit: float | None) -> bool:
+    """Post what is still queued; False if it could not all be posted."""
+    if bridge.poster.pending:
+        logger.info("posting %d queued message(s) before exiting", bridge.poster.pending)
+    try:
+        await asyncio.wait_for(bridge.poster.drain(), timeout=limit)
+    except TimeoutError:
+        logger.error("gave up posting %d queued message(s)", bridge.poster.pending)
+        return False
+    if bridge.failure.done():
+        logger.error("compass agent-bridge: %s", bridge.failure.result())
+        return False
+    return True

@@ -1,0 +1,406 @@
+"""ACP form elicitations <-> typed Asks (pure; SPEC §2.3, `--protocol acp`).
+
+An ACP agent asks its client for input with `elicitation/create` in form mode: a message and
+a flat JSON schema (`requestedSchema`, one level of properties, each a string, number,
+integer, boolean or array of strings). Two kinds reach the bridge:
+
+1. The ask tool's own form (oh-my-pi's `askDialog`): per question `i` a property `q<i>`
+   (a `string` with `oneOf` entries `{const: label, title: label, description?}` and
+   `default` = the recommended label, or an `array` whose `items.anyOf` holds the entries,
+   for multi-select; absent when the question has no options) and a `q<i>__other` string
+   for the free text. The typed Ask of such a form comes from the tool call's arguments
+   through EventMapper (full fidelity: ids, headers, previews); `matches_ask_form` says
+   whether a form is that Ask's, and `ask_form_content` turns the answered Ask into the
+   form's content: the chosen labels, and the free text under `q<i>__other`.
+2. Any other form (another agent's, or oh-my-pi's select/confirm/input/editor dialogs):
+   `plan_form` maps the schema into a typed Ask of its own, one question per property in
+   schema order: a string with `enum`/`oneOf` -> single-select, an array of such strings
+   -> multi-select, a boolean -> Yes/No, a string, number or integer -> a free-text-only
+   question. `form_content` turns the participant's answer back into the schema's terms
+   and validates it (choices among the offered values, numbers that parse and stay in
+   bounds, string lengths and patterns, item counts); what cannot be expressed in the
+   schema's terms is left out and reported.
+
+Nothing here raises on odd input; the schema arrives already validated by the ACP library.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Literal, cast
+
+from acp.schema import (
+    ElicitationBooleanPropertySchema,
+    ElicitationIntegerPropertySchema,
+    ElicitationMultiSelectPropertySchema,
+    ElicitationNumberPropertySchema,
+    ElicitationStringPropertySchema,
+    TitledMultiSelectItems,
+)
+
+from compass_agent.limits import (
+    MAX_ID_LENGTH,
+    MAX_OPTIONS_PER_QUESTION,
+    MAX_QUESTIONS_PER_ASK,
+    NUL,
+)
+from compass_server.bridge.answers import build_answers
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from acp.schema import ElicitationSchema
+
+__all__ = [
+    "FormContent",
+    "FormField",
+    "FormPlan",
+    "ask_form_content",
+    "form_content",
+    "matches_ask_form",
+    "plan_form",
+]
+
+OTHER_SUFFIX: Final = "__other"
+"""oh-my-pi's key suffix for a question's free text (`q0__other`)."""
+YES: Final = "Yes"
+NO: Final = "No"
+_HEADER_MAX: Final = 32
+"""A property description up to this long is shown as the question's header chip; a longer
+one is appended to the question text."""
+
+FieldKind = Literal["choice", "choices", "boolean", "text", "number", "integer"]
+JsonContent = str | int | float | bool | list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FormField:
+    """One property of a mapped form: how to read the participant's answer back."""
+
+    key: str
+    kind: FieldKind
+    values: tuple[str, ...] = ()
+    """The schema's values of a choice, by option index (option id "0" is values[0])."""
+    required: bool = False
+    min_items: int | None = None
+    max_items: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FormPlan:
+    """A form mapped into a typed Ask, with what is needed to answer it in its own terms."""
+
+    ask: comms_pb2.Ask
+    """The typed Ask (empty ask_id and answer state), one question per property."""
+    fields: tuple[FormField, ...]
+    intro: str = ""
+    """The form's message when no question shows it already (posted as a text block)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FormContent:
+    """A form's answer in the schema's terms."""
+
+    content: dict[str, JsonContent]
+    problems: tuple[str, ...] = ()
+    """What had to be left out, and why."""
+    missing: tuple[str, ...] = ()
+    """Required properties left without a valid value: the answer cannot be accepted."""
+
+
+def plan_form(message: str, schema: ElicitationSchema) -> FormPlan | str:
+    """Map a form elicitation into a typed Ask; a string says why it cannot be presented."""
+    properties = schema.properties or {}
+    if not properties:
+        return "the form has no properties"
+    if len(properties) > MAX_QUESTIONS_PER_ASK:
+        return f"the form has {len(properties)} properties; at most {MAX_QUESTIONS_PER_ASK}"
+    required = set(schema.required or ())
+    ask = comms_pb2.Ask()
+    fields: list[FormField] = []
+    uses_message = False
+    for key, prop in properties.items():
+        if not key or len(key) > MAX_ID_LENGTH or NUL in key:
+            return f"property name {key[:40]!r} cannot be a question id"
+        title = getattr(prop, "title", None)
+        text = title or (message if len(properties) == 1 else "") or key
+        uses_message |= text == message
+        description = getattr(prop, "description", None) or ""
+        question = comms_pb2.AskQuestion(question_id=key, question=text)
+        if description and len(description) <= _HEADER_MAX and "\n" not in description:
+            question.header = description
+        elif description:
+            question.question = f"{text}\n\n{description}"
+        planned = _plan_field(key, prop, question, required=key in required)
+        if isinstance(planned, str):
+            return planned
+        if len(question.options) > MAX_OPTIONS_PER_QUESTION:
+            return f"property {key!r} offers more than {MAX_OPTIONS_PER_QUESTION} choices"
+        if any(NUL in s for s in _texts(question)):
+            return f"property {key!r} holds a NUL character"
+        ask.questions.append(question)
+        fields.append(planned)
+    intro = "" if uses_message or NUL in message else message
+    return FormPlan(ask=ask, fields=tuple(fields), intro=intro)
+
+
+def _plan_field(
+    key: str, prop: object, question: comms_pb2.AskQuestion, *, required: bool
+) -> FormField | str:
+    if isinstance(prop, ElicitationBooleanPropertySchema):
+        question.options.add(id="0", label=YES)
+        question.options.add(id="1", label=NO)
+        if prop.default is not None:
+            question.recommended = 0 if prop.default else 1
+        return FormField(key=key, kind="boolean", values=("true", "false"), required=required)
+    if isinstance(prop, ElicitationStringPropertySchema):
+        entries = _string_entries(prop)
+        if entries is None:
+            return FormField(
+                key=key,
+                kind="text",
+                required=required,
+                min_length=prop.min_length,
+                max_length=prop.max_length,
+                pattern=prop.pattern,
+            )
+        values = _add_options(question, entries)
+        if prop.default is not None and prop.default in values:
+            question.recommended = values.index(prop.default)
+        return FormField(key=key, kind="choice", values=values, required=required)
+    if isinstance(prop, ElicitationMultiSelectPropertySchema):
+        items = prop.items
+        if isinstance(items, TitledMultiSelectItems):
+            entries = [(e.const, e.title, e.description or "") for e in items.any_of]
+        else:
+            enum: object = getattr(items, "enum", None)
+            if not isinstance(enum, list):
+                return f"property {key!r} is an array without a list of choices"
+            entries = [(str(v), str(v), "") for v in cast("list[object]", enum)]
+        values = _add_options(question, entries)
+        question.allow_multiple = True
+        return FormField(
+            key=key,
+            kind="choices",
+            values=values,
+            required=required,
+            min_items=prop.min_items,
+            max_items=prop.max_items,
+        )
+    if isinstance(prop, ElicitationIntegerPropertySchema | ElicitationNumberPropertySchema):
+        kind: FieldKind = (
+            "integer" if isinstance(prop, ElicitationIntegerPropertySchema) else "number"
+        )
+        return FormField(
+            key=key, kind=kind, required=required, minimum=prop.minimum, maximum=prop.maximum
+        )
+    return f"property {key!r} has a type the bridge cannot present"
+
+
+def _string_entries(prop: ElicitationStringPropertySchema) -> list[tuple[str, str, str]] | None:
+    if prop.one_of:
+        return [(e.const, e.title, e.description or "") for e in prop.one_of]
+    if prop.enum:
+        return [(v, v, "") for v in prop.enum]
+    return None
+
+
+def _add_options(
+    question: comms_pb2.AskQuestion, entries: list[tuple[str, str, str]]
+) -> tuple[str, ...]:
+    for index, (_value, title, description) in enumerate(entries):
+        question.options.add(id=str(index), label=title, description=description)
+    return tuple(value for value, _title, _description in entries)
+
+
+def _texts(question: comms_pb2.AskQuestion) -> list[str]:
+    texts = [question.question, question.header]
+    for option in question.options:
+        texts += [option.label, option.description]
+    return texts
+
+
+# -- answers -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Reader:
+    problems: list[str] = field(default_factory=list)
+
+    def chosen_values(self, question: comms_pb2.AskQuestion, spec: FormField) -> list[str]:
+        values: list[str] = []
+        for option_id in question.chosen_option_ids:
+            index = int(option_id) if option_id.isdecimal() and option_id.isascii() else -1
+            if 0 <= index < len(spec.values):
+                values.append(spec.values[index])
+            else:
+                self.problems.append(f"{spec.key}: chosen id {option_id!r} is not offered")
+        return values
+
+    def free_text_value(self, spec: FormField, text: str) -> JsonContent | None:
+        """The free text as a value of `spec`'s type, or None (with the problem noted)."""
+        if spec.kind in {"choice", "choices"}:
+            if text in spec.values:
+                return text if spec.kind == "choice" else [text]
+            self.problems.append(f"{spec.key}: free text is not one of the schema's values")
+            return None
+        if spec.kind == "boolean":
+            word = text.strip().lower()
+            if word in {"yes", "true", "y"}:
+                return True
+            if word in {"no", "false", "n"}:
+                return False
+            self.problems.append(f"{spec.key}: free text is neither yes nor no")
+            return None
+        if spec.kind in {"number", "integer"}:
+            return self._number(spec, text.strip())
+        return self._string(spec, text)
+
+    def _number(self, spec: FormField, text: str) -> int | float | None:
+        try:
+            number: int | float = int(text) if spec.kind == "integer" else float(text)
+        except ValueError:
+            self.problems.append(
+                f"{spec.key}: {text[:40]!r} is not a{'n integer' if spec.kind == 'integer' else ' number'}"
+            )
+            return None
+        if isinstance(number, float) and not math.isfinite(number):
+            self.problems.append(f"{spec.key}: the number is not finite")
+            return None
+        if (spec.minimum is not None and number < spec.minimum) or (
+            spec.maximum is not None and number > spec.maximum
+        ):
+            self.problems.append(f"{spec.key}: {number} is out of the schema's bounds")
+            return None
+        return number
+
+    def _string(self, spec: FormField, text: str) -> str | None:
+        if spec.min_length is not None and len(text) < spec.min_length:
+            self.problems.append(f"{spec.key}: shorter than {spec.min_length} characters")
+            return None
+        if spec.max_length is not None and len(text) > spec.max_length:
+            self.problems.append(f"{spec.key}: longer than {spec.max_length} characters")
+            return None
+        if spec.pattern is not None:
+            try:
+                matches = re.search(spec.pattern, text) is not None
+            except re.error:
+                matches = True  # a pattern Python cannot compile is not ours to enforce
+            if not matches:
+                self.problems.append(f"{spec.key}: does not match the schema's pattern")
+                return None
+        return text
+
+
+def form_content(plan: FormPlan, answered: comms_pb2.Ask) -> FormContent:
+    """The answered Ask of `plan` as the form's content, validated against the schema."""
+    by_id = {question.question_id: question for question in answered.questions}
+    reader = _Reader()
+    content: dict[str, JsonContent] = {}
+    for spec in plan.fields:
+        question = by_id.get(spec.key)
+        if question is None:
+            continue
+        value = _field_value(reader, spec, question)
+        if value is not None:
+            content[spec.key] = value
+    missing = tuple(spec.key for spec in plan.fields if spec.required and spec.key not in content)
+    return FormContent(content=content, problems=tuple(reader.problems), missing=missing)
+
+
+def _field_value(
+    reader: _Reader, spec: FormField, question: comms_pb2.AskQuestion
+) -> JsonContent | None:
+    chosen = reader.chosen_values(question, spec)
+    text = question.custom_text
+    if spec.kind == "choices":
+        picked = list(dict.fromkeys(chosen))
+        if text:
+            extra = reader.free_text_value(spec, text)
+            if isinstance(extra, list) and extra[0] not in picked:
+                picked += extra
+        if not picked and not question.chosen_option_ids and not text:
+            return None  # skipped
+        low, high = spec.min_items, spec.max_items
+        if (low is not None and len(picked) < low) or (high is not None and len(picked) > high):
+            reader.problems.append(
+                f"{spec.key}: {len(picked)} choices, outside the schema's bounds"
+            )
+            return None
+        return picked
+    if chosen:
+        if spec.kind == "boolean":
+            return chosen[0] == "true"
+        return chosen[0]
+    if text:
+        return reader.free_text_value(spec, text)
+    return None
+
+
+# -- the ask tool's own form -------------------------------------------------------------
+
+
+def _question_key(index: int) -> str:
+    return f"q{index}"
+
+
+def matches_ask_form(schema: ElicitationSchema, ask: comms_pb2.Ask) -> bool:
+    """Whether `schema` is oh-my-pi's form for `ask` (the Ask mapped from the tool call)."""
+    properties = schema.properties or {}
+    expected: set[str] = set()
+    for index, question in enumerate(ask.questions):
+        key = _question_key(index)
+        expected.add(key + OTHER_SUFFIX)
+        if not question.options:
+            continue
+        expected.add(key)
+        prop = properties.get(key)
+        labels = [option.label for option in question.options]
+        if isinstance(prop, ElicitationStringPropertySchema):
+            offered = [e.const for e in prop.one_of or ()] or list(prop.enum or ())
+            if question.allow_multiple:
+                return False
+        elif isinstance(prop, ElicitationMultiSelectPropertySchema):
+            items = prop.items
+            offered = (
+                [e.const for e in items.any_of] if isinstance(items, TitledMultiSelectItems) else []
+            )
+            if not question.allow_multiple:
+                return False
+        else:
+            return False
+        if offered != labels or (prop.title is not None and prop.title != question.question):
+            return False
+    return set(properties) == expected
+
+
+def ask_form_content(answered: comms_pb2.Ask) -> tuple[dict[str, JsonContent], tuple[str, ...]]:
+    """The answered Ask as oh-my-pi's ask form content, and what had to be left out.
+
+    Per question `i`: `q<i>` = the chosen label (single-select; absent when skipped or
+    answered with free text only) or the list of chosen labels (multi-select, `[]` when
+    none), and `q<i>__other` = the free text when there is some. A question without options
+    has only the free text.
+    """
+    runtime = build_answers(answered)
+    content: dict[str, JsonContent] = {}
+    for index, (question, answer) in enumerate(
+        zip(answered.questions, runtime.answers, strict=True)
+    ):
+        key = _question_key(index)
+        labels = answer["selectedOptions"]
+        picked = [x for x in cast("list[object]", labels) if isinstance(x, str)]
+        if question.options:
+            if question.allow_multiple:
+                content[key] = picked
+            elif picked:
+                content[key] = picked[0]
+        if question.custom_text:
+            content[key + OTHER_SUFFIX] = question.custom_text
+    return content, runtime.problems

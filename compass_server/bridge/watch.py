@@ -1,0 +1,69 @@
+"""Waiting for a participant's answer: WatchAsk until the ask is answered, reconnecting.
+
+Shared by both transports (the omp RPC runner and the ACP client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Final
+
+from compass_server.bridge.answers import is_answered
+from compass_server.bridge.client import Backoff, RpcError, bounded, fatal
+from compass_server.bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
+
+if TYPE_CHECKING:
+    from compass_server.bridge.poster import AgentApi
+    from gen.compass.v1 import comms_pb2
+
+__all__ = ["until_answered"]
+
+logger = logging.getLogger(__name__)
+
+_STABLE_STREAM_SECONDS: Final = 10.0  # a WatchAsk that lived this long resets the backoff
+_LOG_EVERY: Final = 10  # after the first failed reconnect, log every n-th
+
+
+async def until_answered(
+    api: AgentApi, ask_id: str, *, initial_backoff: float, max_backoff: float
+) -> comms_pb2.Ask:
+    """Follow WatchAsk until `ask_id` is answered; return the answered Ask.
+
+    A stream that ends early or fails transiently is reopened with capped backoff.
+
+    Raises:
+        FatalServerError: the server refuses the bridge (bad token, not a participant).
+        AskNotPostedError: the ask cannot be watched (not found, or too many INTERNALs).
+    """
+    backoff = Backoff(initial=initial_backoff, cap=max_backoff)
+    bounded_failures = 0
+    while True:
+        started = time.monotonic()
+        try:
+            async with contextlib.aclosing(api.watch_ask(ask_id)) as states:
+                async for ask in states:
+                    if is_answered(ask):
+                        return ask
+            problem = "the stream ended before the answer"
+        except RpcError as exc:
+            if fatal(exc.code):
+                raise FatalServerError(f"WatchAsk {ask_id}: {exc}") from exc
+            bounded_failures += bounded(exc.code)
+            if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
+                raise AskNotPostedError(f"WatchAsk {ask_id} failed: {exc}") from exc
+            problem = str(exc)
+        if time.monotonic() - started >= _STABLE_STREAM_SECONDS:
+            backoff.reset()
+        delay = backoff.next_delay()
+        if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
+            logger.warning(
+                "WatchAsk %s: %s; reconnecting in %.1fs (attempt %d)",
+                ask_id,
+                problem,
+                delay,
+                backoff.attempts,
+            )
+        await asyncio.sleep(delay)
