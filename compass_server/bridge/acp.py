@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import os
 import secrets
 import signal
 import sys
@@ -46,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import httpx
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.interfaces import Client
 from acp.schema import (
     AcceptElicitationResponse,
@@ -78,8 +77,9 @@ from compass_server.bridge.watch import until_answered
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Generator
 
+    from acp.client.connection import ClientSideConnection
     from acp.interfaces import Agent
     from acp.schema import (
         CreateTerminalResponse,
@@ -519,39 +519,62 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns
 
 
-async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> int:
-    command, *args = options.command
+@contextlib.contextmanager
+def _signals_caught() -> Generator[tuple[list[int], asyncio.Event]]:
+    """SIGINT/SIGTERM while the bridge runs: remembered (in order) and announced."""
     signals: list[int] = []
     signalled = asyncio.Event()
+
+    def on_signal(signum: int) -> None:
+        signals.append(signum)
+        signalled.set()
+
     loop = asyncio.get_running_loop()
     installed: list[int] = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, lambda n=signum: (signals.append(n), signalled.set()))
+            loop.add_signal_handler(signum, on_signal, signum)
             installed.append(signum)
     try:
-        async with spawn_agent_process(
-            bridge,
-            command,
-            *args,
-            env=dict(os.environ),
-            transport_kwargs={"stderr": None, "limit": MAX_LINE_BYTES},
-            use_unstable_protocol=True,
-        ) as (conn, process):
-            turn = _Turn(bridge, conn, process, signals, signalled)
-            code = await turn.run(prompt)
-            if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
-                return EXIT_FATAL
-            return code
-    except FileNotFoundError:
-        sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: not found\n")
-        return 127
-    except PermissionError:
-        sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: permission denied\n")
-        return 126
+        yield signals, signalled
     finally:
         for signum in installed:
             loop.remove_signal_handler(signum)
+
+
+async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> int:
+    command, *args = options.command
+    with _signals_caught() as (signals, signalled):
+        try:
+            # Not the library's spawn_agent_process: the agent gets its own process group
+            # (a Ctrl-C in the terminal reaches the bridge only, which cancels the turn over
+            # the protocol), its stderr passes through instead of filling an unread pipe,
+            # and its lines may be long (tool outputs).
+            process = await asyncio.create_subprocess_exec(
+                command,
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                limit=MAX_LINE_BYTES,
+                process_group=0,
+            )
+        except FileNotFoundError:
+            sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: not found\n")
+            return 127
+        except PermissionError:
+            sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: permission denied\n")
+            return 126
+        assert process.stdin is not None  # noqa: S101 - PIPE above
+        assert process.stdout is not None  # noqa: S101 - PIPE above
+        conn = connect_to_agent(bridge, process.stdin, process.stdout, use_unstable_protocol=True)
+        try:
+            code = await _Turn(bridge, conn, process, signals, signalled).run(prompt)
+            if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
+                return EXIT_FATAL
+            return code
+        finally:
+            await conn.close()
+            await _stop(process)
 
 
 class _AgentGoneError(Exception):
@@ -565,7 +588,7 @@ class _Turn:
     def __init__(
         self,
         bridge: AcpBridge,
-        conn: Any,
+        conn: ClientSideConnection,
         process: asyncio.subprocess.Process,
         signals: list[int],
         signalled: asyncio.Event,
@@ -663,6 +686,20 @@ class _Turn:
                 future.cancel()
             if not task.done():
                 task.cancel()
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """End the agent: close its input, then SIGTERM, then SIGKILL (2 s apart)."""
+    if process.stdin is not None and not process.stdin.is_closing():
+        process.stdin.close()
+    for stop in (None, process.terminate, process.kill):
+        if process.returncode is not None:
+            return
+        if stop is not None:
+            with contextlib.suppress(ProcessLookupError):
+                stop()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), timeout=2.0)
 
 
 async def _drain(bridge: AcpBridge, limit: float | None) -> bool:
