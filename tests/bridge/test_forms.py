@@ -129,7 +129,8 @@ def test_out_of_range_choice_is_left_out_and_reported() -> None:
     ask = mapped_ask(GALLERY)
     content, problems = ask_form_content(answer(ask, db=(["9"], "")))
     assert "q0" not in content
-    assert problems and "'9'" in problems[0]
+    assert problems
+    assert "'9'" in problems[0]
 
 
 # -- any other form ------------------------------------------------------------------------
@@ -185,7 +186,8 @@ def test_each_schema_type_maps_and_answers_in_its_own_terms() -> None:
         "x": (0, False),
     }
     ok = next(q for q in plan.ask.questions if q.question_id == "ok")
-    assert [o.label for o in ok.options] == ["Yes", "No"] and ok.recommended == 1
+    assert [o.label for o in ok.options] == ["Yes", "No"]
+    assert ok.recommended == 1
     assert plan.intro == "Settings"
     result = form_content(
         plan,
@@ -239,7 +241,8 @@ def test_invalid_values_are_left_out_and_a_required_one_is_missing(
     plan = planned(properties, required=list(properties))
     result = form_content(plan, answer(plan.ask, **answers))
     assert result.content == {}
-    assert len(result.problems) == 1 and problem in result.problems[0]
+    assert len(result.problems) == 1
+    assert problem in result.problems[0]
     assert result.missing == tuple(properties)
 
 
@@ -275,7 +278,8 @@ def test_forms_the_server_would_refuse_are_not_presented(
     properties: dict[str, Any], reason: str
 ) -> None:
     plan = plan_form("m", schema_of(properties))
-    assert isinstance(plan, str) and reason in plan
+    assert isinstance(plan, str)
+    assert reason in plan
 
 
 _label = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=12)
