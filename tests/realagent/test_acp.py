@@ -1,0 +1,260 @@
+"""The published omp over ACP (`--protocol acp`, `omp --mode acp`): the answer reaches the
+real agent, and the model reads exactly omp's own formatting of it."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.realagent.conftest import (
+    answer,
+    bridge_run,
+    messages,
+    respond,
+    wait_for_asks,
+)
+from tests.realagent.model_server import ToolCall, Turn
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tests import _server
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+GALLERY: dict[str, Any] = json.loads(
+    (Path(__file__).parents[3] / "shared" / "spec" / "gallery-ask-fixture.json").read_text()
+)["args"]
+PROTOCOL = "acp"
+
+
+def with_header(args: dict[str, Any]) -> dict[str, Any]:
+    """The gallery ask with a header and a preview, so full fidelity is visible."""
+    args = json.loads(json.dumps(args))
+    args["questions"][0]["header"] = "Database"
+    args["questions"][1]["options"][0]["preview"] = "POST /login\n{email, password}"
+    return args
+
+
+async def test_gallery_ask_answered_in_compass_reaches_the_model(
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    args = with_header(GALLERY)
+    turns = [Turn.call("ask", args), Turn.say("Thanks, setting it up.")]
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=turns,
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        # Full fidelity from the tool call's arguments: ids, header, recommended, previews.
+        db, features = ask["questions"]
+        assert (db["questionId"], db["header"], db.get("recommended")) == ("db", "Database", 0)
+        assert [o["label"] for o in db["options"]] == ["Postgres", "SQLite", "MongoDB"]
+        assert features["allowMultiple"] is True
+        assert features["options"][0]["preview"] == "POST /login\n{email, password}"
+        await respond(
+            comms,
+            world.human.token,
+            ask["askId"],
+            answer("db", "1"),
+            answer("features", "0", "1"),
+        )
+        assert await run.wait() == 0, run.log()
+    completions = run.model.completions
+    assert len(completions) == 2, run.log()
+    assert completions[1].tool_result_text() == (
+        "User answers:\ndb: SQLite\nfeatures: [Email + password, OAuth (Google, GitHub)]"
+    )
+    final = await messages(comms, world.human.token, world.channel_id)
+    assert any(
+        block.get("text", {}).get("text") == "Thanks, setting it up."
+        for message in final
+        for block in message["blocks"]
+    ), final
+
+
+async def answer_one(
+    args: dict[str, Any],
+    answers: list[dict[str, Any]],
+    *,
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> str:
+    """Run one ask through the real omp, answer it, return the tool result the model got."""
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=[Turn.call("ask", args), Turn.say("ok")],
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        await respond(comms, world.human.token, ask["askId"], *answers)
+        assert await run.wait() == 0, run.log()
+    completions = run.model.completions
+    assert len(completions) == 2, run.log()
+    return completions[1].tool_result_text()
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [
+        pytest.param(
+            [answer("db", custom_text="CockroachDB"), answer("features", custom_text="Passkeys")],
+            'User answers:\ndb: "CockroachDB"\nfeatures: "Passkeys"',
+            id="other-text",
+        ),
+        pytest.param(
+            [answer("db"), answer("features", "3")],
+            "User answers:\ndb: (cancelled)\nfeatures: [SAML SSO]",
+            id="skip-single",
+        ),
+        pytest.param(
+            [answer("db", "0"), answer("features")],
+            "User answers:\ndb: Postgres\nfeatures: []",
+            id="skip-multi",
+        ),
+        pytest.param(
+            [answer("db", "2"), answer("features", "2", custom_text="and WebAuthn")],
+            'User answers:\ndb: MongoDB\nfeatures: "and WebAuthn"',
+            id="picks-and-text",
+        ),
+    ],
+)
+async def test_other_text_and_skips_reach_the_model_in_omps_terms(
+    answers: list[dict[str, Any]],
+    expected: str,
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    text = await answer_one(
+        GALLERY,
+        answers,
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        module_server=module_server,
+        world=world,
+        comms=comms,
+    )
+    assert text == expected
+
+
+async def test_free_text_only_question(
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    args = {
+        "questions": [
+            {"id": "name", "question": "What should the service be called?", "options": []}
+        ]
+    }
+    text = await answer_one(
+        args,
+        [answer("name", custom_text="ledger")],
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        module_server=module_server,
+        world=world,
+        comms=comms,
+    )
+    assert text == "User provided custom input: ledger"
+
+
+async def test_two_asks_in_one_turn_each_answer_reaches_its_call(
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    first = {
+        "questions": [
+            {
+                "id": "lang",
+                "question": "Which language?",
+                "options": [{"label": "Python"}, {"label": "Go"}],
+            }
+        ]
+    }
+    second = {
+        "questions": [
+            {
+                "id": "ci",
+                "question": "Which CI?",
+                "options": [{"label": "GitHub"}, {"label": "GitLab"}],
+            }
+        ]
+    }
+    turn = Turn(tool_calls=(ToolCall("ask", first, "call_a"), ToolCall("ask", second, "call_b")))
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=[turn, Turn.say("ok")],
+    ) as run:
+        (ask_a,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        await respond(comms, world.human.token, ask_a["askId"], answer("lang", "1"))
+        _, ask_b = await wait_for_asks(comms, world.human.token, world.channel_id, 2, run)
+        await respond(comms, world.human.token, ask_b["askId"], answer("ci", "0"))
+        assert await run.wait() == 0, run.log()
+    found = await messages(comms, world.human.token, world.channel_id)
+    holding = [m for m in found if sum("ask" in b for b in m["blocks"]) == 2]
+    assert len(holding) == 1, found  # both asks of the turn in the message that made them
+    request = run.model.completions[1]
+    assert request.tool_result_text("call_a") == "User selected: Go"
+    assert request.tool_result_text("call_b") == "User selected: GitHub"
+
+
+async def test_runtime_abort_cancels_the_elicitation_and_names_the_open_ask(
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=[Turn.call("ask", GALLERY), Turn.say("never sent")],
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        run.process.send_signal(signal.SIGINT)  # the person stops the agent: session/cancel
+        assert await run.wait() == 128 + signal.SIGINT, run.log()
+    log = run.log()
+    assert f"ask {ask['askId']} (tool call" in log, log
+    assert "stays answerable" in log, log
+    assert len(run.model.completions) == 1, log  # the model never got an answer
+    (still,) = [a for a in await _asks(comms, world) if a["askId"] == ask["askId"]]
+    assert not still.get("answeredByAccountId"), still
+
+
+async def _asks(comms: httpx.AsyncClient, world: _server.SeededWorld) -> list[dict[str, Any]]:
+    found = await messages(comms, world.human.token, world.channel_id)
+    return [b["ask"] for m in found for b in m["blocks"] if "ask" in b]
