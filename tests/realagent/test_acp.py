@@ -258,3 +258,35 @@ async def test_runtime_abort_cancels_the_elicitation_and_names_the_open_ask(
 async def _asks(comms: httpx.AsyncClient, world: _server.SeededWorld) -> list[dict[str, Any]]:
     found = await messages(comms, world.human.token, world.channel_id)
     return [b["ask"] for m in found for b in m["blocks"] if "ask" in b]
+
+
+@pytest.mark.parametrize("kind", ["allow_once", "reject_once"])
+async def test_a_tool_permission_is_a_typed_ask(
+    kind: str,
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    """omp asks `session/request_permission` before bash; the person decides in Compass."""
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=[Turn.call("bash", {"command": "echo compass-was-here"}), Turn.say("ok")],
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        (question,) = ask["questions"]
+        assert question["header"] == "Permission"
+        assert "echo compass-was-here" in question["question"]
+        (option,) = [o for o in question["options"] if o["description"] == kind]
+        await respond(comms, world.human.token, ask["askId"], answer("permission", option["id"]))
+        assert await run.wait() == 0, run.log()
+    result = run.model.completions[1].tool_result_text()
+    if kind == "allow_once":
+        assert result.startswith("compass-was-here\n"), result
+    else:
+        assert result == "Tool call rejected by user (bash)"
