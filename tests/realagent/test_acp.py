@@ -290,3 +290,29 @@ async def test_a_tool_permission_is_a_typed_ask(
         assert result.startswith("compass-was-here\n"), result
     else:
         assert result == "Tool call rejected by user (bash)"
+
+
+async def test_runtime_timeout_auto_picks_and_the_open_ask_is_named(
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    """omp's `ask.timeout` ends the call with its own auto-picks; nobody answered in Compass."""
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=[Turn.call("ask", GALLERY), Turn.say("ok")],
+        ask_timeout=2,
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        assert await run.wait() == 0, run.log()
+    assert run.model.completions[1].tool_result_text() == (
+        "User answers:\ndb: Postgres (auto-selected after timeout)\n"
+        "features: [Email + password] (auto-selected after timeout)"
+    )
+    assert f"ask {ask['askId']} (tool call" in run.log()
