@@ -282,6 +282,12 @@ class AcpBridge(Client):
         content, problems = ask_form_content(answered)
         for problem in problems:
             logger.warning("ask %s: %s", answered.ask_id, problem)
+        if _skips_a_lone_choice(answered):
+            logger.warning(
+                "ask %s: the one question was skipped; oh-my-pi takes an empty single-select "
+                "answer to a one-question ask as a cancel and stops the agent's turn",
+                answered.ask_id,
+            )
         call.delivered = True
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
@@ -471,6 +477,19 @@ class AcpBridge(Client):
         if not self.failure.done():
             self.failure.set_result(exc)
         self._stopping.set()
+
+
+def _skips_a_lone_choice(ask: comms_pb2.Ask) -> bool:
+    """A one-question single-select ask answered with nothing (oh-my-pi: a cancel)."""
+    if len(ask.questions) != 1:
+        return False
+    (question,) = ask.questions
+    return (
+        bool(question.options)
+        and not question.allow_multiple
+        and not question.chosen_option_ids
+        and not question.custom_text
+    )
 
 
 async def _until_stopped(

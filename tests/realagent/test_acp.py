@@ -316,3 +316,29 @@ async def test_runtime_timeout_auto_picks_and_the_open_ask_is_named(
         "features: [Email + password] (auto-selected after timeout)"
     )
     assert f"ask {ask['askId']} (tool call" in run.log()
+
+
+async def test_skipping_a_lone_single_select_is_omps_cancel(
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    """Compass accepts a deliberate skip; omp 18.2.3 reads an empty single-select answer to a
+    one-question ask as a cancel and stops the turn. The bridge delivers it and says so."""
+    args = {"questions": GALLERY["questions"][:1]}
+    with bridge_run(
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=PROTOCOL,
+        turns=[Turn.call("ask", args), Turn.say("never sent")],
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        await respond(comms, world.human.token, ask["askId"], answer("db"))
+        assert await run.wait() == 0, run.log()
+    assert "stops the agent's turn" in run.log()
+    assert "(cancelled)" in run.log()
+    assert len(run.model.completions) == 1
