@@ -4,24 +4,31 @@
 never awaits: it maps the event (EventMapper), queues frames on the Poster, and starts or
 stops the tasks that wait for answers. The caller (session.py) owns the I/O.
 
-Correlation (SPEC §2.3). An ask tool call first arrives as `tool_execution_start`, which the
-mapper turns into an Ask block (its ConversationUpdated carries `tool_call_id` and
-`block_index`); the bridge records an `AskSlot` for it: the mapper message, the ask's ordinal
-in it (the i-th ask block), and its question ids and texts. The runtime then asks the host
-with `extension_ui_request` (`method: "ask"`, see runtime.py). The request is matched to a
-slot not yet matched:
+Correlation (SPEC §2.3). An ask tool call arrives as `tool_execution_start`, which the mapper
+turns into an Ask block (its ConversationUpdated carries `tool_call_id` and `block_index`);
+the bridge records an `AskSlot` for it: the mapper message, the ask's ordinal in it (the i-th
+ask block), and its questions. The runtime then asks the host in one of two ways
+(runtime.py):
 
-1. by `toolCallId` when the request carries one;
-2. else by equal question ids, preferring equal question texts too, oldest slot first.
+- `method: "ask"` (a runtime that accepted `set_ask_dialog`): one request per call, matched
+  to a slot not yet matched by `toolCallId` when it carries one, else by equal question ids,
+  preferring equal question texts too, oldest slot first. Answered at once (`ask_reply`).
+- `method: "select"` / `"editor"` (oh-my-pi 18.2.3): a select is matched to a slot by its
+  title and options (`locate_select`: the question's text with its `(i/N)` and `(k
+  selected) ` decorations, the labels as the runtime shows them), the slot whose dialogs are
+  under way first. Each select and editor is answered by the slot's `DialogDriver`.
 
-A matched request starts a task: wait for the ask's minted id (the append, or the update that
-adds the ask to its already stored message, may still be retrying), follow WatchAsk until the
-ask is answered (reconnecting with backoff), then write the `extension_ui_response`. Each
-request has its own task, so two asks of one turn wait concurrently and each answer goes to
-its own request id. A request that matches nothing (the mapper refused the ask's arguments,
-say), or whose ask the server did not store, is answered `cancelled`, so the runtime never
-hangs on an ask nobody can see. The wait stops when the runtime cancels the request
-(`method: "cancel"`), when the ask tool call ends, or when the runtime's output ends.
+A request that arrives before its call's `tool_execution_start` (18.2.3 sends the first
+select a few ms early) is held for `hold_seconds` (2 s), until a slot matches it. A matched
+request starts a task: wait for the ask's minted id (the append, or the update that adds the
+ask to its already stored message, may still be retrying), follow WatchAsk until the ask is
+answered (reconnecting with backoff), then write the reply (or the dialog step). Each ask has
+its own task, so two asks of one turn wait concurrently and each answer goes to its own
+requests. A request that matches nothing (the mapper refused the ask's arguments, say; or
+another extension's dialog), or whose ask the server did not store, is answered `cancelled`,
+so the runtime never hangs on an ask nobody can see. The wait stops when the runtime cancels
+the request (`method: "cancel"`), when the ask tool call ends, or when the runtime's output
+ends; an ask whose answer was never delivered is then logged as left answerable in Compass.
 """
 
 from __future__ import annotations
@@ -31,29 +38,42 @@ import collections
 import contextlib
 import json
 import logging
-import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
 from compass_agent import ConversationUpdated, EventMapper
-from compass_server.bridge.answers import ask_reply, build_answers, cancelled_reply, is_answered
-from compass_server.bridge.client import Backoff, RpcError, bounded, fatal
+from compass_server.bridge.answers import (
+    DialogDriver,
+    DialogStep,
+    ask_reply,
+    build_answers,
+    cancelled_reply,
+    dialog_questions,
+)
 from compass_server.bridge.poster import (
-    MAX_BOUNDED_RETRIES,
     AskNotPostedError,
     FatalServerError,
     Poster,
 )
 from compass_server.bridge.runtime import (
     ASK_DIALOG_COMMAND_ID,
+    DIALOG_METHODS,
+    DONE_SELECTING_LABELS,
+    PROMPT_COMMAND_ID,
     AskRequest,
     CancelRequest,
+    DialogQuestion,
     DialogRequest,
+    EditorRequest,
     NoticeRequest,
+    QuestionMatch,
+    SelectRequest,
     UnreadableRequest,
     as_object,
+    locate_select,
     parse_ui_request,
 )
+from compass_server.bridge.watch import until_answered
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -65,8 +85,10 @@ __all__ = ["AskSlot", "Bridge", "ReplySink"]
 
 logger = logging.getLogger(__name__)
 
-_STABLE_STREAM_SECONDS: Final = 10.0  # a WatchAsk that lived this long resets the backoff
-_LOG_EVERY: Final = 10  # after the first failed reconnect, log every n-th
+HOLD_SECONDS: Final = 2.0
+"""How long a request that matches no ask waits for its call's `tool_execution_start`."""
+
+_Holdable: TypeAlias = AskRequest | SelectRequest
 
 
 class ReplySink(Protocol):
@@ -83,7 +105,7 @@ class ReplySink(Protocol):
 
 @dataclass(slots=True, kw_only=True)
 class AskSlot:
-    """An Ask block derived from one ask tool call, waiting for the runtime's request."""
+    """An Ask block derived from one ask tool call, waiting for the runtime's requests."""
 
     key: str
     """The mapper's client_message_id of the message holding the ask."""
@@ -92,10 +114,38 @@ class AskSlot:
     tool_call_id: str | None
     question_ids: tuple[str, ...]
     question_texts: tuple[str, ...]
+    questions: tuple[DialogQuestion, ...] = ()
+    """The questions as the runtime presents them (for select/editor dialogs)."""
     request_id: str | None = None
-    """The runtime request this slot answers, once correlated."""
+    """The `method: "ask"` request this slot answers, once correlated."""
+    dialog: _Dialog | None = None
+    """Its select/editor dialogs, once the first one was correlated."""
     closed: bool = False
     """The tool call ended; no request can come for it any more."""
+    answered: bool = False
+    """The participant's answer reached the bridge and goes to the runtime."""
+    reported: bool = False
+    """Nothing more to say about it: logged as left answerable, or never stored."""
+
+
+@dataclass(slots=True, eq=False)
+class _Dialog:
+    """One ask's select/editor dialogs (oh-my-pi 18.2.3)."""
+
+    slot: AskSlot
+    task: asyncio.Task[None] | None = None
+    """Waits for the answer; done once the driver exists."""
+    driver: DialogDriver | None = None
+    pending: tuple[SelectRequest, QuestionMatch] | None = None
+    """The select the runtime waits on while the answer is not known yet."""
+    ask_id: str = ""
+    timeout_noted: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class _Held:
+    request: _Holdable
+    timer: asyncio.TimerHandle
 
 
 def encode_line(obj: Mapping[str, object]) -> bytes:
@@ -115,11 +165,13 @@ class Bridge:
         run_id: str,
         max_backoff: float = 5.0,
         initial_backoff: float = 0.2,
+        hold_seconds: float = HOLD_SECONDS,
     ) -> None:
         self._api = api
         self._sink = sink
         self._max_backoff = max_backoff
         self._initial_backoff = initial_backoff
+        self._hold_seconds = hold_seconds
         self.mapper = EventMapper(session=run_id)
         self.poster = Poster(
             api,
@@ -130,13 +182,24 @@ class Bridge:
         )
         self._slots: list[AskSlot] = []
         self._waits: dict[str, asyncio.Task[None]] = {}
+        self._dialogs: set[asyncio.Task[None]] = set()
+        self._held: dict[str, _Held] = {}
         self._writes: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._unmapped: collections.Counter[str] = collections.Counter()
+        self._left_open: list[tuple[AskSlot, str]] = []
+        self._done_label: str | None = None
+        self._ask_dialog_answered = False
         self.failure: asyncio.Future[FatalServerError] = asyncio.get_running_loop().create_future()
         """Resolved when the server refuses the bridge itself; the session then stops."""
+        self.ready = asyncio.Event()
+        """Set when the runtime said it reads commands (its `ready` line)."""
+        self.idle = asyncio.Event()
+        """Set when a run of the agent ended for good (`agent_end` not marked `isTerminal:
+        false`, which the runtime sends when a retry or queued message continues it), or
+        the runtime refused the prompt."""
         self.delivered = 0
-        """Answers written to the runtime."""
+        """Answers delivered to the runtime (a whole ask each)."""
 
     # -- input -----------------------------------------------------------------------------
 
@@ -175,18 +238,26 @@ class Bridge:
         kind = event.get("type")
         if kind in {"extension_ui_request", "extension_ui_cancel"}:
             self._on_ui_request(event)
-        elif kind == "response" and event.get("id") == ASK_DIALOG_COMMAND_ID:
-            self._on_ask_dialog_ack(event)
-        else:
-            for output in self.mapper.map(event):
-                if isinstance(output, ConversationUpdated):
-                    self._on_frame(output)
-                else:
-                    logger.warning(
-                        "unmapped runtime event %s: %s", output.event_type, output.reason
-                    )
-        if kind == "tool_execution_end" and event.get("toolName") == "ask":
-            self._on_ask_end(event.get("toolCallId"))
+            return
+        if kind == "response":
+            self._on_response(event)
+            return
+        if kind == "ready":
+            self.ready.set()
+        elif kind == "agent_end" and event.get("isTerminal") is not False:
+            self.idle.set()
+        for output in self.mapper.map(event):
+            if isinstance(output, ConversationUpdated):
+                self._on_frame(output)
+            else:
+                logger.warning("unmapped runtime event %s: %s", output.event_type, output.reason)
+        if event.get("toolName") == "ask":
+            if kind == "tool_execution_start":
+                # The call a held request waited for has started; what it did not match,
+                # nothing will.
+                self._release_held("no ask block matches it")
+            elif kind == "tool_execution_end":
+                self._on_ask_end(event.get("toolCallId"))
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
@@ -201,9 +272,46 @@ class Bridge:
                     tool_call_id=output.tool_call_id,
                     question_ids=tuple(q.question_id for q in ask.questions),
                     question_texts=tuple(q.question for q in ask.questions),
+                    questions=dialog_questions(ask),
                 )
             )
         self.poster.submit(frame)
+        if output.block_index is not None:
+            self._retry_held()
+
+    def _on_response(self, event: dict[str, object]) -> None:
+        command = event.get("command")
+        rid = event.get("id")
+        success = event.get("success") is True
+        error = event.get("error")
+        reason = error if isinstance(error, str) and error else "no reason given"
+        # oh-my-pi 18.2.3 answers a command it does not know without the command's id.
+        if command == "set_ask_dialog" or rid == ASK_DIALOG_COMMAND_ID:
+            if self._ask_dialog_answered:
+                return
+            self._ask_dialog_answered = True
+            if success:
+                logger.info("the runtime sends its asks to the bridge (set_ask_dialog accepted)")
+            elif reason.startswith("Unknown command"):
+                logger.info(
+                    "the runtime does not know set_ask_dialog (%s); the bridge answers its "
+                    "ask select/editor dialogs instead",
+                    reason,
+                )
+            else:
+                logger.warning(
+                    "the runtime refused set_ask_dialog (%s); the bridge answers its ask "
+                    "select/editor dialogs instead",
+                    reason,
+                )
+        elif command == "prompt" or rid == PROMPT_COMMAND_ID:
+            if success:
+                logger.info("the runtime took the prompt")
+            else:
+                logger.warning("the runtime refused the prompt: %s", reason)
+                self.idle.set()  # no run will end
+        else:
+            logger.debug("runtime response to %r ignored", command)
 
     # -- runtime UI requests ---------------------------------------------------------------
 
@@ -211,11 +319,12 @@ class Bridge:
         request = parse_ui_request(event)
         if isinstance(request, AskRequest):
             self._on_ask_request(request)
+        elif isinstance(request, SelectRequest):
+            self._on_select(request)
+        elif isinstance(request, EditorRequest):
+            self._on_editor(request)
         elif isinstance(request, CancelRequest):
-            task = self._waits.get(request.target_id)
-            if task is not None:
-                logger.info("the runtime cancelled request %s; stop waiting", request.target_id)
-                task.cancel()
+            self._on_cancel(request.target_id)
         elif isinstance(request, DialogRequest):
             self._count(
                 f"extension_ui_request:{request.method}",
@@ -224,24 +333,43 @@ class Bridge:
             self._write(cancelled_reply(request.request_id))
         elif isinstance(request, UnreadableRequest):
             self._count(f"extension_ui_request:{request.method}", request.reason)
-            if request.request_id is not None and request.method == "ask":
+            blocking = request.method == "ask" or request.method in DIALOG_METHODS
+            if request.request_id is not None and blocking:
                 self._write(cancelled_reply(request.request_id))
         else:
             assert isinstance(request, NoticeRequest)  # noqa: S101 - the union's last member
             logger.debug("runtime notice %s ignored", request.method)
 
+    def _on_cancel(self, target: str) -> None:
+        task = self._waits.get(target)
+        if task is not None:
+            logger.info("the runtime cancelled request %s; stop waiting", target)
+            task.cancel()
+        held = self._held.pop(target, None)
+        if held is not None:
+            held.timer.cancel()
+        for slot in self._slots:
+            dialog = slot.dialog
+            if dialog is None or dialog.pending is None:
+                continue
+            if dialog.pending[0].request_id != target:
+                continue
+            dialog.pending = None
+            if dialog.task is not None and not dialog.task.done():
+                logger.info("the runtime cancelled dialog %s; stop waiting", target)
+                dialog.task.cancel()
+
     def _on_ask_request(self, request: AskRequest) -> None:
-        if request.request_id in self._waits:
+        if request.request_id in self._waits or request.request_id in self._held:
             logger.warning("request %s is already being answered; ignored", request.request_id)
             return
         slot = self._correlate(request)
         if slot is None:
-            self._count(
-                "extension_ui_request:ask",
-                f"request {request.request_id} matches no ask block; answered cancelled",
-            )
-            self._write(cancelled_reply(request.request_id))
+            self._hold(request)
             return
+        self._start_ask(request, slot)
+
+    def _start_ask(self, request: AskRequest, slot: AskSlot) -> None:
         slot.request_id = request.request_id
         task = asyncio.create_task(
             self._answer(request, slot), name=f"compass-ask-{request.request_id}"
@@ -255,7 +383,9 @@ class Bridge:
         )
 
     def _correlate(self, request: AskRequest) -> AskSlot | None:
-        open_slots = [s for s in self._slots if s.request_id is None and not s.closed]
+        open_slots = [
+            s for s in self._slots if s.request_id is None and s.dialog is None and not s.closed
+        ]
         if request.tool_call_id is not None:
             for slot in open_slots:
                 if slot.tool_call_id == request.tool_call_id:
@@ -267,27 +397,183 @@ class Bridge:
                 return slot
         return same_ids[0] if same_ids else None
 
+    def _on_select(self, request: SelectRequest) -> None:
+        if request.request_id in self._held:
+            logger.warning("request %s is already being answered; ignored", request.request_id)
+            return
+        found = self._locate(request)
+        if found is None:
+            self._hold(request)
+            return
+        self._dialog_step(*found, request)
+
+    def _locate(self, request: SelectRequest) -> tuple[AskSlot, QuestionMatch] | None:
+        """The slot and question a select is a step of: an exact match before a loose one,
+        an ask whose dialogs are under way before one not started, older before newer."""
+        usable = [s for s in self._slots if s.request_id is None and not s.closed]
+        ordered = [s for s in usable if s.dialog is not None]
+        ordered += [s for s in usable if s.dialog is None]
+        loose: tuple[AskSlot, QuestionMatch] | None = None
+        for slot in ordered:
+            for match in locate_select(request, slot.questions):
+                if match.exact:
+                    return slot, match
+                loose = loose or (slot, match)
+        if loose is not None:
+            logger.warning(
+                "select %s matches question %d of ask %d of message %s by its title only "
+                "(its options differ from what the bridge expected)",
+                request.request_id,
+                loose[1].index,
+                loose[0].ordinal,
+                loose[0].key,
+            )
+        return loose
+
+    def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: SelectRequest) -> None:
+        dialog = slot.dialog
+        if dialog is None:
+            dialog = slot.dialog = _Dialog(slot=slot)
+            dialog.task = asyncio.create_task(
+                self._follow_dialog(dialog), name=f"compass-dialog-{request.request_id}"
+            )
+            self._dialogs.add(dialog.task)
+            dialog.task.add_done_callback(self._dialogs.discard)
+            logger.info(
+                "select %s waits for ask %d of message %s",
+                request.request_id,
+                slot.ordinal,
+                slot.key,
+            )
+        if request.timeout_ms is not None and not dialog.timeout_noted:
+            dialog.timeout_noted = True
+            logger.warning(
+                "the runtime gives its ask dialogs %.0f s (its ask.timeout setting): "
+                "unanswered by then, it picks an option itself",
+                request.timeout_ms / 1000,
+            )
+        driver = dialog.driver
+        if driver is None:
+            if dialog.pending is not None:
+                logger.warning(
+                    "the runtime no longer waits for dialog %s (its timeout?)",
+                    dialog.pending[0].request_id,
+                )
+            dialog.pending = (request, match)
+            return
+        self._write_step(dialog, driver.select(request, match))
+
+    def _on_editor(self, request: EditorRequest) -> None:
+        for slot in self._slots:
+            dialog = slot.dialog
+            if dialog is None or dialog.driver is None or not dialog.driver.expects_editor:
+                continue
+            step = dialog.driver.editor(request)
+            if step is not None:
+                self._write_step(dialog, step)
+                return
+        self._count(
+            "extension_ui_request:editor",
+            "no ask chose 'Other' before this editor; answered cancelled",
+        )
+        self._write(cancelled_reply(request.request_id))
+
+    # -- held requests ---------------------------------------------------------------------
+
+    def _hold(self, request: _Holdable) -> None:
+        rid = request.request_id
+        timer = asyncio.get_running_loop().call_later(
+            self._hold_seconds,
+            self._release,
+            rid,
+            f"no ask tool call matching it started within {self._hold_seconds:g}s",
+        )
+        self._held[rid] = _Held(request=request, timer=timer)
+        logger.debug("request %s matches no ask yet; held", rid)
+
+    def _retry_held(self) -> None:
+        for rid, held in list(self._held.items()):
+            request = held.request
+            if isinstance(request, AskRequest):
+                slot = self._correlate(request)
+                if slot is not None:
+                    del self._held[rid]
+                    held.timer.cancel()
+                    self._start_ask(request, slot)
+            else:
+                found = self._locate(request)
+                if found is not None:
+                    del self._held[rid]
+                    held.timer.cancel()
+                    self._dialog_step(*found, request)
+
+    def _release_held(self, why: str) -> None:
+        for rid in list(self._held):
+            self._release(rid, why)
+
+    def _release(self, rid: str, why: str) -> None:
+        held = self._held.pop(rid, None)
+        if held is None:
+            return
+        held.timer.cancel()
+        method = "ask" if isinstance(held.request, AskRequest) else "select"
+        self._count(
+            f"extension_ui_request:{method}",
+            f"request {rid} matches no ask block ({why}); answered cancelled",
+        )
+        self._write(cancelled_reply(rid))
+
+    # -- ends ------------------------------------------------------------------------------
+
     def _on_ask_end(self, call_id: object) -> None:
         if not isinstance(call_id, str):
             return
         for slot in self._slots:
-            if slot.tool_call_id == call_id and not slot.closed:
-                slot.closed = True
-                task = self._waits.get(slot.request_id) if slot.request_id else None
+            if slot.tool_call_id != call_id or slot.closed:
+                continue
+            slot.closed = True
+            tasks = [self._waits.get(slot.request_id) if slot.request_id else None]
+            tasks.append(slot.dialog.task if slot.dialog else None)
+            for task in tasks:
                 if task is not None and not task.done():
                     logger.info("ask call %s ended; stop waiting for its answer", call_id)
                     task.cancel()
+            self._note_left_open(slot, f"its tool call {call_id} ended first")
         self._slots = [s for s in self._slots if not s.closed]
 
-    def _on_ask_dialog_ack(self, event: dict[str, object]) -> None:
-        if event.get("success") is True:
-            logger.info("the runtime sends its asks to the bridge (set_ask_dialog accepted)")
-        else:
-            error = event.get("error")
-            logger.warning(
-                "the runtime refused set_ask_dialog (%s); its asks will not reach Compass",
-                error if isinstance(error, str) else "no reason given",
-            )
+    def _note_left_open(self, slot: AskSlot, why: str) -> None:
+        """Warn that `slot`'s ask stays answerable in Compass while nobody waits for it."""
+        if slot.answered or slot.reported:
+            return
+        slot.reported = True
+        future = self.poster.ask_id(slot.key, slot.ordinal)
+        if _minted(future):
+            _warn_left_open(future.result(), why)
+            return
+        entry = (slot, why)
+        self._left_open.append(entry)
+
+        def minted(done: asyncio.Future[str]) -> None:
+            if _minted(done) and entry in self._left_open:
+                self._left_open.remove(entry)
+                _warn_left_open(done.result(), why)
+
+        future.add_done_callback(minted)
+
+    def report_left_open(self) -> None:
+        """Log the asks left answerable whose ids were not minted when their call ended."""
+        left, self._left_open = self._left_open, []
+        for slot, why in left:
+            future = self.poster.ask_id(slot.key, slot.ordinal)
+            if _minted(future):
+                _warn_left_open(future.result(), why)
+            else:
+                logger.warning(
+                    "ask %d of message %s was not stored in Compass (%s)",
+                    slot.ordinal,
+                    slot.key,
+                    why,
+                )
 
     # -- answering -------------------------------------------------------------------------
 
@@ -297,6 +583,7 @@ class Bridge:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
             ask = await self._until_answered(ask_id)
+            slot.answered = True
             answers = build_answers(ask, order=request.question_ids)
             for problem in answers.problems:
                 logger.warning("ask %s: %s", ask_id, problem)
@@ -304,6 +591,7 @@ class Bridge:
             self.delivered += 1
             logger.info("delivered the answer of ask %s to request %s", ask_id, rid)
         except AskNotPostedError as exc:
+            slot.reported = True
             logger.error("request %s cannot be answered: %s; answered cancelled", rid, exc)
             await self._send(cancelled_reply(rid))
         except FatalServerError as exc:
@@ -316,36 +604,66 @@ class Bridge:
             slot.closed = True
             self._slots = [s for s in self._slots if not s.closed]
 
+    async def _follow_dialog(self, dialog: _Dialog) -> None:
+        slot = dialog.slot
+        try:
+            ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
+            dialog.ask_id = ask_id
+            ask = await self._until_answered(ask_id)
+            driver = DialogDriver(slot.questions, ask, done_labels=self._done_guesses())
+            for problem in driver.problems:
+                logger.warning("ask %s: %s", ask_id, problem)
+            slot.answered = True
+            dialog.driver = driver
+            self.delivered += 1
+            logger.info("delivering the answer of ask %s through the runtime's dialogs", ask_id)
+            if dialog.pending is not None:
+                request, match = dialog.pending
+                dialog.pending = None
+                await self._send_step(dialog, driver.select(request, match))
+        except AskNotPostedError as exc:
+            slot.reported = True
+            logger.error("ask %d of message %s cannot be answered: %s", slot.ordinal, slot.key, exc)
+            await self._cancel_pending(dialog)
+        except FatalServerError as exc:
+            self._fail(exc)
+        except Exception:  # a bug must not leave the runtime hanging
+            logger.exception("answering the dialogs of ask %s failed", dialog.ask_id or "?")
+            await self._cancel_pending(dialog)
+
+    async def _cancel_pending(self, dialog: _Dialog) -> None:
+        if dialog.pending is not None:
+            rid = dialog.pending[0].request_id
+            dialog.pending = None
+            logger.error("dialog %s answered cancelled", rid)
+            await self._send(cancelled_reply(rid))
+
+    def _done_guesses(self) -> tuple[str, ...]:
+        learned = (self._done_label,) if self._done_label else ()
+        return tuple(dict.fromkeys((*learned, *DONE_SELECTING_LABELS)))
+
+    def _write_step(self, dialog: _Dialog, step: DialogStep) -> None:
+        self._note_step(dialog, step)
+        self._write(step.reply)
+
+    async def _send_step(self, dialog: _Dialog, step: DialogStep) -> None:
+        self._note_step(dialog, step)
+        await self._send(step.reply)
+
+    def _note_step(self, dialog: _Dialog, step: DialogStep) -> None:
+        for problem in step.problems:
+            logger.warning("ask %s: %s", dialog.ask_id, problem)
+        driver = dialog.driver
+        if driver is not None and driver.done_label:
+            self._done_label = driver.done_label
+
     async def _until_answered(self, ask_id: str) -> comms_pb2.Ask:
-        backoff = Backoff(initial=self._initial_backoff, cap=self._max_backoff)
-        bounded_failures = 0
-        while True:
-            started = time.monotonic()
-            try:
-                async with contextlib.aclosing(self._api.watch_ask(ask_id)) as states:
-                    async for ask in states:
-                        if is_answered(ask):
-                            return ask
-                problem = "the stream ended before the answer"
-            except RpcError as exc:
-                if fatal(exc.code):
-                    raise FatalServerError(f"WatchAsk {ask_id}: {exc}") from exc
-                bounded_failures += bounded(exc.code)
-                if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                    raise AskNotPostedError(f"WatchAsk {ask_id} failed: {exc}") from exc
-                problem = str(exc)
-            if time.monotonic() - started >= _STABLE_STREAM_SECONDS:
-                backoff.reset()
-            delay = backoff.next_delay()
-            if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
-                logger.warning(
-                    "WatchAsk %s: %s; reconnecting in %.1fs (attempt %d)",
-                    ask_id,
-                    problem,
-                    delay,
-                    backoff.attempts,
-                )
-            await asyncio.sleep(delay)
+        return await until_answered(
+            self._api,
+            ask_id,
+            initial_backoff=self._initial_backoff,
+            max_backoff=self._max_backoff,
+        )
 
     def _write(self, obj: Mapping[str, object]) -> None:
         task = asyncio.create_task(self._send(obj))
@@ -385,19 +703,27 @@ class Bridge:
 
     async def stop_waiting(self) -> None:
         """The runtime is gone: cancel every wait for an answer and flush pending replies."""
-        for task in list(self._waits.values()):
+        for held in self._held.values():
+            held.timer.cancel()
+        self._held.clear()
+        tasks = [*self._waits.values(), *self._dialogs]
+        for task in tasks:
             task.cancel()
-        for task in list(self._waits.values()):
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        for slot in self._slots:
+            if not slot.closed:
+                self._note_left_open(slot, "the runtime's output ended first")
         self.poster.fail_waiting("the bridge is stopping")
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)
 
     @property
     def waiting(self) -> int:
-        """Requests whose answers are still awaited."""
-        return len(self._waits)
+        """Asks whose answers are still awaited."""
+        dialogs = sum(1 for task in self._dialogs if not task.done())
+        return len(self._waits) + dialogs
 
     def unmapped_counts(self) -> dict[str, int]:
         """Unmapped events so far: the mapper's and the bridge's own, per event type."""
@@ -408,3 +734,15 @@ class Bridge:
     def _count(self, event_type: str, reason: str) -> None:
         self._unmapped[event_type] += 1
         logger.warning("unmapped runtime event %s: %s", event_type, reason)
+
+
+def _minted(future: asyncio.Future[str]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
+
+
+def _warn_left_open(ask_id: str, why: str) -> None:
+    logger.warning(
+        "ask %s is left answerable in Compass: %s, so no answer given there reaches the runtime",
+        ask_id,
+        why,
+    )

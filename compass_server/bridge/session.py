@@ -11,6 +11,13 @@ its stdout, one JSON object per line, so a runtime's stdout can be piped in and 
 stdout piped back to the runtime's stdin. Logs always go to stderr. Exit code 0 at the end
 of the input, 128+N after signal N.
 
+The bridge first sends `set_ask_dialog` (unless `ask_dialog` is off) and, with a `prompt`, a
+`{"type": "prompt", "message": ...}` command once the runtime says it is ready (its first
+line, `{"type": "ready", ...}`); without one it sends no prompt (another host drives the
+runtime, or the events come from a recording). A prompt is one run: when the runtime reports
+the run ended (`agent_end`, unless marked `isTerminal: false`), the bridge closes the child's
+stdin, on which oh-my-pi's RPC mode shuts down and exits.
+
 Either way, when the runtime's output ends the bridge stops waiting for answers, posts every
 frame still queued (retrying as long as it takes, unless `drain_timeout` is set; after a
 signal for `stop_drain_seconds` at most) and exits. When the server refuses the bridge itself
@@ -34,10 +41,10 @@ import httpx
 
 from compass_server.bridge.client import AgentClient
 from compass_server.bridge.runner import Bridge
-from compass_server.bridge.runtime import ASK_DIALOG_COMMAND
+from compass_server.bridge.runtime import ASK_DIALOG_COMMAND, prompt_command
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Generator
+    from collections.abc import AsyncGenerator, Callable, Generator
 
 __all__ = ["BridgeOptions", "read_lines", "run"]
 
@@ -67,7 +74,8 @@ class BridgeOptions:
     drain_timeout: float | None = None
     stop_drain_seconds: float = 10.0
     prompt: str | None = None
-    """Sent to the runtime once it is ready; None: another host drives the runtime."""
+    """Sent to the runtime (a `prompt` command) once it is ready; None: no prompt is sent
+    (another host drives the runtime)."""
 
 
 async def read_lines(reader: asyncio.StreamReader) -> AsyncGenerator[bytes | None]:
@@ -118,6 +126,9 @@ class _PipeSink:
             raise BrokenPipeError("the runtime's stdin is closed")
         self._writer.write(line)
         await self._writer.drain()
+
+    def close(self) -> None:
+        self._writer.close()
 
 
 class _StdoutSink:
@@ -244,7 +255,8 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
                 run_id=f"cb{secrets.token_hex(6)}",
                 max_backoff=options.max_backoff,
             )
-            return await _Session(options, bridge, source, child, signals).run()
+            closer = sink.close if isinstance(sink, _PipeSink) else None
+            return await _Session(options, bridge, source, child, signals, closer).run()
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns
 
 
@@ -256,12 +268,14 @@ class _Session:
         source: asyncio.StreamReader,
         child: asyncio.subprocess.Process | None,
         signals: _Signals,
+        close_input: Callable[[], None] | None = None,
     ) -> None:
         self._options = options
         self._bridge = bridge
         self._source = source
         self._child = child
         self._signals = signals
+        self._close_input = close_input
 
     async def run(self) -> int:
         poster = asyncio.create_task(self._bridge.run_poster(), name="compass-bridge-poster")
@@ -279,6 +293,11 @@ class _Session:
         if self._options.ask_dialog:
             await bridge.send_command(ASK_DIALOG_COMMAND)
         reading = asyncio.create_task(self._pump(), name="compass-bridge-reader")
+        prompting: asyncio.Task[None] | None = None
+        if self._options.prompt is not None:
+            prompting = asyncio.create_task(
+                self._prompt(self._options.prompt), name="compass-bridge-prompt"
+            )
         failure = asyncio.ensure_future(bridge.failure)
         signalled = asyncio.create_task(self._signals.event.wait())
         try:
@@ -299,6 +318,12 @@ class _Session:
             with contextlib.suppress(asyncio.CancelledError):
                 await reading
             signalled.cancel()
+            if prompting is not None and not prompting.done():
+                if not bridge.ready.is_set():
+                    logger.warning("the runtime never said it was ready; the prompt was not sent")
+                prompting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await prompting
         # The runtime's output ended: nobody can receive an answer any more.
         await bridge.stop_waiting()
         code = 0
@@ -308,8 +333,21 @@ class _Session:
             code = 128 + self._signals.received[0]
         if not await self._drain():
             return EXIT_FATAL
+        bridge.report_left_open()
         self._summary()
         return code
+
+    async def _prompt(self, message: str) -> None:
+        """Send the prompt once the runtime reads commands; close its input after the run."""
+        bridge = self._bridge
+        await bridge.ready.wait()
+        bridge.idle.clear()
+        await bridge.send_command(prompt_command(message))
+        logger.info("sent the prompt to the runtime")
+        await bridge.idle.wait()
+        if self._close_input is not None:
+            logger.info("the prompt's run ended; closing the runtime's input so that it exits")
+            self._close_input()
 
     async def _pump(self) -> None:
         bridge = self._bridge

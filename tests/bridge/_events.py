@@ -2,8 +2,11 @@
 
 Message lifecycle frames carry a `messageId` (RPC mode stamps them), an assistant message
 streams its text in `message_update`s, its `message_end` lists its tool calls, each tool call
-runs as tool_execution_start -> (extension_ui_request for an ask) -> tool_execution_end, and
-a `toolResult` message follows. The 2-question ask is the runtime's own gallery example.
+runs as tool_execution_start -> tool_execution_end, and a `toolResult` message follows. An
+ask call's first `extension_ui_request` comes a few ms BEFORE its tool_execution_start (the
+real runtime, tests/bridge/recorded/). The 2-question ask is the runtime's own gallery
+example. `ask_request` is the NEWER protocol's one-request ask (after `set_ask_dialog`); the
+published 18.2.3 asks through select/editor dialogs instead (_omp_ask.py, _recorded.py).
 """
 
 from __future__ import annotations
@@ -101,7 +104,8 @@ def ask_start(call_id: str, questions: list[dict[str, Any]]) -> Event:
 
 
 def ask_request(request_id: str, questions: list[dict[str, Any]]) -> Event:
-    """What the runtime sends its host when the ask tool runs (after set_ask_dialog)."""
+    """What a runtime that accepted set_ask_dialog sends its host when the ask tool runs
+    (newer sources than 18.2.3)."""
     return {
         "type": "extension_ui_request",
         "id": request_id,

@@ -45,7 +45,7 @@ def start_bridge(
     server_url: str,
     channel_id: str,
     token: str,
-    steps: list[dict[str, Any]],
+    steps: list[dict[str, Any]] | dict[str, Any],
     workdir: Path,
     extra: tuple[str, ...] = (),
 ) -> Generator[BridgeProcess]:

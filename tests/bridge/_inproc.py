@@ -58,7 +58,7 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def harness() -> AsyncGenerator[Harness]:
+async def harness(*, hold_seconds: float = 0.05) -> AsyncGenerator[Harness]:
     service = FakeAgentService()
     sink = ListSink()
     bridge = Bridge(
@@ -68,6 +68,7 @@ async def harness() -> AsyncGenerator[Harness]:
         run_id="run",
         initial_backoff=0.001,
         max_backoff=0.005,
+        hold_seconds=hold_seconds,
     )
     worker = asyncio.create_task(bridge.run_poster())
     try:

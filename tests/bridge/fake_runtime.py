@@ -2,21 +2,39 @@
 
     python tests/bridge/fake_runtime.py SCRIPT.json
 
-It behaves like oh-my-pi's RPC mode where the bridge can tell: it prints one JSON event per
-line on stdout, reads commands and replies from stdin on a thread, answers `set_ask_dialog`
-with a `response` frame, and checks every `extension_ui_response` it gets against what the
-script expects, exactly. The script is a JSON list of steps:
+A test double of the NEWER `set_ask_dialog` protocol by default: oh-my-pi sources newer than
+the published 18.2.3 accept `set_ask_dialog` and then send each ask call as ONE
+`extension_ui_request` with `method: "ask"` and all its questions. No published version
+does; the published runtime's own protocol (one select per question step, an editor for
+"Other") is recorded from the real thing in tests/bridge/recorded/, and a script can replay
+it here with `"knows_set_ask_dialog": false`, which makes this double refuse the opt-in the
+way 18.2.3 does: `{"type": "response", "command": "set_ask_dialog", "success": false,
+"error": "Unknown command: set_ask_dialog"}`, with no `id`.
+
+It behaves like oh-my-pi's RPC mode where the bridge can tell: it prints `ready` first and
+then one JSON event per line on stdout, reads commands and replies from stdin on a thread,
+answers commands with `response` frames (`set_ask_dialog` as above, `prompt` with success),
+and checks every `extension_ui_response` it gets against what the script expects, exactly.
+The real runtime sends an ask's first dialog request a few ms BEFORE the call's
+`tool_execution_start`; the scripts in the tests keep that order.
+
+The script is a JSON list of steps, or `{"steps": [...], "knows_set_ask_dialog"?: BOOL,
+"ready"?: BOOL (false: no automatic `ready` line), "timeout"?: SECONDS (for every wait)}`:
 
 - `{"emit": EVENT}`: print EVENT as one line.
 - `{"await_command": TYPE}`: wait until a command of that type arrived (the host's opt-in).
+- `{"expect_commands": [TYPE, ...] or [COMMAND, ...]}`: the commands received so far are
+  exactly these (given by their types, or whole).
 - `{"expect_replies": [REPLY, ...]}`: wait for that many `extension_ui_response` lines; each
   must equal the expected reply with the same `id`, exactly (any order: concurrent asks).
+- `{"await_eof": true}`: wait until the host closes stdin (as oh-my-pi then exits);
+  `{"expect_open": true}`: it has not.
 - `{"wait_file": PATH}` / `{"touch": PATH}`: let a test pace the runtime (an outage).
 - `{"sleep": SECONDS}`.
 
-Exit codes: 0 when every step passed and no reply arrived unasked; 3 a reply differed; 4 a
-wait timed out; 5 stdin closed early; 6 an unexpected reply arrived. Failures are explained
-on stderr.
+Exit codes: 0 when every step passed and no reply arrived unasked; 3 a reply or the commands
+differed; 4 a wait timed out; 5 stdin closed early; 6 an unexpected reply arrived. Failures
+are explained on stderr.
 """
 
 from __future__ import annotations
@@ -30,10 +48,20 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 TIMEOUT = 120.0
+READY = {
+    "type": "ready",
+    "protocolVersion": 1,
+    "supportedProtocolVersions": [1, 2],
+    "maxFrameBytes": 1048576,
+    "maxReassembledFrameBytes": 67108864,
+}
+"""oh-my-pi 18.2.3's first line (src/modes/rpc/rpc-mode.ts `runRpcMode`)."""
 _stdout_lock = threading.Lock()
 _replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
-_commands: list[str] = []
+_commands: list[dict[str, Any]] = []
 _commands_seen = threading.Condition()
+_knows_set_ask_dialog = True
+_eof = threading.Event()
 
 
 def emit(event: object) -> None:
@@ -64,7 +92,7 @@ def read_stdin() -> None:
         if kind == "extension_ui_response":
             _replies.put(frame)
             continue
-        if kind == "set_ask_dialog":
+        if kind == "set_ask_dialog" and _knows_set_ask_dialog:
             emit(
                 {
                     "id": frame.get("id"),
@@ -74,6 +102,17 @@ def read_stdin() -> None:
                     "data": {"enabled": frame.get("enabled") is True},
                 }
             )
+        elif kind == "set_ask_dialog":  # 18.2.3: an unknown command, answered without its id
+            emit(
+                {
+                    "type": "response",
+                    "command": kind,
+                    "success": False,
+                    "error": f"Unknown command: {kind}",
+                }
+            )
+        elif kind == "prompt":
+            emit({"id": frame.get("id"), "type": "response", "command": kind, "success": True})
         else:
             emit(
                 {
@@ -85,14 +124,17 @@ def read_stdin() -> None:
                 }
             )
         with _commands_seen:
-            _commands.append(str(kind))
+            _commands.append(frame)
             _commands_seen.notify_all()
+    _eof.set()
     _replies.put(None)
 
 
 def await_command(kind: str) -> None:
     with _commands_seen:
-        if not _commands_seen.wait_for(lambda: kind in _commands, timeout=TIMEOUT):
+        if not _commands_seen.wait_for(
+            lambda: any(c.get("type") == kind for c in _commands), timeout=TIMEOUT
+        ):
             fail(4, f"the host never sent {kind!r}")
 
 
@@ -114,15 +156,41 @@ def expect_replies(expected: list[dict[str, Any]]) -> None:
         sys.stderr.write(f"fake_runtime: got the expected reply for {reply['id']}\n")
 
 
+def expect_commands(expected: list[Any]) -> None:
+    with _commands_seen:
+        commands = list(_commands)
+    by_type = not any(isinstance(e, dict) for e in expected)
+    seen = [c.get("type") for c in commands] if by_type else commands
+    if seen != expected:
+        fail(3, f"commands differ:\n got      {seen}\n expected {expected}")
+
+
 def main() -> None:
-    steps = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    global _knows_set_ask_dialog, TIMEOUT  # noqa: PLW0603 - set once, before the reader starts
+    script = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    steps = script
+    ready = True
+    if isinstance(script, dict):
+        _knows_set_ask_dialog = script.get("knows_set_ask_dialog", True) is not False
+        ready = script.get("ready", True) is not False
+        TIMEOUT = float(script.get("timeout", TIMEOUT))
+        steps = script["steps"]
     threading.Thread(target=read_stdin, daemon=True).start()
-    emit({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1, 2]})
+    if ready:
+        emit(READY)
     for step in steps:
         if "emit" in step:
             emit(step["emit"])
         elif "await_command" in step:
             await_command(step["await_command"])
+        elif "expect_commands" in step:
+            expect_commands(step["expect_commands"])
+        elif "await_eof" in step:
+            if not _eof.wait(TIMEOUT):
+                fail(4, "the host never closed stdin")
+        elif "expect_open" in step:
+            if _eof.is_set():
+                fail(3, "the host closed stdin too early")
         elif "expect_replies" in step:
             expect_replies(step["expect_replies"])
         elif "wait_file" in step:

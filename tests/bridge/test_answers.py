@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
 from compass_server.bridge.answers import (
+    DialogDriver,
     ask_reply,
     build_answers,
     cancelled_reply,
+    dialog_questions,
     is_answered,
+    value_reply,
 )
 from compass_server.bridge.runner import encode_line
+from compass_server.bridge.runtime import (
+    OTHER_OPTION,
+    EditorRequest,
+    QuestionMatch,
+    SelectRequest,
+    locate_select,
+    parse_ui_request,
+)
 from gen.compass.v1 import comms_pb2
+from tests.bridge import _recorded
 
 labels = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12)
 
@@ -206,3 +219,94 @@ def test_junk_chosen_ids_never_crash_and_are_each_reported(
     answers = build_answers(ask)
     assert len(answers.answers) == len(ask.questions)
     assert len([p for p in answers.problems if "not an option index" in p]) == len(junk)
+
+
+# -- select/editor dialogs (oh-my-pi 18.2.3) -------------------------------------------------
+
+
+def _drive_recording(name: str, answers: dict[str, tuple[list[str], str]], **kwargs: Any) -> None:
+    """Answer a recording's dialogs with a DialogDriver alone; the replies must be the
+    recorded ones (which made the real runtime report what the recording shows)."""
+    recording = _recorded.load(name)
+    ask = comms_pb2.Ask(ask_id="ask_r", answered_by_account_id="acc")
+    for raw in recording.questions():
+        question = ask.questions.add(
+            question_id=raw["id"],
+            question=raw["question"],
+            allow_multiple=bool(raw.get("multi", False)),
+        )
+        if "recommended" in raw:
+            question.recommended = raw["recommended"]
+        for index, option in enumerate(raw["options"]):
+            question.options.add(id=str(index), label=option["label"])
+        chosen, text = answers[raw["id"]]
+        question.chosen_option_ids[:] = chosen
+        question.custom_text = text
+    questions = dialog_questions(ask)
+    driver = DialogDriver(questions, ask, **kwargs)
+    replies: list[dict[str, object]] = []
+    for frame in recording.dialogs():
+        request = parse_ui_request(frame)
+        if isinstance(request, EditorRequest):
+            step = driver.editor(request)
+            assert step is not None
+        else:
+            assert isinstance(request, SelectRequest)
+            step = driver.select(request, locate_select(request, questions)[0])
+        replies.append(step.reply)
+    assert replies == recording.replies()
+
+
+def test_a_wrong_done_guess_is_sent_again_to_unselect_it_then_the_next_guess() -> None:
+    _drive_recording(
+        "wrong-done",
+        {"db": (["1"], ""), "features": (["2"], "")},
+        done_labels=("[ok] Done selecting", "\u2714 Done selecting"),
+    )
+
+
+def test_with_no_done_label_left_a_multi_select_ends_as_the_dialogs_timeout() -> None:
+    _drive_recording("timed-out", {"db": (["2"], ""), "features": (["3"], "")}, done_labels=())
+
+
+def test_a_shown_done_label_is_used_and_learned() -> None:
+    recording = _recorded.load("single-multi")
+    ask = comms_pb2.Ask(
+        questions=[
+            comms_pb2.AskQuestion(
+                question_id="features",
+                allow_multiple=True,
+                options=[comms_pb2.AskOption(id=str(i), label=f"l{i}") for i in range(4)],
+                chosen_option_ids=["0"],
+            )
+        ]
+    )
+    driver = DialogDriver(dialog_questions(ask), ask, done_labels=())
+    last = parse_ui_request(recording.dialogs()[-1])  # "(2 selected) ...", done label shown
+    assert isinstance(last, SelectRequest)
+    first = SelectRequest(request_id="a", title=last.title, options=last.options)
+    driver.select(first, QuestionMatch(index=0, selected=0, exact=True))
+    step = driver.select(last, QuestionMatch(index=0, selected=1, exact=True))
+    assert step.reply["value"] == "\u2714 Done selecting"
+    assert driver.done_label == "\u2714 Done selecting"
+
+
+def test_an_editor_nobody_asked_for_gets_no_step() -> None:
+    driver = DialogDriver((), comms_pb2.Ask())
+    assert driver.editor(EditorRequest(request_id="e", title="t")) is None
+
+
+def test_bad_chosen_ids_are_reported_and_the_question_answered_without_them() -> None:
+    ask = _gallery_ask()
+    ask.questions[0].chosen_option_ids[:] = ["9"]
+    driver = DialogDriver(dialog_questions(ask), ask)
+    assert driver.problems == ("question 'db': chosen id '9' is not an option index",)
+    request = SelectRequest(
+        request_id="s", title="(1/2)", options=("Postgres", "SQLite", "MongoDB", OTHER_OPTION)
+    )
+    step = driver.select(request, QuestionMatch(index=0, selected=0, exact=False))
+    assert step.reply == value_reply("s", OTHER_OPTION)  # skipped: "Other" + empty text
+    assert "was skipped" in step.problems[0]
+    editor = driver.editor(EditorRequest(request_id="e", title=""))
+    assert editor is not None
+    assert editor.reply == value_reply("e", "")

@@ -19,6 +19,7 @@ from tests.bridge._scenarios import (
     GALLERY_REPLY,
     INTRO,
     one_ask_script,
+    recorded_script,
 )
 
 if TYPE_CHECKING:
@@ -125,12 +126,11 @@ async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
     reply_b = ev.reply("req-b", *DEPLOY_REPLY_FIELDS)
     steps = [
         *ev.emit(ev.assistant_message("m-1", INTRO, asks=[("c1", q1), ("c2", q2)])),
-        *ev.emit([ev.ask_start("c1", q1)]),
         {"await_command": "set_ask_dialog"},
-        *ev.emit([ev.ask_request("req-a", q1)]),
+        *ev.emit([ev.ask_request("req-a", q1), ev.ask_start("c1", q1)]),
         {"expect_replies": [reply_a]},
         *ev.emit(ev.ask_end("c1", reply_a, q1)),
-        *ev.emit([ev.ask_start("c2", q2), ev.ask_request("req-b", q2)]),
+        *ev.emit([ev.ask_request("req-b", q2), ev.ask_start("c2", q2)]),
         {"expect_replies": [reply_b]},
         *ev.emit(ev.ask_end("c2", reply_b, q2)),
         *ev.emit([{"type": "turn_end"}, {"type": "agent_end"}]),
@@ -269,3 +269,34 @@ async def test_a_message_settled_again_is_updated_in_place_keeping_ask_ids_and_a
     assert first["ask"]["answeredByAccountId"] == world.human.account_id
     assert second["ask"]["answeredByAccountId"] == world.human.account_id
     assert "dropping" not in bridge.log()
+
+
+async def test_the_published_runtimes_select_and_editor_dialogs_carry_the_answer(
+    module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """oh-my-pi 18.2.3 as recorded: no set_ask_dialog; a select per question step, an editor
+    for "Other"; the first select before the call starts. Every reply must be the recorded
+    one, which made the real runtime report `db: "Oracle"` and the features answer."""
+    with start_bridge(
+        server_url=module_server.url,
+        channel_id=world.channel_id,
+        token=world.agent.token,
+        steps=recorded_script("gallery-other"),
+        workdir=tmp_path,
+        extra=("--prompt", "go"),
+    ) as bridge:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1)
+        answers = [
+            {"questionId": "db", "customText": "Oracle"},
+            {"questionId": "features", "chosenOptionIds": ["0"], "customText": "Passkeys too"},
+        ]
+        await respond(comms, world.human.token, ask["askId"], answers)
+        assert await wait_exit(bridge) == 0, bridge.log()
+    log = bridge.log()
+    assert "does not know set_ask_dialog" in log
+    assert "left answerable" not in log
+    assert "1 answer(s) delivered" in log
+    asking, thanks = await list_messages(comms, world.human.token, world.channel_id)
+    (stored,) = [block["ask"] for block in asking["blocks"] if "ask" in block]
+    assert stored["answeredByAccountId"] == world.human.account_id
+    assert thanks["blocks"] == [{"text": {"text": "thanks"}}]  # the model's next turn

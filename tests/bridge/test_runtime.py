@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from compass_server.bridge.runtime import (
+    OTHER_OPTION,
+    RECOMMENDED_SUFFIX,
     AskRequest,
     CancelRequest,
+    DialogQuestion,
     DialogRequest,
+    EditorRequest,
     NoticeRequest,
+    QuestionMatch,
+    SelectRequest,
     UnreadableRequest,
+    dialog_title,
+    locate_select,
+    multi_select_labels,
     parse_ui_request,
+    prompt_command,
+    sanitize,
+    single_select_labels,
 )
-from tests.bridge import _events as ev
+from tests.bridge import _events as ev, _recorded
 
 
 def test_the_runtimes_ask_request_is_read() -> None:
@@ -80,9 +93,30 @@ def test_dialogs_and_notices_are_told_apart() -> None:
         "id": "s",
         "method": "select",
         "title": "t",
-        "options": [],
+        "options": ["a", {"label": "b", "description": "x"}],
+        "timeout": 30000,
     }
-    assert parse_ui_request(select) == DialogRequest(request_id="s", method="select")
+    assert parse_ui_request(select) == SelectRequest(
+        request_id="s", title="t", options=("a", "b"), timeout_ms=30000.0
+    )
+    editor: dict[str, object] = {
+        "type": "extension_ui_request",
+        "id": "e",
+        "method": "editor",
+        "title": "t\n\nEnter your response:",
+        "promptStyle": True,
+    }
+    assert parse_ui_request(editor) == EditorRequest(
+        request_id="e", title="t\n\nEnter your response:"
+    )
+    confirm: dict[str, object] = {
+        "type": "extension_ui_request",
+        "id": "c",
+        "method": "confirm",
+        "title": "t",
+        "message": "?",
+    }
+    assert parse_ui_request(confirm) == DialogRequest(request_id="c", method="confirm")
     notify: dict[str, object] = {
         "type": "extension_ui_request",
         "id": "n",
@@ -90,6 +124,109 @@ def test_dialogs_and_notices_are_told_apart() -> None:
         "message": "hi",
     }
     assert parse_ui_request(notify) == NoticeRequest(method="notify")
+
+
+def test_the_prompt_command_is_the_runtimes_own() -> None:
+    assert prompt_command("Set it up.") == {
+        "id": "compass-bridge-prompt",
+        "type": "prompt",
+        "message": "Set it up.",
+    }
+
+
+# -- the runtime's display rules, against what the real runtime showed -----------------------
+
+
+def _questions(recording: _recorded.Recording) -> list[DialogQuestion]:
+    return [
+        DialogQuestion(
+            question_id=q["id"],
+            text=q["question"],
+            labels=tuple(o["label"] for o in q["options"]),
+            multi=bool(q.get("multi", False)),
+            recommended=q.get("recommended"),
+        )
+        for q in recording.questions()
+    ]
+
+
+@pytest.mark.parametrize("name", _recorded.NAMES)
+def test_every_recorded_select_is_located_exactly_and_read_whole(name: str) -> None:
+    recording = _recorded.load(name)
+    questions = _questions(recording)
+    previous = 0
+    for frame in recording.dialogs():
+        request = parse_ui_request(frame)
+        if isinstance(request, EditorRequest):
+            continue
+        assert isinstance(request, SelectRequest)
+        matches = locate_select(request, questions)
+        assert matches, frame
+        first = matches[0]
+        assert first.exact, frame
+        assert first.index >= previous  # the runtime walks the questions in order
+        previous = first.index
+        question = questions[first.index]
+        shown = (multi_select_labels if question.multi else single_select_labels)(question)
+        assert list(request.options[: len(shown)]) == shown
+        assert request.options[-1] == OTHER_OPTION
+        assert request.title.endswith(dialog_title(question, first.index, len(questions)))
+
+
+def test_the_recorded_display_labels() -> None:
+    (question,) = _questions(_recorded.load("dis"))
+    assert single_select_labels(question) == [
+        "Retry now (Recommended)",
+        "Retry now (Recommended) (2)",
+        "Wait",
+    ]
+    odd, empty, tricky = _questions(_recorded.load("odd-labels"))
+    assert single_select_labels(odd) == ["A B", "Go (Recommended)", "Go"]
+    assert dialog_title(odd, 0, 3) == "Pick\none of these (1/3)"
+    assert single_select_labels(empty) == []
+    assert multi_select_labels(tricky) == ["x", "y"]  # no recommendation badge on a multi
+    request = SelectRequest(
+        request_id="r",
+        title="(1 selected) (1 selected) Tricky (1/2) (3/3)",
+        options=("x", "y", OTHER_OPTION),
+    )
+    assert locate_select(request, [odd, empty, tricky]) == [
+        QuestionMatch(index=2, selected=1, exact=True)
+    ]
+
+
+def test_a_select_whose_options_differ_matches_loosely_by_title() -> None:
+    question = DialogQuestion(question_id="q", text="Pick", labels=("a", "b"), recommended=0)
+    shown = SelectRequest(request_id="r", title="Pick", options=("a*", "b", OTHER_OPTION))
+    assert locate_select(shown, [question]) == [QuestionMatch(index=0, selected=0, exact=False)]
+    fewer = SelectRequest(request_id="r", title="Pick", options=("a", OTHER_OPTION))
+    assert locate_select(fewer, [question]) == []
+    prefixed = SelectRequest(
+        request_id="r", title="(1 selected) Pick", options=("a (Recommended)", "b", OTHER_OPTION)
+    )
+    assert locate_select(prefixed, [question]) == []  # a single-select has no such prefix
+
+
+labels = st.text(alphabet="ab \r()R", max_size=6).map(
+    lambda text: text.replace("R", " (Recommended)")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(labels, max_size=6), st.none() | st.integers(min_value=-2, max_value=7))
+def test_single_select_labels_are_unique_and_keep_each_label_recognisable(
+    raw: list[str], recommended: int | None
+) -> None:
+    question = DialogQuestion(question_id="q", text="t", labels=tuple(raw), recommended=recommended)
+    shown = single_select_labels(question)
+    assert len(shown) == len(raw)
+    assert len(set(shown)) == len(shown)
+    assert OTHER_OPTION not in shown
+    for index, (label, display) in enumerate(zip(raw, shown, strict=True)):
+        base = sanitize(label)
+        if index == recommended and not base.endswith(RECOMMENDED_SUFFIX):
+            base += RECOMMENDED_SUFFIX
+        assert display == base or re.fullmatch(re.escape(base) + r" \([2-9][0-9]*\)", display)
 
 
 @pytest.mark.parametrize(
@@ -109,6 +246,9 @@ def test_dialogs_and_notices_are_told_apart() -> None:
         ({"id": "r", "method": 3}, "method is not a string"),
         ({"id": "r", "method": "cancel"}, "targetId is missing"),
         ({"id": "r", "method": "teleport"}, "unknown method"),
+        ({"id": "r", "method": "select", "options": []}, "title is not a string"),
+        ({"id": "r", "method": "select", "title": "t"}, "options is not a list"),
+        ({"id": "r", "method": "select", "title": "t", "options": [3]}, "options[0] has no label"),
     ],
 )
 def test_unreadable_requests_say_why(event: dict[str, Any], reason: str) -> None:
@@ -130,7 +270,19 @@ json_values = st.recursive(
 @given(
     st.dictionaries(
         st.sampled_from(
-            ["type", "id", "method", "questions", "params", "args", "targetId", "toolCallId"]
+            [
+                "type",
+                "id",
+                "method",
+                "questions",
+                "params",
+                "args",
+                "targetId",
+                "toolCallId",
+                "title",
+                "options",
+                "timeout",
+            ]
         ),
         json_values,
     )

@@ -212,3 +212,87 @@ def test_the_drain_timeout_bounds_the_wait_for_an_unreachable_server(tmp_path: P
     assert process.returncode == 0, log  # the runtime's own exit code
     assert "gave up posting 1 queued message(s)" in log
     assert "agt_x" not in log
+
+
+def _run_in_process(tmp_path: Path, script: Mapping[str, object], prompt: str | None) -> int:
+    """`session.run` with the fake runtime as its child; its server a port nobody listens
+    on. Returns the child's exit code: 0 when every step of its script passed."""
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    options = bridge_session.BridgeOptions(
+        server=f"http://127.0.0.1:{_closed_port()}/",
+        channel_id="ch",
+        token="agt_x",
+        command=(sys.executable, str(ev.FAKE_RUNTIME), str(path)),
+        prompt=prompt,
+        max_backoff=0.2,
+        drain_timeout=1,
+    )
+    return asyncio.run(bridge_session.run(options))
+
+
+READY = {"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1, 2]}
+OPT_IN = {"id": "compass-bridge-ask-dialog", "type": "set_ask_dialog", "enabled": True}
+
+
+def test_the_prompt_is_sent_once_the_runtime_is_ready(tmp_path: Path) -> None:
+    prompt = "Set up the new accounts service.\nAsk me first."
+    script = {
+        "ready": False,
+        "timeout": 10,
+        "steps": [
+            {"sleep": 0.3},
+            {"expect_commands": [OPT_IN]},  # nothing before `ready` but the opt-in
+            {"emit": READY},
+            {"await_command": "prompt"},
+            {
+                "expect_commands": [
+                    OPT_IN,
+                    {"id": "compass-bridge-prompt", "type": "prompt", "message": prompt},
+                ]
+            },
+        ],
+    }
+    assert _run_in_process(tmp_path, script, prompt) == 0
+
+
+def test_without_a_prompt_none_is_sent(tmp_path: Path) -> None:
+    script = {"timeout": 10, "steps": [{"sleep": 0.3}, {"expect_commands": ["set_ask_dialog"]}]}
+    assert _run_in_process(tmp_path, script, None) == 0
+
+
+def test_a_prompt_is_not_sent_to_a_runtime_that_never_says_ready(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = {"ready": False, "timeout": 10, "steps": [{"sleep": 0.3}]}
+    assert _run_in_process(tmp_path, script, "hello") == 0
+    assert "the prompt was not sent" in caplog.text
+
+
+def test_after_the_prompts_run_the_runtimes_input_is_closed_so_it_exits(tmp_path: Path) -> None:
+    script = {
+        "timeout": 10,
+        "steps": [
+            {"await_command": "prompt"},
+            {"emit": {"type": "agent_start"}},
+            # A retry or a queued message continues the run: not the end yet.
+            {"emit": {"type": "agent_end", "messages": [], "isTerminal": False}},
+            {"sleep": 0.3},
+            {"expect_open": True},
+            {"emit": {"type": "agent_end", "messages": [], "isTerminal": True}},
+            {"await_eof": True},
+        ],
+    }
+    assert _run_in_process(tmp_path, script, "go") == 0
+
+
+def test_without_a_prompt_the_runtimes_input_stays_open_after_a_run(tmp_path: Path) -> None:
+    script = {
+        "timeout": 10,
+        "steps": [
+            {"emit": {"type": "agent_end", "messages": [], "isTerminal": True}},
+            {"sleep": 0.3},
+            {"expect_open": True},
+        ],
+    }
+    assert _run_in_process(tmp_path, script, None) == 0
