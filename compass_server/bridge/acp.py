@@ -229,8 +229,8 @@ class AcpBridge(Client):
             future = self.poster.ask_id(call.key, call.ordinal)
             ask_id = future.result() if future.done() and not future.exception() else "?"
             logger.warning(
-                "ask %s (tool call %s) ended without a delivered answer; it stays answerable "
-                "in Compass",
+                "ask %s is left answerable in Compass: its tool call %s ended without a "
+                "delivered answer",
                 ask_id,
                 call.tool_call_id,
             )
