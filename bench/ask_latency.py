@@ -16,7 +16,7 @@ scripted OpenAI-compatible model (tests/realagent/model_server.py) whose turns 1
 omp's `ask` tool with the runtime's 2-question gallery ask (the `args` of
 /work/shared/spec/gallery-ask-fixture.json; call ids `call_<i>`) and whose turn N+1 is plain
 text, and ONE `compass agent-bridge --protocol P --prompt ... -- omp --mode M` process
-(tests/realagent/conftest.bridge_run) running all N asks in one prompt turn: the model's
+(tests/realagent/harness.bridge_run) running all N asks in one prompt turn: the model's
 turn i+1 is its answer to the request that carries the tool result of ask i. `--warmup` more
 asks run first, answered the same way and not counted.
 
@@ -76,13 +76,13 @@ import httpx
 from bench.respond import ROOT, Child, admin_dsn, bench_database, commit_settings
 from compass_server.bridge.client import AgentClient, RpcError
 from tests import _server
-from tests.realagent.conftest import bridge_run
+from tests.realagent.harness import bridge_run
 from tests.realagent.model_server import Turn, ensure_omp
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
-    from tests.realagent.conftest import Run
+    from tests.realagent.harness import Run
     from tests.realagent.model_server import RecordedRequest, ScriptedModelServer
 
 GALLERY_FIXTURE = ROOT.parent / "shared" / "spec" / "gallery-ask-fixture.json"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.realagent.conftest import (
+from tests.realagent.harness import (
     answer,
     bridge_run,
     messages,

@@ -1,0 +1,168 @@
+"""Driving `compass agent-bridge` with the REAL omp (see conftest.py), shared by the tests
+in this folder and bench/ask_latency.py."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tests.realagent.model_server import ScriptedModelServer, omp_launch, write_omp_config
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Sequence
+    from pathlib import Path
+
+    import httpx
+
+    from tests import _server
+    from tests.realagent.model_server import Turn
+
+COMMS = "compass.v1.CommsService"
+
+
+@dataclass
+class Run:
+    """One `compass agent-bridge` process running the real omp."""
+
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    model: ScriptedModelServer
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    async def wait(self, within: float = 60.0) -> int:
+        deadline = time.monotonic() + within
+        while self.process.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the bridge did not exit in {within}s:\n{self.log()}")
+            await asyncio.sleep(0.05)
+        return self.process.returncode
+
+
+@contextlib.contextmanager
+def bridge_run(
+    *,
+    omp_bin: Path,
+    tmp_path: Path,
+    server_url: str,
+    world: _server.SeededWorld,
+    protocol: str,
+    turns: Sequence[Turn],
+    prompt: str = "Help me set up the new service.",
+    ask_timeout: float = 0,
+    extra: Sequence[str] = (),
+) -> Generator[Run]:
+    """Start the model, then `compass agent-bridge --protocol P --prompt ... -- omp ...`."""
+    home = tmp_path / "home"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(world.agent.token + "\n", encoding="utf-8")
+    log_path = tmp_path / "bridge.log"
+    with ScriptedModelServer(turns) as model:
+        write_omp_config(home, model.base_url, ask_timeout=ask_timeout)
+        launch = omp_launch(
+            omp_bin,
+            "acp" if protocol == "acp" else "rpc-ui",
+            home=home,
+            workspace=workspace,
+            proxy_port=model.port,
+        )
+        env = {**launch.env, "PYTHONUNBUFFERED": "1"}
+        argv = [
+            sys.executable,
+            "-m",
+            "compass_server.cli",
+            "agent-bridge",
+            "--protocol",
+            protocol,
+            "--server",
+            server_url,
+            "--channel",
+            world.channel_id,
+            "--token-file",
+            str(token_file),
+            "--prompt",
+            prompt,
+            *extra,
+            "--",
+            *launch.argv,
+        ]
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                argv,
+                cwd=launch.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        run = Run(process=process, log_path=log_path, model=model)
+        try:
+            yield run
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+async def call(
+    http: httpx.AsyncClient, method: str, body: dict[str, Any], token: str
+) -> tuple[int, dict[str, Any]]:
+    response = await http.post(
+        f"/{COMMS}/{method}",
+        content=json.dumps(body).encode(),
+        headers={"content-type": "application/json", "authorization": f"Bearer {token}"},
+    )
+    return response.status_code, response.json() if response.content else {}
+
+
+async def messages(http: httpx.AsyncClient, token: str, channel_id: str) -> list[dict[str, Any]]:
+    status, body = await call(
+        http, "ListMessages", {"channelId": channel_id, "pageSize": 500}, token
+    )
+    assert status == 200, body
+    return list(body.get("messages", []))
+
+
+def asks_of(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [block["ask"] for message in found for block in message["blocks"] if "ask" in block]
+
+
+async def wait_for_asks(
+    http: httpx.AsyncClient, token: str, channel_id: str, count: int, run: Run, within: float = 60
+) -> list[dict[str, Any]]:
+    """The channel's asks once there are `count` of them (fails early if the bridge exits)."""
+    deadline = time.monotonic() + within
+    while True:
+        found = asks_of(await messages(http, token, channel_id))
+        if len(found) >= count:
+            return found
+        if run.process.poll() is not None:
+            raise AssertionError(f"the bridge exited with {run.process.returncode}:\n{run.log()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(found)} of {count} asks after {within}s:\n{run.log()}")
+        await asyncio.sleep(0.05)
+
+
+async def respond(
+    http: httpx.AsyncClient, token: str, ask_id: str, *answers: dict[str, Any]
+) -> None:
+    status, body = await call(
+        http, "RespondToAsk", {"askId": ask_id, "answers": list(answers)}, token
+    )
+    assert status == 200, body
+
+
+def answer(question_id: str, *chosen: str, custom_text: str = "") -> dict[str, Any]:
+    entry: dict[str, Any] = {"questionId": question_id, "chosenOptionIds": list(chosen)}
+    if custom_text:
+        entry["customText"] = custom_text
+    return entry
