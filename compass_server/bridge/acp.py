@@ -63,17 +63,17 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
-from compass_agent import ConversationUpdated, EventMapper
+from compass_agent import ConversationUpdated
 from compass_server.bridge.acp_events import AcpTranslator
 from compass_server.bridge.client import AgentClient
+from compass_server.bridge.core import BridgeCore
 from compass_server.bridge.forms import (
     ask_form_content,
     form_content,
     matches_ask_form,
     plan_form,
 )
-from compass_server.bridge.poster import AskNotPostedError, FatalServerError, Poster
-from compass_server.bridge.watch import until_answered
+from compass_server.bridge.poster import AskNotPostedError, FatalServerError
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class _AskCall:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class AcpBridge(Client):
+class AcpBridge(BridgeCore, Client):
     """The ACP client's side of one agent session, bridged to one Compass channel."""
 
     def __init__(
@@ -149,28 +149,20 @@ class AcpBridge(Client):
         max_backoff: float = 5.0,
         initial_backoff: float = 0.2,
     ) -> None:
-        self._api = api
-        self._run_id = run_id
-        self._hold = hold_seconds
-        self._max_backoff = max_backoff
-        self._initial_backoff = initial_backoff
-        self.mapper = EventMapper(session=run_id)
-        self.poster = Poster(
-            api,
-            channel_id,
+        super().__init__(
+            api=api,
+            channel_id=channel_id,
             run_id=run_id,
             max_backoff=max_backoff,
             initial_backoff=initial_backoff,
         )
+        self._run_id = run_id
+        self._hold = hold_seconds
         self._translator = AcpTranslator()
         self._calls: list[_AskCall] = []
         self._arrival = asyncio.Event()
         self._stopping = asyncio.Event()
         self._own_messages = itertools.count(1)
-        self.failure: asyncio.Future[FatalServerError] = asyncio.get_running_loop().create_future()
-        """Resolved when the server refuses the bridge itself; the session then stops."""
-        self.delivered = 0
-        """Answers returned to the agent."""
         self.unmapped = 0
 
     # -- session updates -------------------------------------------------------------------
@@ -447,12 +439,7 @@ class AcpBridge(Client):
         async def wait() -> comms_pb2.Ask:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             minted = await asyncio.shield(ask_id())
-            return await until_answered(
-                self._api,
-                minted,
-                initial_backoff=self._initial_backoff,
-                max_backoff=self._max_backoff,
-            )
+            return await self._until_answered(minted)
 
         try:
             return await _until_stopped(wait(), self._stopping, ended)
@@ -463,19 +450,8 @@ class AcpBridge(Client):
             self._fail(exc)
             return None
 
-    async def run_poster(self) -> None:
-        """The Poster's worker; a fatal refusal resolves `failure` instead of raising."""
-        try:
-            await self.poster.run()
-        except FatalServerError as exc:
-            self._fail(exc)
-        except Exception as exc:
-            logger.exception("agent-bridge: the poster failed")
-            self._fail(FatalServerError(f"internal error ({type(exc).__name__})"))
-
     def _fail(self, exc: FatalServerError) -> None:
-        if not self.failure.done():
-            self.failure.set_result(exc)
+        super()._fail(exc)
         self._stopping.set()
 
 

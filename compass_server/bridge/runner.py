@@ -41,7 +41,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
-from compass_agent import ConversationUpdated, EventMapper
+from compass_agent import ConversationUpdated
 from compass_server.bridge.answers import (
     DialogDriver,
     DialogStep,
@@ -50,10 +50,10 @@ from compass_server.bridge.answers import (
     cancelled_reply,
     dialog_questions,
 )
+from compass_server.bridge.core import BridgeCore
 from compass_server.bridge.poster import (
     AskNotPostedError,
     FatalServerError,
-    Poster,
 )
 from compass_server.bridge.runtime import (
     ASK_DIALOG_COMMAND_ID,
@@ -73,13 +73,11 @@ from compass_server.bridge.runtime import (
     locate_select,
     parse_ui_request,
 )
-from compass_server.bridge.watch import until_answered
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from compass_server.bridge.poster import AgentApi
-    from gen.compass.v1 import comms_pb2
 
 __all__ = ["AskSlot", "Bridge", "ReplySink"]
 
@@ -153,7 +151,7 @@ def encode_line(obj: Mapping[str, object]) -> bytes:
     return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
 
 
-class Bridge:
+class Bridge(BridgeCore):
     """One runtime's event stream, bridged to one Compass channel."""
 
     def __init__(
@@ -167,19 +165,15 @@ class Bridge:
         initial_backoff: float = 0.2,
         hold_seconds: float = HOLD_SECONDS,
     ) -> None:
-        self._api = api
-        self._sink = sink
-        self._max_backoff = max_backoff
-        self._initial_backoff = initial_backoff
-        self._hold_seconds = hold_seconds
-        self.mapper = EventMapper(session=run_id)
-        self.poster = Poster(
-            api,
-            channel_id,
+        super().__init__(
+            api=api,
+            channel_id=channel_id,
             run_id=run_id,
             max_backoff=max_backoff,
             initial_backoff=initial_backoff,
         )
+        self._sink = sink
+        self._hold_seconds = hold_seconds
         self._slots: list[AskSlot] = []
         self._waits: dict[str, asyncio.Task[None]] = {}
         self._dialogs: set[asyncio.Task[None]] = set()
@@ -190,16 +184,12 @@ class Bridge:
         self._left_open: list[tuple[AskSlot, str]] = []
         self._done_label: str | None = None
         self._ask_dialog_answered = False
-        self.failure: asyncio.Future[FatalServerError] = asyncio.get_running_loop().create_future()
-        """Resolved when the server refuses the bridge itself; the session then stops."""
         self.ready = asyncio.Event()
         """Set when the runtime said it reads commands (its `ready` line)."""
         self.idle = asyncio.Event()
         """Set when a run of the agent ended for good (`agent_end` not marked `isTerminal:
         false`, which the runtime sends when a retry or queued message continues it), or
         the runtime refused the prompt."""
-        self.delivered = 0
-        """Answers delivered to the runtime (a whole ask each)."""
 
     # -- input -----------------------------------------------------------------------------
 
@@ -657,14 +647,6 @@ class Bridge:
         if driver is not None and driver.done_label:
             self._done_label = driver.done_label
 
-    async def _until_answered(self, ask_id: str) -> comms_pb2.Ask:
-        return await until_answered(
-            self._api,
-            ask_id,
-            initial_backoff=self._initial_backoff,
-            max_backoff=self._max_backoff,
-        )
-
     def _write(self, obj: Mapping[str, object]) -> None:
         task = asyncio.create_task(self._send(obj))
         self._writes.add(task)
@@ -686,20 +668,6 @@ class Bridge:
         await self._send(obj)
 
     # -- lifecycle -------------------------------------------------------------------------
-
-    async def run_poster(self) -> None:
-        """The Poster's worker; a fatal refusal resolves `failure` instead of raising."""
-        try:
-            await self.poster.run()
-        except FatalServerError as exc:
-            self._fail(exc)
-        except Exception as exc:
-            logger.exception("agent-bridge: the poster failed")
-            self._fail(FatalServerError(f"internal error ({type(exc).__name__})"))
-
-    def _fail(self, exc: FatalServerError) -> None:
-        if not self.failure.done():
-            self.failure.set_result(exc)
 
     async def stop_waiting(self) -> None:
         """The runtime is gone: cancel every wait for an answer and flush pending replies."""
