@@ -14,7 +14,7 @@ Set-up, once: one `compass serve` subprocess on a fresh database. Per transport:
 world (tests/_server.seed_world: a workspace, a channel, an agent and a human account), a
 scripted OpenAI-compatible model (tests/realagent/model_server.py) whose turns 1..N each call
 omp's `ask` tool with the runtime's 2-question gallery ask (the `args` of
-/work/shared/spec/gallery-ask-fixture.json; call ids `call_<i>`) and whose turn N+1 is plain
+tests/fixtures/events/gallery-ask-fixture.json; call ids `call_<i>`) and whose turn N+1 is plain
 text, and ONE `compass agent-bridge --protocol P --prompt ... -- omp --mode M` process
 (tests/realagent/harness.bridge_run) running all N asks in one prompt turn: the model's
 turn i+1 is its answer to the request that carries the tool result of ask i. `--warmup` more
@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from tests.realagent.harness import Run
     from tests.realagent.model_server import RecordedRequest, ScriptedModelServer
 
-GALLERY_FIXTURE = ROOT.parent / "shared" / "spec" / "gallery-ask-fixture.json"
+GALLERY_FIXTURE = ROOT / "tests" / "fixtures" / "events" / "gallery-ask-fixture.json"
 COMMS = "compass.v1.CommsService"
 ANSWERS: list[dict[str, object]] = [
     {"questionId": "db", "chosenOptionIds": ["1"]},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +19,9 @@ from compass_server.bridge.forms import (
     plan_form,
 )
 from gen.compass.v1 import comms_pb2
+from tests.unit.agent._events import gallery_args
 
-GALLERY = json.loads(
-    (Path(__file__).parents[3] / "shared" / "spec" / "gallery-ask-fixture.json").read_text()
-)["args"]
+GALLERY: dict[str, Any] = gallery_args()
 
 
 def schema_of(properties: dict[str, Any], required: list[str] | None = None) -> ElicitationSchema:

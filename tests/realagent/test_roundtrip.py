@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,17 +19,18 @@ from tests.realagent.harness import (
     wait_for_asks,
 )
 from tests.realagent.model_server import ToolCall, Turn
+from tests.unit.agent._events import gallery_args
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
 
     from tests import _server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
-GALLERY: dict[str, Any] = json.loads(
-    (Path(__file__).parents[3] / "shared" / "spec" / "gallery-ask-fixture.json").read_text()
-)["args"]
+GALLERY: dict[str, Any] = gallery_args()
 
 
 @pytest.fixture(params=["acp", "rpc"])
