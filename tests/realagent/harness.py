@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tests.bridge._harness import call, list_messages
 from tests.realagent.model_server import ScriptedModelServer, omp_launch, write_omp_config
 
 if TYPE_CHECKING:
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
     from tests import _server
     from tests.realagent.model_server import Turn
-
-COMMS = "compass.v1.CommsService"
 
 
 @dataclass
@@ -113,23 +111,9 @@ def bridge_run(
                 process.wait()
 
 
-async def call(
-    http: httpx.AsyncClient, method: str, body: dict[str, Any], token: str
-) -> tuple[int, dict[str, Any]]:
-    response = await http.post(
-        f"/{COMMS}/{method}",
-        content=json.dumps(body).encode(),
-        headers={"content-type": "application/json", "authorization": f"Bearer {token}"},
-    )
-    return response.status_code, response.json() if response.content else {}
-
-
 async def messages(http: httpx.AsyncClient, token: str, channel_id: str) -> list[dict[str, Any]]:
-    status, body = await call(
-        http, "ListMessages", {"channelId": channel_id, "pageSize": 500}, token
-    )
-    assert status == 200, body
-    return list(body.get("messages", []))
+    """Every message of the channel, oldest first."""
+    return await list_messages(http, token, channel_id)
 
 
 def asks_of(found: list[dict[str, Any]]) -> list[dict[str, Any]]:

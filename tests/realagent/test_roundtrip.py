@@ -5,13 +5,17 @@ the expectation says why (README: the RPC mode's limits)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.realagent.harness import (
+    Run,
     answer,
     bridge_run,
     messages,
@@ -38,6 +42,28 @@ def protocol(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+Start = Callable[..., AbstractContextManager[Run]]
+
+
+@pytest.fixture
+def start(
+    protocol: str,
+    omp_bin: Path,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+) -> Start:
+    """`bridge_run` for this test's protocol, server, world and directory; pass `turns=`."""
+    return functools.partial(
+        bridge_run,
+        omp_bin=omp_bin,
+        tmp_path=tmp_path,
+        server_url=module_server.url,
+        world=world,
+        protocol=protocol,
+    )
+
+
 def with_header(args: dict[str, Any]) -> dict[str, Any]:
     """The gallery ask with a header and a preview, so full fidelity is visible."""
     args = json.loads(json.dumps(args))
@@ -47,21 +73,13 @@ def with_header(args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_gallery_ask_answered_in_compass_reaches_the_model(
-    protocol: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
     args = with_header(GALLERY)
     turns = [Turn.call("ask", args), Turn.say("Thanks, setting it up.")]
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=turns,
     ) as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
@@ -93,23 +111,14 @@ async def test_gallery_ask_answered_in_compass_reaches_the_model(
 
 
 async def answer_one(
-    protocol: str,
-    args: dict[str, Any],
-    answers: list[dict[str, Any]],
-    *,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
+    args: dict[str, Any],
+    answers: list[dict[str, Any]],
 ) -> str:
     """Run one ask through the real omp, answer it, return the tool result the model got."""
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=[Turn.call("ask", args), Turn.say("ok")],
     ) as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
@@ -153,30 +162,16 @@ async def test_other_text_and_skips_reach_the_model_in_omps_terms(
     protocol: str,
     answers: list[dict[str, Any]],
     expected: str | dict[str, str],
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
-    text = await answer_one(
-        protocol,
-        GALLERY,
-        answers,
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        module_server=module_server,
-        world=world,
-        comms=comms,
-    )
+    text = await answer_one(start, world, comms, GALLERY, answers)
     assert text == (expected if isinstance(expected, str) else expected[protocol])
 
 
 async def test_free_text_only_question(
-    protocol: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
@@ -185,24 +180,12 @@ async def test_free_text_only_question(
             {"id": "name", "question": "What should the service be called?", "options": []}
         ]
     }
-    text = await answer_one(
-        protocol,
-        args,
-        [answer("name", custom_text="ledger")],
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        module_server=module_server,
-        world=world,
-        comms=comms,
-    )
+    text = await answer_one(start, world, comms, args, [answer("name", custom_text="ledger")])
     assert text == "User provided custom input: ledger"
 
 
 async def test_two_asks_in_one_turn_each_answer_reaches_its_call(
-    protocol: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
@@ -225,12 +208,7 @@ async def test_two_asks_in_one_turn_each_answer_reaches_its_call(
         ]
     }
     turn = Turn(tool_calls=(ToolCall("ask", first, "call_a"), ToolCall("ask", second, "call_b")))
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=[turn, Turn.say("ok")],
     ) as run:
         (ask_a,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
@@ -247,19 +225,11 @@ async def test_two_asks_in_one_turn_each_answer_reaches_its_call(
 
 
 async def test_runtime_abort_cancels_the_elicitation_and_names_the_open_ask(
-    protocol: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=[Turn.call("ask", GALLERY), Turn.say("never sent")],
     ) as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
@@ -280,22 +250,14 @@ async def _asks(comms: httpx.AsyncClient, world: _server.SeededWorld) -> list[di
 @pytest.mark.parametrize("protocol", ["acp"])
 @pytest.mark.parametrize("kind", ["allow_once", "reject_once"])
 async def test_a_tool_permission_is_a_typed_ask(
-    protocol: str,
     kind: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
     """omp asks `session/request_permission` before bash; the person decides in Compass.
     (Its RPC mode asks no permission: ACP only.)"""
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=[Turn.call("bash", {"command": "echo compass-was-here"}), Turn.say("ok")],
     ) as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
@@ -313,20 +275,12 @@ async def test_a_tool_permission_is_a_typed_ask(
 
 
 async def test_runtime_timeout_auto_picks_and_the_open_ask_is_named(
-    protocol: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
     """omp's `ask.timeout` ends the call with its own auto-picks; nobody answered in Compass."""
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=[Turn.call("ask", GALLERY), Turn.say("ok")],
         ask_timeout=2,
     ) as run:
@@ -341,9 +295,7 @@ async def test_runtime_timeout_auto_picks_and_the_open_ask_is_named(
 
 async def test_skipping_a_lone_single_select_is_a_documented_loss(
     protocol: str,
-    omp_bin: Path,
-    tmp_path: Path,
-    module_server: _server.RunningServer,
+    start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
@@ -352,12 +304,7 @@ async def test_skipping_a_lone_single_select_is_a_documented_loss(
     says so. Its RPC mode has no skip at all (a cancel aborts the run): the bridge answers
     with empty free text and says so."""
     args = {"questions": GALLERY["questions"][:1]}
-    with bridge_run(
-        omp_bin=omp_bin,
-        tmp_path=tmp_path,
-        server_url=module_server.url,
-        world=world,
-        protocol=protocol,
+    with start(
         turns=[Turn.call("ask", args), Turn.say("ok")],
     ) as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
