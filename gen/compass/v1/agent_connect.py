@@ -26,6 +26,9 @@ class AgentService(Protocol):
     def watch_ask(self, request: compass_dot_v1_dot_agent__pb2.WatchAskRequest, ctx: RequestContext) -> AsyncIterator[compass_dot_v1_dot_agent__pb2.WatchAskResponse]:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
+    async def close_ask(self, request: compass_dot_v1_dot_agent__pb2.CloseAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.CloseAskResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+
 
 class AgentServiceASGIApplication(ConnectASGIApplication[AgentService]):
     def __init__(self, service: AgentService | AsyncGenerator[AgentService], *, interceptors: Iterable[Interceptor]=(), read_max_bytes: int | None = None, compressions: Iterable[Compression] | None = None) -> None:
@@ -61,6 +64,16 @@ class AgentServiceASGIApplication(ConnectASGIApplication[AgentService]):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=svc.watch_ask,
+                ),
+                "/compass.v1.AgentService/CloseAsk": Endpoint.unary(
+                    method=MethodInfo(
+                        name="CloseAsk",
+                        service_name="compass.v1.AgentService",
+                        input=compass_dot_v1_dot_agent__pb2.CloseAskRequest,
+                        output=compass_dot_v1_dot_agent__pb2.CloseAskResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=svc.close_ask,
                 ),
             },
             interceptors=interceptors,
@@ -135,6 +148,26 @@ class AgentServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
         )
 
+    async def close_ask(
+        self,
+        request: compass_dot_v1_dot_agent__pb2.CloseAskRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_agent__pb2.CloseAskResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CloseAsk",
+                service_name="compass.v1.AgentService",
+                input=compass_dot_v1_dot_agent__pb2.CloseAskRequest,
+                output=compass_dot_v1_dot_agent__pb2.CloseAskResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
 
 class AgentServiceSync(Protocol):
     def append_message(self, request: compass_dot_v1_dot_agent__pb2.AppendMessageRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.AppendMessageResponse:
@@ -142,6 +175,8 @@ class AgentServiceSync(Protocol):
     def update_message(self, request: compass_dot_v1_dot_agent__pb2.UpdateMessageRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.UpdateMessageResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
     def watch_ask(self, request: compass_dot_v1_dot_agent__pb2.WatchAskRequest, ctx: RequestContext) -> Iterator[compass_dot_v1_dot_agent__pb2.WatchAskResponse]:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+    def close_ask(self, request: compass_dot_v1_dot_agent__pb2.CloseAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.CloseAskResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
 
@@ -178,6 +213,16 @@ class AgentServiceWSGIApplication(ConnectWSGIApplication):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=service.watch_ask,
+                ),
+                "/compass.v1.AgentService/CloseAsk": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="CloseAsk",
+                        service_name="compass.v1.AgentService",
+                        input=compass_dot_v1_dot_agent__pb2.CloseAskRequest,
+                        output=compass_dot_v1_dot_agent__pb2.CloseAskResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=service.close_ask,
                 ),
             },
             interceptors=interceptors,
@@ -246,6 +291,26 @@ class AgentServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.AgentService",
                 input=compass_dot_v1_dot_agent__pb2.WatchAskRequest,
                 output=compass_dot_v1_dot_agent__pb2.WatchAskResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
+    def close_ask(
+        self,
+        request: compass_dot_v1_dot_agent__pb2.CloseAskRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_agent__pb2.CloseAskResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CloseAsk",
+                service_name="compass.v1.AgentService",
+                input=compass_dot_v1_dot_agent__pb2.CloseAskRequest,
+                output=compass_dot_v1_dot_agent__pb2.CloseAskResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
             ),
             headers=headers,

@@ -1,7 +1,8 @@
 from gen.compass.v1 import comms_pb2 as _comms_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -39,6 +40,24 @@ class WatchAskRequest(_message.Message):
     def __init__(self, ask_id: _Optional[str] = ...) -> None: ...
 
 class WatchAskResponse(_message.Message):
+    __slots__ = ("ask",)
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    ask: _comms_pb2.Ask
+    def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ...) -> None: ...
+
+class CloseAskRequest(_message.Message):
+    __slots__ = ("ask_id", "status", "reason", "answers")
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    status: _comms_pb2.AskStatus
+    reason: str
+    answers: _containers.RepeatedCompositeFieldContainer[_comms_pb2.AskQuestionAnswer]
+    def __init__(self, ask_id: _Optional[str] = ..., status: _Optional[_Union[_comms_pb2.AskStatus, str]] = ..., reason: _Optional[str] = ..., answers: _Optional[_Iterable[_Union[_comms_pb2.AskQuestionAnswer, _Mapping]]] = ...) -> None: ...
+
+class CloseAskResponse(_message.Message):
     __slots__ = ("ask",)
     ASK_FIELD_NUMBER: _ClassVar[int]
     ask: _comms_pb2.Ask

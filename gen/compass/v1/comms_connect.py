@@ -32,6 +32,9 @@ class CommsService(Protocol):
     async def respond_to_ask(self, request: compass_dot_v1_dot_comms__pb2.RespondToAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.RespondToAskResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
+    async def decline_ask(self, request: compass_dot_v1_dot_comms__pb2.DeclineAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.DeclineAskResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+
 
 class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
     def __init__(self, service: CommsService | AsyncGenerator[CommsService], *, interceptors: Iterable[Interceptor]=(), read_max_bytes: int | None = None, compressions: Iterable[Compression] | None = None) -> None:
@@ -87,6 +90,16 @@ class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=svc.respond_to_ask,
+                ),
+                "/compass.v1.CommsService/DeclineAsk": Endpoint.unary(
+                    method=MethodInfo(
+                        name="DeclineAsk",
+                        service_name="compass.v1.CommsService",
+                        input=compass_dot_v1_dot_comms__pb2.DeclineAskRequest,
+                        output=compass_dot_v1_dot_comms__pb2.DeclineAskResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=svc.decline_ask,
                 ),
             },
             interceptors=interceptors,
@@ -201,6 +214,26 @@ class CommsServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
         )
 
+    async def decline_ask(
+        self,
+        request: compass_dot_v1_dot_comms__pb2.DeclineAskRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_comms__pb2.DeclineAskResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DeclineAsk",
+                service_name="compass.v1.CommsService",
+                input=compass_dot_v1_dot_comms__pb2.DeclineAskRequest,
+                output=compass_dot_v1_dot_comms__pb2.DeclineAskResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
 
 class CommsServiceSync(Protocol):
     def list_channels(self, request: compass_dot_v1_dot_comms__pb2.ListChannelsRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListChannelsResponse:
@@ -212,6 +245,8 @@ class CommsServiceSync(Protocol):
     def watch_channel(self, request: compass_dot_v1_dot_comms__pb2.WatchChannelRequest, ctx: RequestContext) -> Iterator[compass_dot_v1_dot_comms__pb2.WatchChannelResponse]:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
     def respond_to_ask(self, request: compass_dot_v1_dot_comms__pb2.RespondToAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.RespondToAskResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+    def decline_ask(self, request: compass_dot_v1_dot_comms__pb2.DeclineAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.DeclineAskResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
 
@@ -268,6 +303,16 @@ class CommsServiceWSGIApplication(ConnectWSGIApplication):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=service.respond_to_ask,
+                ),
+                "/compass.v1.CommsService/DeclineAsk": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="DeclineAsk",
+                        service_name="compass.v1.CommsService",
+                        input=compass_dot_v1_dot_comms__pb2.DeclineAskRequest,
+                        output=compass_dot_v1_dot_comms__pb2.DeclineAskResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=service.decline_ask,
                 ),
             },
             interceptors=interceptors,
@@ -376,6 +421,26 @@ class CommsServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.CommsService",
                 input=compass_dot_v1_dot_comms__pb2.RespondToAskRequest,
                 output=compass_dot_v1_dot_comms__pb2.RespondToAskResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
+    def decline_ask(
+        self,
+        request: compass_dot_v1_dot_comms__pb2.DeclineAskRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_comms__pb2.DeclineAskResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DeclineAsk",
+                service_name="compass.v1.CommsService",
+                input=compass_dot_v1_dot_comms__pb2.DeclineAskRequest,
+                output=compass_dot_v1_dot_comms__pb2.DeclineAskResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
             ),
             headers=headers,

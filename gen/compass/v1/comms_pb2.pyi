@@ -2,12 +2,39 @@ import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class AskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ASK_STATUS_UNSPECIFIED: _ClassVar[AskStatus]
+    ASK_STATUS_PENDING: _ClassVar[AskStatus]
+    ASK_STATUS_ANSWERED: _ClassVar[AskStatus]
+    ASK_STATUS_DECLINED: _ClassVar[AskStatus]
+    ASK_STATUS_WITHDRAWN: _ClassVar[AskStatus]
+    ASK_STATUS_TIMED_OUT: _ClassVar[AskStatus]
+    ASK_STATUS_EXPIRED: _ClassVar[AskStatus]
+
+class AskTimeoutPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ASK_TIMEOUT_POLICY_UNSPECIFIED: _ClassVar[AskTimeoutPolicy]
+    ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: _ClassVar[AskTimeoutPolicy]
+    ASK_TIMEOUT_POLICY_FAIL: _ClassVar[AskTimeoutPolicy]
+ASK_STATUS_UNSPECIFIED: AskStatus
+ASK_STATUS_PENDING: AskStatus
+ASK_STATUS_ANSWERED: AskStatus
+ASK_STATUS_DECLINED: AskStatus
+ASK_STATUS_WITHDRAWN: AskStatus
+ASK_STATUS_TIMED_OUT: AskStatus
+ASK_STATUS_EXPIRED: AskStatus
+ASK_TIMEOUT_POLICY_UNSPECIFIED: AskTimeoutPolicy
+ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: AskTimeoutPolicy
+ASK_TIMEOUT_POLICY_FAIL: AskTimeoutPolicy
 
 class MessageBlock(_message.Message):
     __slots__ = ("text", "ask")
@@ -24,18 +51,32 @@ class TextBlock(_message.Message):
     def __init__(self, text: _Optional[str] = ...) -> None: ...
 
 class Ask(_message.Message):
-    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name")
+    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name", "status", "deadline", "on_timeout", "closed_by_account_id", "closed_at", "closed_by_name", "close_reason")
     ASK_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_BY_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_AT_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_BY_NAME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_BY_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_AT_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_BY_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
     ask_id: str
     questions: _containers.RepeatedCompositeFieldContainer[AskQuestion]
     answered_by_account_id: str
     answered_at: _timestamp_pb2.Timestamp
     answered_by_name: str
-    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ...) -> None: ...
+    status: AskStatus
+    deadline: _timestamp_pb2.Timestamp
+    on_timeout: AskTimeoutPolicy
+    closed_by_account_id: str
+    closed_at: _timestamp_pb2.Timestamp
+    closed_by_name: str
+    close_reason: str
+    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ..., status: _Optional[_Union[AskStatus, str]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_timeout: _Optional[_Union[AskTimeoutPolicy, str]] = ..., closed_by_account_id: _Optional[str] = ..., closed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed_by_name: _Optional[str] = ..., close_reason: _Optional[str] = ...) -> None: ...
 
 class AskQuestion(_message.Message):
     __slots__ = ("question_id", "question", "header", "options", "allow_multiple", "recommended", "chosen_option_ids", "custom_text", "timed_out")
@@ -190,5 +231,17 @@ class AskQuestionAnswer(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ...) -> None: ...
 
 class RespondToAskResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeclineAskRequest(_message.Message):
+    __slots__ = ("ask_id", "reason")
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    reason: str
+    def __init__(self, ask_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DeclineAskResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
