@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
@@ -21,11 +22,13 @@ from compass_server.interceptors import ErrorMapping
 from compass_server.service import AgentHandlers, CommsHandlers
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
+from compass_server.sweeper import Sweeper, utc_now
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+    from collections.abc import AsyncGenerator, Callable
+    from datetime import datetime
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -80,13 +83,19 @@ def authorize(account: AccountRow, service: str) -> str | None:
     return f"{account.kind.value} accounts may not call {service}"
 
 
-def create_app(settings: Settings, *, store: Store | None = None) -> Starlette:
+def create_app(
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> Starlette:
     """Build the ASGI app.
 
     Args:
         settings: server settings; `database_url` is used unless `store` is given.
         store: an already-open store (tests); its owner opens and closes it. When omitted,
             the lifespan opens a PostgresStore on `settings.database_url`.
+        clock: "now" for the deadline sweeper (tests inject their own).
     """
     owned: PostgresStore | None = None
     if store is None:
@@ -103,6 +112,12 @@ def create_app(settings: Settings, *, store: Store | None = None) -> Starlette:
     wire.install_hardened_codecs()
     auth: AuthContext[AccountRow] = AuthContext()
     hub = ChangeHub()
+    sweeper = Sweeper(
+        store,
+        interval=settings.sweep_interval_seconds,
+        grace=timedelta(seconds=settings.expiry_grace_seconds),
+        clock=clock,
+    )
     compressions = [wire.BoundedGzip(settings.max_request_bytes)]
     interceptors = [ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
@@ -127,12 +142,14 @@ def create_app(settings: Settings, *, store: Store | None = None) -> Starlette:
             if owned is not None:
                 await stack.enter_async_context(owned)
             listener = asyncio.create_task(hub.run(store), name="compass-change-listener")
+            sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
             try:
                 yield
             finally:
-                listener.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await listener
+                for task in (sweeping, listener):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     async def healthz(_request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})

@@ -18,6 +18,8 @@ POOL_MIN: Final = "COMPASS_DB_POOL_MIN"
 POOL_MAX: Final = "COMPASS_DB_POOL_MAX"
 DB_TIMEOUT: Final = "COMPASS_DB_TIMEOUT_SECONDS"
 MAX_REQUEST_BYTES: Final = "COMPASS_MAX_REQUEST_BYTES"
+SWEEP_INTERVAL: Final = "COMPASS_SWEEP_INTERVAL_SECONDS"
+EXPIRY_GRACE: Final = "COMPASS_EXPIRY_GRACE_SECONDS"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -31,6 +33,8 @@ ENV_VARS: Final = frozenset(
         POOL_MAX,
         DB_TIMEOUT,
         MAX_REQUEST_BYTES,
+        SWEEP_INTERVAL,
+        EXPIRY_GRACE,
     }
 )
 
@@ -57,6 +61,11 @@ class Settings:
     """Connect and command timeout for database calls."""
     max_request_bytes: int = 1 << 20
     """Largest accepted request body; larger requests are refused before parsing."""
+    sweep_interval_seconds: float = 1.0
+    """How often the deadline sweeper looks for asks to expire."""
+    expiry_grace_seconds: float = 60.0
+    """How long past a PICK_RECOMMENDED ask's deadline the server waits for the runtime's
+    TIMED_OUT report before it expires the ask."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -76,6 +85,8 @@ class Settings:
             pool_max=_int(source, POOL_MAX, 10, low=1, high=1000),
             db_timeout_seconds=_float(source, DB_TIMEOUT, 10.0),
             max_request_bytes=_int(source, MAX_REQUEST_BYTES, 1 << 20, low=1024, high=1 << 30),
+            sweep_interval_seconds=_float(source, SWEEP_INTERVAL, 1.0),
+            expiry_grace_seconds=_float(source, EXPIRY_GRACE, 60.0, low=0.0, high=86400.0),
         )
 
 
@@ -92,7 +103,14 @@ def _int(source: Mapping[str, str], name: str, default: int, *, low: int, high: 
     return value
 
 
-def _float(source: Mapping[str, str], name: str, default: float) -> float:
+def _float(
+    source: Mapping[str, str],
+    name: str,
+    default: float,
+    *,
+    low: float | None = None,
+    high: float = 3600.0,
+) -> float:
     raw = source.get(name)
     if not raw:
         return default
@@ -100,6 +118,9 @@ def _float(source: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if not 0 < value < 3600:
-        raise ConfigError(f"{name} must be between 0 and 3600 seconds, got {value}")
+    if low is None:
+        if not 0 < value < high:
+            raise ConfigError(f"{name} must be between 0 and {high:g} seconds, got {value}")
+    elif not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low:g} and {high:g} seconds, got {value}")
     return value

@@ -23,11 +23,10 @@ from compass_agent.limits import (
     NUL,
 )
 from compass_server.errors import FieldViolation, InvalidArgumentError
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-
-    from gen.compass.v1 import comms_pb2
 
 MAX_NAME_LENGTH: Final = 200
 """Longest workspace, channel or account name."""
@@ -35,6 +34,42 @@ MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
 """A RespondToAsk with more entries than any ask can have questions is oversize."""
 MAX_CHOSEN_PER_ANSWER: Final = MAX_OPTIONS_PER_QUESTION
 MAX_CUSTOM_TEXT_LENGTH: Final = 10_000
+MAX_CLOSE_REASON_LENGTH: Final = 500
+"""Longest DeclineAsk / CloseAsk reason (the `asks.close_reason` column's CHECK)."""
+
+#: AskStatus <-> the `asks.status` column.
+STATUS_NAMES: Final[dict[int, str]] = {
+    comms_pb2.ASK_STATUS_PENDING: "pending",
+    comms_pb2.ASK_STATUS_ANSWERED: "answered",
+    comms_pb2.ASK_STATUS_DECLINED: "declined",
+    comms_pb2.ASK_STATUS_WITHDRAWN: "withdrawn",
+    comms_pb2.ASK_STATUS_TIMED_OUT: "timed_out",
+    comms_pb2.ASK_STATUS_EXPIRED: "expired",
+}
+STATUS_BY_NAME: Final[dict[str, comms_pb2.AskStatus]] = {
+    "pending": comms_pb2.ASK_STATUS_PENDING,
+    "answered": comms_pb2.ASK_STATUS_ANSWERED,
+    "declined": comms_pb2.ASK_STATUS_DECLINED,
+    "withdrawn": comms_pb2.ASK_STATUS_WITHDRAWN,
+    "timed_out": comms_pb2.ASK_STATUS_TIMED_OUT,
+    "expired": comms_pb2.ASK_STATUS_EXPIRED,
+}
+#: AskTimeoutPolicy <-> the `asks.on_timeout` column.
+TIMEOUT_POLICY_NAMES: Final[dict[int, str]] = {
+    comms_pb2.ASK_TIMEOUT_POLICY_UNSPECIFIED: "unspecified",
+    comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: "pick_recommended",
+    comms_pb2.ASK_TIMEOUT_POLICY_FAIL: "fail",
+}
+TIMEOUT_POLICY_BY_NAME: Final[dict[str, comms_pb2.AskTimeoutPolicy]] = {
+    "unspecified": comms_pb2.ASK_TIMEOUT_POLICY_UNSPECIFIED,
+    "pick_recommended": comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED,
+    "fail": comms_pb2.ASK_TIMEOUT_POLICY_FAIL,
+}
+#: What CloseAsk may write.
+CLOSE_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_WITHDRAWN, comms_pb2.ASK_STATUS_TIMED_OUT})
+#: Timestamp.seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z (protobuf's range).
+_MIN_TIMESTAMP_SECONDS: Final = -62_135_596_800
+_MAX_TIMESTAMP_SECONDS: Final = 253_402_300_799
 
 
 def quote(value: str) -> str:
@@ -352,7 +387,7 @@ def _question_violations(question: comms_pb2.AskQuestion, path: str) -> list[Fie
 
 
 def _answer_state_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolation]:
-    violations: list[FieldViolation] = []
+    violations = _outcome_violations(ask, path)
     server_written = "is written by the server when the ask is answered; send it empty"
     if ask.answered_by_account_id:
         violations.append(
@@ -644,3 +679,151 @@ def answered_questions(
         answer = by_question[question.question_id]
         result.append((question.question_id, list(answer.chosen_option_ids), answer.custom_text))
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Outcomes: status, deadline, DeclineAsk, CloseAsk (design record, resolved decision 11)
+
+
+def _outcome_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolation]:
+    """The lifecycle fields of a NEW ask: the agent may send `deadline` and `on_timeout`;
+    status must be UNSPECIFIED or PENDING and the closed_* fields empty (server-written)."""
+    violations: list[FieldViolation] = []
+    if ask.status not in (comms_pb2.ASK_STATUS_UNSPECIFIED, comms_pb2.ASK_STATUS_PENDING):
+        violations.append(
+            FieldViolation(
+                field=f"{path}.status",
+                description="status is written by the server; a new ask must be sent UNSPECIFIED or PENDING",
+            )
+        )
+    closed = "is written by the server when the ask is closed; send it empty"
+    for field, present in (
+        ("closed_by_account_id", bool(ask.closed_by_account_id)),
+        ("closed_at", ask.HasField("closed_at")),
+        ("closed_by_name", bool(ask.closed_by_name)),
+        ("close_reason", bool(ask.close_reason)),
+    ):
+        if present:
+            violations.append(
+                FieldViolation(field=f"{path}.{field}", description=f"{field} {closed}")
+            )
+    if ask.on_timeout not in TIMEOUT_POLICY_NAMES:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.on_timeout",
+                description=f"on_timeout {ask.on_timeout} is not an AskTimeoutPolicy",
+            )
+        )
+    if ask.HasField("deadline") and not (
+        _MIN_TIMESTAMP_SECONDS <= ask.deadline.seconds <= _MAX_TIMESTAMP_SECONDS
+        and 0 <= ask.deadline.nanos <= 999_999_999
+    ):
+        violations.append(
+            FieldViolation(
+                field=f"{path}.deadline", description="deadline is not a valid timestamp"
+            )
+        )
+    return violations
+
+
+def is_final(ask: comms_pb2.Ask) -> bool:
+    """Whether `ask` (as read from the store) has its outcome: any status but PENDING."""
+    return ask.status not in (comms_pb2.ASK_STATUS_PENDING, comms_pb2.ASK_STATUS_UNSPECIFIED)
+
+
+def outcome_message(ask: comms_pb2.Ask) -> str:
+    """The FAILED_PRECONDITION message for acting on the final `ask`, naming its outcome."""
+    status = ask.status
+    if status == comms_pb2.ASK_STATUS_DECLINED:
+        return f"the ask was declined by {ask.closed_by_name}"
+    if status == comms_pb2.ASK_STATUS_WITHDRAWN:
+        return "the ask was withdrawn by the agent"
+    if status == comms_pb2.ASK_STATUS_TIMED_OUT:
+        return "the ask timed out"
+    if status == comms_pb2.ASK_STATUS_EXPIRED:
+        return "the ask expired"
+    return "the ask is already answered"
+
+
+def _reason_violations(reason: str) -> list[FieldViolation]:
+    violations = _nul("reason", reason)
+    if len(reason) > MAX_CLOSE_REASON_LENGTH:
+        violations.append(_too_long("reason", "reason", MAX_CLOSE_REASON_LENGTH))
+    return violations
+
+
+def _ask_id_violations(ask_id: str) -> list[FieldViolation]:
+    violations: list[FieldViolation] = []
+    if not ask_id:
+        violations.append(FieldViolation(field="ask_id", description="ask_id is empty"))
+    elif len(ask_id) > MAX_ID_LENGTH:
+        violations.append(_too_long("ask_id", "ask_id", MAX_ID_LENGTH))
+    violations.extend(_nul("ask_id", ask_id))
+    return violations
+
+
+def check_decline_request(ask_id: str, reason: str) -> None:
+    """DeclineAsk step 2: reject a malformed request before any lookup.
+
+    Raises:
+        InvalidArgumentError: empty or oversize ask_id, a reason longer than
+            MAX_CLOSE_REASON_LENGTH, or text holding NUL; with every violation found.
+    """
+    violations = _ask_id_violations(ask_id) + _reason_violations(reason)
+    if violations:
+        raise InvalidArgumentError("malformed DeclineAsk request", violations)
+
+
+def check_close_request(
+    ask_id: str, status: int, reason: str, answers: Sequence[comms_pb2.AskQuestionAnswer]
+) -> None:
+    """CloseAsk step 2: reject a malformed request before any lookup.
+
+    Raises:
+        InvalidArgumentError: empty or oversize ask_id; status other than WITHDRAWN or
+            TIMED_OUT; answers with WITHDRAWN; an oversize or NUL-holding reason; answers
+            malformed like RespondToAsk's (see `check_answer_request`).
+    """
+    violations = _ask_id_violations(ask_id) + _reason_violations(reason)
+    if status not in CLOSE_STATUSES:
+        violations.append(
+            FieldViolation(
+                field="status",
+                description="CloseAsk closes an ask as ASK_STATUS_WITHDRAWN or ASK_STATUS_TIMED_OUT",
+            )
+        )
+    if status == comms_pb2.ASK_STATUS_WITHDRAWN and answers:
+        violations.append(
+            FieldViolation(field="answers", description="a WITHDRAWN ask has no answers; send none")
+        )
+    try:
+        check_answer_request(ask_id or "-", answers)
+    except InvalidArgumentError as exc:
+        violations.extend(v for v in exc.violations if v.field != "ask_id")
+    if violations:
+        raise InvalidArgumentError("malformed CloseAsk request", violations)
+
+
+def is_identical_decline(ask: comms_pb2.Ask, account_id: str, reason: str) -> bool:
+    """Whether a DeclineAsk by `account_id` with `reason` repeats the stored outcome."""
+    return (
+        ask.status == comms_pb2.ASK_STATUS_DECLINED
+        and ask.closed_by_account_id == account_id
+        and ask.close_reason == reason
+    )
+
+
+def is_identical_close(
+    ask: comms_pb2.Ask,
+    account_id: str,
+    status: int,
+    reason: str,
+    answers: Sequence[comms_pb2.AskQuestionAnswer],
+) -> bool:
+    """Whether a CloseAsk by `account_id` repeats the stored outcome exactly (same status,
+    reason and, for TIMED_OUT, answers)."""
+    if ask.status != status or ask.closed_by_account_id != account_id or ask.close_reason != reason:
+        return False
+    if status == comms_pb2.ASK_STATUS_TIMED_OUT:
+        return is_identical_answer(ask, account_id, answers)
+    return not answers

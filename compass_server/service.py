@@ -153,6 +153,14 @@ class CommsHandlers(_Handlers, CommsService):
         await self._store.answer_ask(self._auth.current(), request.ask_id, request.answers)
         return comms_pb2.RespondToAskResponse()
 
+    async def decline_ask(
+        self, request: comms_pb2.DeclineAskRequest, ctx: Ctx
+    ) -> comms_pb2.DeclineAskResponse:
+        # The store applies the guards in order (malformed, visibility, participation, final
+        # other than an identical retry) and writes DECLINED (docs/ask-outcomes.md).
+        await self._store.decline_ask(self._auth.current(), request.ask_id, request.reason)
+        return comms_pb2.DeclineAskResponse()
+
 
 class AgentHandlers(_Handlers, AgentService):
     """AgentService: what agent processes call to post frames and wait for answers."""
@@ -196,10 +204,24 @@ class AgentHandlers(_Handlers, AgentService):
                 if state != sent:
                     yield agent_pb2.WatchAskResponse(ask=row.ask)
                     sent = state
-                if row.answered:
+                if row.final:  # any outcome: answered, declined, withdrawn, timed out, expired
                     return
                 if not await _woken(self._hub, signal, self._auth.client_gone(), self._recheck):
                     return
+
+    async def close_ask(
+        self, request: agent_pb2.CloseAskRequest, ctx: Ctx
+    ) -> agent_pb2.CloseAskResponse:
+        # The store applies the guards in order (malformed, visibility and authorship, final
+        # other than an identical retry, TIMED_OUT answers' fit) and writes the outcome.
+        row = await self._store.close_ask(
+            self._auth.current(),
+            request.ask_id,
+            request.status,
+            request.reason,
+            request.answers,
+        )
+        return agent_pb2.CloseAskResponse(ask=row.ask)
 
 
 def _ask_state(row: AskRow) -> bytes:

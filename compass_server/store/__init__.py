@@ -11,8 +11,10 @@ Visibility and acting (SPEC §4 steps 3-4):
   (`PermissionDeniedError` when it can see but not act).
 Account kinds (humans use CommsService, agents AgentService) are enforced by the service.
 
-Answer state has one source of truth: the store's ask record. It is merged into the ask
-blocks of every message and ask the store returns, and no `update_message` can change it.
+Answer state and the ask's outcome (status, deadline, on_timeout, closed_*) have one source
+of truth: the store's ask record. They are merged into the ask blocks of every message and
+ask the store returns, and no `update_message` can change them; an agent writes only the
+`deadline` and `on_timeout` of a NEW ask (docs/ask-outcomes.md).
 
 Change notification: every write that bumps a channel revision sends, in the same
 transaction, a PostgreSQL NOTIFY on `EVENTS_CHANNEL` whose payload is a `ChangeEvent` as JSON.
@@ -29,7 +31,7 @@ from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from datetime import datetime
+    from datetime import datetime, timedelta
 
 EVENTS_CHANNEL: Final = "compass_events"
 """The one PostgreSQL NOTIFY channel every revision-bumping write notifies."""
@@ -142,7 +144,16 @@ class AskRow:
 
     @property
     def answered(self) -> bool:
+        """Whether the ask carries answers (ANSWERED, or TIMED_OUT with the runtime's)."""
         return bool(self.ask.answered_by_account_id)
+
+    @property
+    def final(self) -> bool:
+        """Whether the ask has its outcome: any status but PENDING (nothing changes it)."""
+        return self.ask.status not in (
+            comms_pb2.ASK_STATUS_PENDING,
+            comms_pb2.ASK_STATUS_UNSPECIFIED,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -449,9 +460,68 @@ class Store(Protocol):
                 ask (step 6); `violations` lists every problem, each naming its question.
             NotFoundError: no such ask, or not visible to `actor` (same message).
             PermissionDeniedError: `actor` is not a participant of the ask's channel.
-            FailedPreconditionError: already answered, other than by an identical retry from
-                the same account.
+            FailedPreconditionError: already final (answered, declined, withdrawn, timed out,
+                expired), other than by an identical answer from the same account; the
+                message names the outcome (`domain.outcome_message`).
             CorruptDataError: the stored ask breaks an invariant.
+        """
+        ...
+
+    async def decline_ask(self, actor: AccountRow, ask_id: str, reason: str = "") -> AskRow:
+        """Close a pending ask as DECLINED by `actor`, a participant (guards like
+        `answer_ask`: malformed, visibility, participation, final).
+
+        Returns:
+            The ask as declined (also for an identical retry by the same account with the
+            same reason, which writes nothing).
+
+        Raises:
+            InvalidArgumentError: empty or oversize ask_id; reason over 500 characters or
+                holding NUL.
+            NotFoundError: no such ask, or not visible to `actor` ("ask not found").
+            PermissionDeniedError: `actor` is not a participant of the ask's channel.
+            FailedPreconditionError: the ask is final, other than by an identical retry; the
+                message names the outcome (`domain.outcome_message`).
+        """
+        ...
+
+    async def close_ask(
+        self,
+        actor: AccountRow,
+        ask_id: str,
+        status: comms_pb2.AskStatus,
+        reason: str = "",
+        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+    ) -> AskRow:
+        """Close a pending ask as WITHDRAWN or TIMED_OUT (with the runtime's auto-answers,
+        stored with `timed_out` set and `actor` as who answered). Only the agent account
+        that appended the ask's message may.
+
+        Returns:
+            The ask as closed (also for an identical retry: same account, status, reason and
+            answers, which writes nothing).
+
+        Raises:
+            InvalidArgumentError: a malformed request (ask_id, status, answers with
+                WITHDRAWN, reason), or TIMED_OUT answers that do not fit the ask (checked
+                after the ask is found pending; violations name the questions).
+            NotFoundError: no such ask, not visible, or not appended by `actor` (the same
+                "ask not found").
+            FailedPreconditionError: the ask is final, other than by an identical retry.
+        """
+        ...
+
+    async def expire_due(
+        self, now: datetime, grace: timedelta, *, limit: int = 100
+    ) -> Sequence[str]:
+        """Close as EXPIRED every pending ask whose deadline is at or before `now` (on_timeout
+        FAIL or UNSPECIFIED) or at or before `now - grace` (PICK_RECOMMENDED): at most
+        `limit` of them per call. Runs only while it holds the database's sweeper lock (a
+        PostgreSQL advisory lock), so one process at a time sweeps; a call that cannot get it
+        returns at once with nothing.
+
+        Returns:
+            The ask ids this call expired.
         """
         ...
 

@@ -84,14 +84,20 @@ def _encode_ask(ask: comms_pb2.Ask, *, keep_ask_id: bool) -> dict[str, object]:
     return {"ask_id": ask.ask_id if keep_ask_id else "", "questions": questions}
 
 
-def encode_answers(answers: Iterable[tuple[str, Sequence[str], str]]) -> list[object]:
-    """The JSONB value for an ask's answer state: (question_id, chosen ids, custom_text)."""
+def encode_answers(
+    answers: Iterable[tuple[str, Sequence[str], str]], *, timed_out: bool = False
+) -> list[object]:
+    """The JSONB value for an ask's answer state: (question_id, chosen ids, custom_text).
+
+    Args:
+        timed_out: True for the runtime's auto-answer recorded by CloseAsk(TIMED_OUT).
+    """
     return [
         {
             "question_id": question_id,
             "chosen_option_ids": list(chosen),
             "custom_text": custom_text,
-            "timed_out": False,
+            "timed_out": timed_out,
         }
         for question_id, chosen, custom_text in answers
     ]

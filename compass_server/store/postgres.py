@@ -16,6 +16,13 @@ ask again, judge it, write. So every write, and every refusal of answers that do
 decided on the ask as it is under the lock; "already answered" (and an identical retry) may
 be decided on the read, as an answered ask stays answered.
 
+An ask's outcome (DeclineAsk, CloseAsk, the deadline sweep) is written on the locked path
+only: lock the channel, read the ask, judge it, write it if still PENDING, bump the revision,
+notify. So among racing RespondToAsk, DeclineAsk, CloseAsk and sweeps exactly one finds the
+ask pending (docs/ask-outcomes.md). A sweep runs in one transaction holding a PostgreSQL
+advisory lock (`SWEEPER_LOCK_KEY`, taken with pg_try_advisory_xact_lock): one process per
+database sweeps at a time, and the lock ends with the transaction.
+
 All asyncpg and connection errors are translated into domain errors in `_translate_errors`,
 the only place that knows asyncpg's exception classes.
 """
@@ -31,6 +38,7 @@ import hmac
 import json
 import logging
 import secrets
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 import asyncpg
@@ -73,7 +81,6 @@ from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Generator, Sequence
-    from datetime import datetime
     from types import TracebackType
     from typing import Self, TypeAlias
 
@@ -262,16 +269,25 @@ _SELECT_MESSAGE_BY_CLIENT_ID: Final = f"""
     FROM messages
     WHERE channel_id = $1 AND client_message_id = $2
 """  # noqa: S608 -- only our own column list is interpolated
-_SELECT_ANSWERS_OF_MESSAGES: Final = """
-    SELECT a.ask_id, a.message_id, a.answers, a.answered_by_account_id, a.answered_at,
-           acc.name AS answered_by_name
-    FROM asks a
-    JOIN accounts acc ON acc.account_id = a.answered_by_account_id
-    WHERE a.message_id = ANY($1::text[])
+# The state of an ask the `asks` row holds (merged into its block on every read).
+_ASK_STATE_COLUMNS: Final = """
+    a.answers, a.answered_by_account_id, a.answered_at, ans.name AS answered_by_name,
+    a.status, a.deadline, a.on_timeout, a.closed_by_account_id, a.closed_at,
+    cls.name AS closed_by_name, a.close_reason
 """
-_SELECT_ASK: Final = """
-    SELECT a.ask_id, a.message_id, a.channel_id, m.blocks, a.answers,
-           a.answered_by_account_id, a.answered_at, acc.name AS answered_by_name,
+_ASK_STATE_JOINS: Final = """
+    LEFT JOIN accounts ans ON ans.account_id = a.answered_by_account_id
+    LEFT JOIN accounts cls ON cls.account_id = a.closed_by_account_id
+"""
+_SELECT_ASK_STATE_OF_MESSAGES: Final = f"""
+    SELECT a.ask_id, a.message_id, {_ASK_STATE_COLUMNS}
+    FROM asks a
+    {_ASK_STATE_JOINS}
+    WHERE a.message_id = ANY($1::text[])
+"""  # noqa: S608 -- only our own column lists are interpolated
+_SELECT_ASK: Final = f"""
+    SELECT a.ask_id, a.message_id, a.channel_id, m.blocks, m.author_account_id,
+           {_ASK_STATE_COLUMNS},
            EXISTS (
                SELECT 1 FROM channel_participants p
                WHERE p.channel_id = a.channel_id AND p.account_id = $2
@@ -281,9 +297,9 @@ _SELECT_ASK: Final = """
     JOIN messages m ON m.message_id = a.message_id
     JOIN channels c ON c.channel_id = a.channel_id
     JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.account_id = $2
-    LEFT JOIN accounts acc ON acc.account_id = a.answered_by_account_id
+    {_ASK_STATE_JOINS}
     WHERE a.ask_id = $1
-"""
+"""  # noqa: S608 -- only our own column lists are interpolated
 
 # Locks the channel row first: every write to a channel goes through here (see module doc).
 _LOCK_CHANNEL_FOR_ACTOR: Final = """
@@ -321,9 +337,13 @@ _INSERT_MESSAGE: Final = """
     ON CONFLICT (message_id) DO NOTHING
     RETURNING message_id, created_at, updated_at
 """
+# $1 ask ids, $4 their deadlines (ISO 8601 text or NULL: a timestamptz[] parameter would make
+# asyncpg introspect its type, which leaves `jit` set on the session), $5 their on_timeout
+# policies (parallel arrays).
 _INSERT_ASKS: Final = """
-    INSERT INTO asks (ask_id, message_id, channel_id)
-    SELECT ask_id, $2, $3 FROM unnest($1::text[]) AS ask_id
+    INSERT INTO asks (ask_id, message_id, channel_id, deadline, on_timeout)
+    SELECT t.ask_id, $2, $3, t.deadline::timestamptz, t.on_timeout
+    FROM unnest($1::text[], $4::text[], $5::text[]) AS t(ask_id, deadline, on_timeout)
     ON CONFLICT (ask_id) DO NOTHING
     RETURNING ask_id
 """
@@ -350,9 +370,10 @@ _ANSWER_ASK: Final = """
         WHERE channel_id = $1 AND revision = $2
         RETURNING revision
     ), answered AS (
-        UPDATE asks SET answers = $4, answered_by_account_id = $5, answered_at = now()
+        UPDATE asks SET status = 'answered', answers = $4, answered_by_account_id = $5,
+                        answered_at = now()
         FROM bumped
-        WHERE ask_id = $3 AND answered_at IS NULL
+        WHERE ask_id = $3 AND status = 'pending'
         RETURNING answered_at
     ), touched AS (
         UPDATE messages SET revision = bumped.revision, updated_at = now()
@@ -362,6 +383,35 @@ _ANSWER_ASK: Final = """
     SELECT answered.answered_at,
            pg_notify($7, $8::text || bumped.revision::text || $9::text)
     FROM bumped, answered
+"""
+# Closes a pending ask without a participant's answer (the caller holds the channel lock):
+# $2 status, $3 who closed it (NULL: the server), $4 reason, $5 the runtime's answers
+# (TIMED_OUT; NULL otherwise) recorded as answered by $3.
+_CLOSE_ASK: Final = """
+    UPDATE asks
+    SET status = $2, closed_by_account_id = $3, closed_at = now(), close_reason = $4,
+        answers = $5,
+        answered_by_account_id = CASE WHEN $5::jsonb IS NULL THEN NULL ELSE $3 END,
+        answered_at = CASE WHEN $5::jsonb IS NULL THEN NULL ELSE now() END
+    WHERE ask_id = $1 AND status = 'pending'
+    RETURNING closed_at
+"""
+_TOUCH_MESSAGE: Final = """
+    UPDATE messages SET revision = $2, updated_at = now()
+    WHERE message_id = $1
+"""
+#: Key of the advisory lock held by the one sweeper of a database ("cmpswp" in ASCII).
+SWEEPER_LOCK_KEY: Final = 0x636D7073777070
+_TRY_SWEEPER_LOCK: Final = "SELECT pg_try_advisory_xact_lock($1)"
+# Pending asks past their deadline ($1 now), PICK_RECOMMENDED ones past it by the grace ($2
+# seconds): the runtime owns that deadline and reports TIMED_OUT itself while it lives.
+_SELECT_DUE_ASKS: Final = """
+    SELECT ask_id, channel_id, message_id
+    FROM asks
+    WHERE status = 'pending' AND deadline IS NOT NULL AND deadline <= $1
+      AND (on_timeout <> 'pick_recommended' OR deadline <= $1 - make_interval(secs => $2))
+    ORDER BY channel_id, deadline, ask_id
+    LIMIT $3
 """
 
 
@@ -676,13 +726,18 @@ class PostgresStore(Store):
                 await self._insert_asks(conn, message_id, channel_id, minted, asks)
             ask_ids = tuple(ask.ask_id for ask in asks)
             await _notify(conn, channel_id, revision, message_id, ask_ids)
+        # Decoded from what was stored, so the caller sees exactly what a read returns.
+        stored_blocks = decode_blocks(encode_blocks(minted), message_id=message_id)
+        sent = {ask.ask_id: ask for ask in asks}
+        for block in stored_blocks:
+            if block.HasField("ask"):
+                _set_new_ask_state(block.ask, sent[block.ask.ask_id])
         return MessageRow(
             message_id=message_id,
             channel_id=channel_id,
             author_account_id=actor.account_id,
             client_message_id=client_message_id,
-            # Decoded from what was stored, so the caller sees exactly what a read returns.
-            blocks=tuple(decode_blocks(encode_blocks(minted), message_id=message_id)),
+            blocks=tuple(stored_blocks),
             created_at=row["created_at"],
             updated_at=row["updated_at"],
             revision=revision,
@@ -702,7 +757,12 @@ class PostgresStore(Store):
             inserted = {
                 str(row["ask_id"])
                 for row in await conn.fetch(
-                    _INSERT_ASKS, [ask.ask_id for ask in pending], message_id, channel_id
+                    _INSERT_ASKS,
+                    [ask.ask_id for ask in pending],
+                    message_id,
+                    channel_id,
+                    [_deadline(ask) for ask in pending],
+                    [domain.TIMEOUT_POLICY_NAMES[ask.on_timeout] for ask in pending],
                 )
             }
             pending = [ask for ask in pending if ask.ask_id not in inserted]
@@ -763,7 +823,7 @@ class PostgresStore(Store):
                 updated_at=row["updated_at"],
                 revision=revision,
             )
-            _copy_answer_state(stored, updated)
+            _copy_ask_state(stored, updated, added)
             await _notify(conn, channel_id, revision, message_id, updated.ask_ids)
         return updated
 
@@ -780,7 +840,7 @@ class PostgresStore(Store):
             # the one read, i.e. nothing in the channel changed since.
             row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
             current, revision = _guard_answer(row, actor, answers)  # steps 3-5
-            if current.answered:
+            if current.final:
                 return current  # an identical retry
             written = None
             if not domain.validate_answers(current.ask, answers):  # step 6
@@ -793,7 +853,7 @@ class PostgresStore(Store):
                     revision = await conn.fetchval(_LOCK_CHANNEL, current.channel_id)
                     row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
                     current, _ = _guard_answer(row, actor, answers)
-                    if current.answered:
+                    if current.final:
                         return current
                     violations = domain.validate_answers(current.ask, answers)
                     if violations:
@@ -811,7 +871,108 @@ class PostgresStore(Store):
             answered_by_name=actor.name,
             message_id=current.message_id,
         )
+        current.ask.status = comms_pb2.ASK_STATUS_ANSWERED
         return current
+
+    async def decline_ask(self, actor: AccountRow, ask_id: str, reason: str = "") -> AskRow:
+        domain.check_decline_request(ask_id, reason)
+
+        def judge(current: AskRow) -> bool:
+            if not current.final:
+                return True
+            if domain.is_identical_decline(current.ask, actor.account_id, reason):
+                return False
+            raise FailedPreconditionError(domain.outcome_message(current.ask))
+
+        async with self._write() as conn:
+            row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+            if row is None:
+                raise NotFoundError("ask not found")
+            if not row["participant"]:
+                raise PermissionDeniedError("only participants of the ask's channel may decline it")
+            return await _close_locked(
+                conn,
+                actor,
+                row,
+                judge,
+                status="declined",
+                closed_by=actor.account_id,
+                reason=reason,
+            )
+
+    async def close_ask(
+        self,
+        actor: AccountRow,
+        ask_id: str,
+        status: comms_pb2.AskStatus,
+        reason: str = "",
+        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+    ) -> AskRow:
+        domain.check_close_request(ask_id, status, reason, answers)
+        timed_out = status == comms_pb2.ASK_STATUS_TIMED_OUT
+        state: list[object] | None = None
+
+        def judge(current: AskRow) -> bool:
+            nonlocal state
+            if current.final:
+                if domain.is_identical_close(
+                    current.ask, actor.account_id, status, reason, answers
+                ):
+                    return False
+                raise FailedPreconditionError(domain.outcome_message(current.ask))
+            if timed_out:
+                violations = domain.validate_answers(current.ask, answers)
+                if violations:
+                    raise InvalidArgumentError("the answers do not fit the ask", violations)
+                state = encode_answers(
+                    domain.answered_questions(current.ask, answers), timed_out=True
+                )
+            return True
+
+        async with self._write() as conn:
+            row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+            # Only the agent account that appended the ask may close it; to anyone else it
+            # is as absent as a missing ask.
+            if row is None or row["author_account_id"] != actor.account_id:
+                raise NotFoundError("ask not found")
+            return await _close_locked(
+                conn,
+                actor,
+                row,
+                judge,
+                status=domain.STATUS_NAMES[status],
+                closed_by=actor.account_id,
+                reason=reason,
+                answers=lambda: state,
+            )
+
+    async def expire_due(
+        self, now: datetime, grace: timedelta, *, limit: int = 100
+    ) -> Sequence[str]:
+        expired: list[str] = []
+        async with self._write() as conn:
+            # Held until this transaction ends: one sweeper per database at a time. Another
+            # process sweeping now makes this call a no-op (it sweeps again next tick).
+            if not await conn.fetchval(_TRY_SWEEPER_LOCK, SWEEPER_LOCK_KEY):
+                return expired
+            due = await conn.fetch(_SELECT_DUE_ASKS, now, grace.total_seconds(), limit)
+            for ask in due:
+                # The channel lock first, like every write (ordered by channel: no cycles).
+                await conn.fetchval(_LOCK_CHANNEL, ask["channel_id"])
+                closed_at = await conn.fetchval(
+                    _CLOSE_ASK, ask["ask_id"], "expired", None, "", None
+                )
+                if closed_at is None:
+                    continue  # answered or closed since the scan
+                revision = int(await conn.fetchval(_BUMP_REVISION, ask["channel_id"]))
+                await conn.execute(_TOUCH_MESSAGE, ask["message_id"], revision)
+                await _notify(
+                    conn, ask["channel_id"], revision, ask["message_id"], (ask["ask_id"],)
+                )
+                expired.append(str(ask["ask_id"]))
+        if expired:
+            logger.info("expired %d ask(s) past their deadline: %s", len(expired), expired)
+        return expired
 
     # -- change feed -------------------------------------------------------------------------
 
@@ -922,7 +1083,7 @@ async def _message_rows(conn: _Conn, rows: Sequence[asyncpg.Record]) -> list[Mes
         return []
     answers: dict[str, list[asyncpg.Record]] = {}
     for answer in await conn.fetch(
-        _SELECT_ANSWERS_OF_MESSAGES, [row["message_id"] for row in rows]
+        _SELECT_ASK_STATE_OF_MESSAGES, [row["message_id"] for row in rows]
     ):
         answers.setdefault(answer["message_id"], []).append(answer)
     return [_message_row(row, answers.get(row["message_id"], [])) for row in rows]
@@ -936,10 +1097,10 @@ def _message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Mess
         ask = asks.get(answer["ask_id"])
         if ask is None:
             raise CorruptDataError(
-                f"stored message {message_id} has an answer for ask {answer['ask_id']} "
+                f"stored message {message_id} has a record for ask {answer['ask_id']} "
                 "that none of its blocks holds"
             )
-        _apply_stored_answer(ask, answer, message_id)
+        _apply_stored_state(ask, answer, message_id)
     return MessageRow(
         message_id=message_id,
         channel_id=row["channel_id"],
@@ -952,17 +1113,48 @@ def _message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Mess
     )
 
 
-def _apply_stored_answer(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: str) -> None:
-    """Merge an answer read from the asks table (columns answers, answered_by_account_id,
-    answered_at, answered_by_name) into `ask`."""
-    apply_answer_state(
-        ask,
-        record["answers"],
-        answered_by_account_id=record["answered_by_account_id"],
-        answered_at=record["answered_at"],
-        answered_by_name=record["answered_by_name"],
-        message_id=message_id,
-    )
+def _apply_stored_state(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: str) -> None:
+    """Merge the state read from the asks table (`_ASK_STATE_COLUMNS`) into `ask`: its
+    answers and who gave them, its status, deadline, timeout policy and who closed it."""
+    if record["answered_by_account_id"] is not None:
+        apply_answer_state(
+            ask,
+            record["answers"],
+            answered_by_account_id=record["answered_by_account_id"],
+            answered_at=record["answered_at"],
+            answered_by_name=record["answered_by_name"],
+            message_id=message_id,
+        )
+    status = domain.STATUS_BY_NAME.get(record["status"])
+    on_timeout = domain.TIMEOUT_POLICY_BY_NAME.get(record["on_timeout"])
+    if status is None or on_timeout is None:  # pragma: no cover - CHECK constraints
+        raise CorruptDataError(
+            f"stored ask {ask.ask_id} (message {message_id}) has status {record['status']!r} "
+            f"and on_timeout {record['on_timeout']!r}"
+        )
+    ask.status = status
+    ask.on_timeout = on_timeout
+    if record["deadline"] is not None:
+        ask.deadline.FromDatetime(record["deadline"])
+    if record["closed_at"] is not None:
+        ask.closed_at.FromDatetime(record["closed_at"])
+    ask.closed_by_account_id = record["closed_by_account_id"] or ""
+    ask.closed_by_name = record["closed_by_name"] or ""
+    ask.close_reason = record["close_reason"]
+
+
+def _set_new_ask_state(target: comms_pb2.Ask, sent: comms_pb2.Ask) -> None:
+    """The state of an ask just inserted: PENDING, with the deadline and policy `sent`."""
+    target.status = comms_pb2.ASK_STATUS_PENDING
+    target.on_timeout = sent.on_timeout
+    if sent.HasField("deadline"):
+        # As PostgreSQL keeps it (microseconds), so the caller sees what a read returns.
+        target.deadline.FromDatetime(sent.deadline.ToDatetime(tzinfo=UTC))
+
+
+def _deadline(ask: comms_pb2.Ask) -> str | None:
+    """The ask's deadline as `_INSERT_ASKS` takes it: ISO 8601 text, or None (no deadline)."""
+    return ask.deadline.ToDatetime(tzinfo=UTC).isoformat() if ask.HasField("deadline") else None
 
 
 def _ask_row(row: asyncpg.Record) -> AskRow:
@@ -977,8 +1169,7 @@ def _ask_row(row: asyncpg.Record) -> AskRow:
             f"stored message {message_id} holds {len(matches)} blocks for ask {ask_id}, expected 1"
         )
     ask = matches[0]
-    if row["answered_by_account_id"] is not None:
-        _apply_stored_answer(ask, row, message_id)
+    _apply_stored_state(ask, row, message_id)
     return AskRow(ask=ask, message_id=message_id, channel_id=row["channel_id"])
 
 
@@ -998,10 +1189,11 @@ def _guard_answer(
     if not row["participant"]:  # step 4
         raise PermissionDeniedError("only participants of the ask's channel may answer it")
     current = _ask_row(row)
-    if current.answered and not domain.is_identical_answer(  # step 5
-        current.ask, actor.account_id, answers
+    if current.final and not (  # step 5
+        current.ask.status == comms_pb2.ASK_STATUS_ANSWERED
+        and domain.is_identical_answer(current.ask, actor.account_id, answers)
     ):
-        raise FailedPreconditionError("the ask is already answered")
+        raise FailedPreconditionError(domain.outcome_message(current.ask))
     return current, int(row["channel_revision"])
 
 
@@ -1039,6 +1231,40 @@ async def _write_answer(
     return None if answered_at is None else (state, answered_at)
 
 
+async def _close_locked(
+    conn: _Conn,
+    actor: AccountRow,
+    row: asyncpg.Record,
+    judge: Callable[[AskRow], bool],
+    *,
+    status: str,
+    closed_by: str,
+    reason: str,
+    answers: Callable[[], list[object] | None] = lambda: None,
+) -> AskRow:
+    """Close the ask `_SELECT_ASK` read as `row` (in a transaction): lock its channel, read
+    it again, let `judge` decide (True: write; False: an identical retry, return it as is;
+    or raise), then write the outcome, bump the revision and notify."""
+    await conn.fetchval(_LOCK_CHANNEL, row["channel_id"])
+    ask_id: str = row["ask_id"]
+    locked = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+    if locked is None:  # pragma: no cover - asks are never deleted
+        raise NotFoundError("ask not found")
+    current = _ask_row(locked)
+    if not judge(current):
+        return current
+    closed_at = await conn.fetchval(_CLOSE_ASK, ask_id, status, closed_by, reason, answers())
+    if closed_at is None:  # pragma: no cover - judged pending under the channel lock
+        raise FailedPreconditionError("the ask is no longer pending")
+    revision = int(await conn.fetchval(_BUMP_REVISION, current.channel_id))
+    await conn.execute(_TOUCH_MESSAGE, current.message_id, revision)
+    await _notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
+    closed = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
+    if closed is None:  # pragma: no cover - asks are never deleted
+        raise NotFoundError("ask not found")
+    return _ask_row(closed)
+
+
 def _copy_block(block: comms_pb2.MessageBlock) -> comms_pb2.MessageBlock:
     copy = comms_pb2.MessageBlock()
     copy.CopyFrom(block)
@@ -1060,15 +1286,29 @@ async def _idempotent_repeat(
     return stored
 
 
-def _copy_answer_state(source: MessageRow, target: MessageRow) -> None:
-    answered = {
-        block.ask.ask_id: block.ask
-        for block in source.blocks
-        if block.HasField("ask") and block.ask.answered_by_account_id
-    }
+def _copy_ask_state(source: MessageRow, target: MessageRow, added: Sequence[comms_pb2.Ask]) -> None:
+    """Give the asks of `target` (an update of `source`) their stored state: a minted ask
+    keeps its outcome, deadline and answers as stored; an `added` one is new (PENDING)."""
+    stored = {block.ask.ask_id: block.ask for block in source.blocks if block.HasField("ask")}
+    new = {ask.ask_id: ask for ask in added}
     for block in target.blocks:
-        before = answered.get(block.ask.ask_id) if block.HasField("ask") else None
-        if before is None:
+        if not block.HasField("ask"):
+            continue
+        ask = block.ask
+        if ask.ask_id in new:
+            _set_new_ask_state(ask, new[ask.ask_id])
+            continue
+        before = stored[ask.ask_id]
+        ask.status = before.status
+        ask.on_timeout = before.on_timeout
+        if before.HasField("deadline"):
+            ask.deadline.CopyFrom(before.deadline)
+        if before.HasField("closed_at"):
+            ask.closed_at.CopyFrom(before.closed_at)
+        ask.closed_by_account_id = before.closed_by_account_id
+        ask.closed_by_name = before.closed_by_name
+        ask.close_reason = before.close_reason
+        if not before.answered_by_account_id:
             continue
         by_question = {question.question_id: question for question in before.questions}
         for question in block.ask.questions:

@@ -144,8 +144,14 @@ def test_services_list_every_rpc() -> None:
         "GetAsk",
         "WatchChannel",
         "RespondToAsk",
+        "DeclineAsk",
     }
-    assert {m.name for m in agent.methods} == {"AppendMessage", "UpdateMessage", "WatchAsk"}
+    assert {m.name for m in agent.methods} == {
+        "AppendMessage",
+        "UpdateMessage",
+        "WatchAsk",
+        "CloseAsk",
+    }
     streaming = {m.name for s in (comms, agent) for m in s.methods if m.server_streaming}
     assert streaming == {"WatchChannel", "WatchAsk"}
     assert comms.methods_by_name["RespondToAsk"].output_type.name == "RespondToAskResponse"

@@ -39,9 +39,11 @@ SERVICE_OF: Final = {
     "GetAsk": COMMS,
     "WatchChannel": COMMS,
     "RespondToAsk": COMMS,
+    "DeclineAsk": COMMS,
     "AppendMessage": AGENT,
     "UpdateMessage": AGENT,
     "WatchAsk": AGENT,
+    "CloseAsk": AGENT,
 }
 STREAMING: Final = frozenset({"WatchChannel", "WatchAsk"})
 CAUGHT_UP: Final = {"caughtUp": True}

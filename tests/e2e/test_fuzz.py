@@ -62,9 +62,11 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "GetAsk": comms_pb2.GetAskRequest,
     "WatchChannel": comms_pb2.WatchChannelRequest,
     "RespondToAsk": comms_pb2.RespondToAskRequest,
+    "DeclineAsk": comms_pb2.DeclineAskRequest,
     "AppendMessage": agent_pb2.AppendMessageRequest,
     "UpdateMessage": agent_pb2.UpdateMessageRequest,
     "WatchAsk": agent_pb2.WatchAskRequest,
+    "CloseAsk": agent_pb2.CloseAskRequest,
 }
 RESPONSE_TYPES: dict[str, type[Message]] = {
     "ListChannels": comms_pb2.ListChannelsResponse,
@@ -72,9 +74,11 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "GetAsk": comms_pb2.GetAskResponse,
     "WatchChannel": comms_pb2.WatchChannelResponse,
     "RespondToAsk": comms_pb2.RespondToAskResponse,
+    "DeclineAsk": comms_pb2.DeclineAskResponse,
     "AppendMessage": agent_pb2.AppendMessageResponse,
     "UpdateMessage": agent_pb2.UpdateMessageResponse,
     "WatchAsk": agent_pb2.WatchAskResponse,
+    "CloseAsk": agent_pb2.CloseAskResponse,
 }
 
 #: Connect codes a client may get here, with their HTTP status for unary errors.
@@ -155,6 +159,15 @@ class FuzzWorld:
                 return {"channelId": self.channel_id, "afterRevision": "1"}
             case "RespondToAsk":
                 return respond(ask_id, answer("db", "0"), answer("features", "1", custom_text="x"))
+            case "DeclineAsk":
+                return {"askId": ask_id, "reason": "not mine"}
+            case "CloseAsk":
+                return {
+                    "askId": ask_id,
+                    "status": "ASK_STATUS_TIMED_OUT",
+                    "reason": "runtime timeout",
+                    "answers": [answer("db", "0"), answer("features")],
+                }
             case "AppendMessage":
                 return {
                     "channelId": self.channel_id,

@@ -108,7 +108,9 @@ async def test_a_disabled_account_is_unauthenticated_like_an_unknown_token(
     assert await unanswered(http, module_world, ask_id)
 
 
-@pytest.mark.parametrize("method", ["ListChannels", "ListMessages", "GetAsk", "RespondToAsk"])
+@pytest.mark.parametrize(
+    "method", ["ListChannels", "ListMessages", "GetAsk", "RespondToAsk", "DeclineAsk"]
+)
 async def test_agent_accounts_may_not_call_comms_service(
     http: httpx.AsyncClient, module_world: SeededWorld, method: str
 ) -> None:
@@ -128,7 +130,7 @@ async def test_agent_accounts_may_not_call_comms_service(
     assert error["code"] == "permission_denied"
 
 
-@pytest.mark.parametrize("method", ["AppendMessage", "UpdateMessage"])
+@pytest.mark.parametrize("method", ["AppendMessage", "UpdateMessage", "CloseAsk"])
 async def test_human_accounts_may_not_call_agent_service(
     http: httpx.AsyncClient, module_world: SeededWorld, method: str
 ) -> None:

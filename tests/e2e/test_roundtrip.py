@@ -80,7 +80,11 @@ async def test_ask_round_trip_over_plain_connect_json(
         )
         assert got.status_code == 200, got.text
         assert got.json() == {
-            "ask": {"askId": ask_id, "questions": GALLERY_ASK["questions"]},
+            "ask": {
+                "askId": ask_id,
+                "questions": GALLERY_ASK["questions"],
+                "status": "ASK_STATUS_PENDING",
+            },
             "messageId": message["messageId"],
             "channelId": seeded.channel_id,
         }
@@ -93,7 +97,13 @@ async def test_ask_round_trip_over_plain_connect_json(
             response = await watch.response()
             assert response.status_code == 200
             assert response.headers["content-type"] == "application/connect+json"
-            assert pending == {"ask": {"askId": ask_id, "questions": GALLERY_ASK["questions"]}}
+            assert pending == {
+                "ask": {
+                    "askId": ask_id,
+                    "questions": GALLERY_ASK["questions"],
+                    "status": "ASK_STATUS_PENDING",
+                }
+            }
 
             # 4. The participant answers every question in one request.
             answered = await client.post(
@@ -125,6 +135,7 @@ async def test_ask_round_trip_over_plain_connect_json(
         assert not any(q.get("timedOut") for q in questions)
         assert done["answeredByAccountId"] == seeded.human.account_id
         assert done["answeredByName"] == "Ada"
+        assert done["status"] == "ASK_STATUS_ANSWERED"
         assert isinstance(done["answeredAt"], str)
         assert done["answeredAt"].endswith("Z")
 

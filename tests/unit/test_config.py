@@ -17,6 +17,7 @@ def test_defaults_without_environment() -> None:
     settings = Settings.from_env({})
     assert settings.database_url is None
     assert (settings.host, settings.port) == ("127.0.0.1", 8000)
+    assert (settings.sweep_interval_seconds, settings.expiry_grace_seconds) == (1.0, 60.0)
 
 
 def test_reads_every_variable() -> None:
@@ -29,6 +30,8 @@ def test_reads_every_variable() -> None:
             config.POOL_MAX: "20",
             config.DB_TIMEOUT: "2.5",
             config.MAX_REQUEST_BYTES: "4096",
+            config.SWEEP_INTERVAL: "0.25",
+            config.EXPIRY_GRACE: "0",
         }
     )
     assert settings.database_url == "postgresql://u@h/db"
@@ -36,6 +39,7 @@ def test_reads_every_variable() -> None:
     assert (settings.pool_min, settings.pool_max) == (2, 20)
     assert settings.db_timeout_seconds == 2.5
     assert settings.max_request_bytes == 4096
+    assert (settings.sweep_interval_seconds, settings.expiry_grace_seconds) == (0.25, 0.0)
 
 
 @pytest.mark.parametrize(
@@ -45,6 +49,9 @@ def test_reads_every_variable() -> None:
         (config.PORT, "70000"),
         (config.DB_TIMEOUT, "-1"),
         (config.POOL_MAX, "0"),
+        (config.SWEEP_INTERVAL, "0"),
+        (config.EXPIRY_GRACE, "-1"),
+        (config.EXPIRY_GRACE, "86401"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:

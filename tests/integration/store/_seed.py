@@ -117,7 +117,8 @@ def with_ask_ids(
     blocks: tuple[comms_pb2.MessageBlock, ...] | list[comms_pb2.MessageBlock],
     ask_ids: tuple[str, ...],
 ) -> list[comms_pb2.MessageBlock]:
-    """Copies of `blocks` whose i-th ask carries `ask_ids[i]` (what the bridge sends on update)."""
+    """Copies of `blocks` whose i-th ask carries `ask_ids[i]` (what the bridge sends on update),
+    and status PENDING where it had none (as every ask reads back until it is final)."""
     result: list[comms_pb2.MessageBlock] = []
     ids = iter(ask_ids)
     for block in blocks:
@@ -125,5 +126,7 @@ def with_ask_ids(
         copy.CopyFrom(block)
         if copy.HasField("ask"):
             copy.ask.ask_id = next(ids)
+            if copy.ask.status == comms_pb2.ASK_STATUS_UNSPECIFIED:
+                copy.ask.status = comms_pb2.ASK_STATUS_PENDING
         result.append(copy)
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import asyncpg
@@ -17,6 +18,7 @@ import asyncpg
 from compass_server.errors import CompassError
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
+from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import answer, ask, question, seed, text, with_ask_ids
 
 if TYPE_CHECKING:
@@ -82,6 +84,12 @@ async def test_store_calls_leave_no_session_state_on_their_connection(database_u
         for call in refused:
             with contextlib.suppress(CompassError):
                 await call
+        # The outcome writes, and a sweep (its advisory lock ends with its transaction).
+        other = await world.post(store, ask(question("db", "0")), ask(question("db", "0")))
+        declined, closed = other.ask_ids
+        await store.decline_ask(world.human, declined, "no")
+        await store.close_ask(world.agent, closed, comms_pb2.ASK_STATUS_WITHDRAWN, "gone")
+        await store.expire_due(datetime.now(UTC), timedelta(seconds=60))
         await store.answer_ask(world.human, ask_id, [answer("db", "0")])
         await store.answer_ask(world.human, ask_id, [answer("db", "0")])  # identical retry
         with contextlib.suppress(CompassError):
