@@ -4,14 +4,17 @@ The bridge reads the runtime's JSON-lines events, maps them with `compass_agent.
 posts the frames through AgentService (the first frame of a message as AppendMessage, every
 later one as UpdateMessage with the minted ask ids written back by position, so an ask that
 starts after its message was stored joins that message), and for every ask the runtime waits
-on, follows WatchAsk until a participant answers and writes the answer to the runtime's
-stdin. Modules:
+on, follows WatchAsk until the ask is final and writes the answer (or, for a decline, the
+runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for is closed
+(WITHDRAWN, or TIMED_OUT with the runtime's auto-picks; core.py). Modules:
 
 - `runtime`: the runtime's RPC frames beyond what the mapper maps (ask requests, cancels);
 - `answers`: an answered Ask -> the runtime's label-keyed reply (pure);
 - `client`: AgentService over Connect on httpx; error classes and backoff;
 - `poster`: ordered, idempotent, retried posting, ask-id reconciliation and recovery of
   ids hidden by a lost response;
+- `core`: what both transports share: mapper, poster, the outcome wait (`watch`), and
+  closing asks nobody waits for (CloseAsk, retried with the poster's `call_with_retry`);
 - `runner`: `Bridge`, the event loop's core (mapping, correlation, answer delivery);
 - `session`: child process or stdin/stdout, signals, exit codes.
 

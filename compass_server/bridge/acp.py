@@ -24,10 +24,18 @@ prompt, and answers everything the agent asks until the prompt turn ends:
 - file system and terminal requests: not offered in the capabilities; answered with
   JSON-RPC "method not found", never left hanging.
 
-When the ask call ends (the tool call completes or fails: the runtime aborted or timed out)
-before an answer was delivered, or the turn ends, the held request is answered `cancel` and
-a warning names the ask that stays answerable in Compass (closing it needs the lifecycle
-contract, a later issue).
+Outcomes (design record, resolved decision 11). The wait ends when the ask is final in
+Compass: ANSWERED is delivered as above; DECLINED (a participant declined) is the runtime's
+cancel: the elicitation is answered `decline` (oh-my-pi then aborts the ask call and the
+prompt turn ends `cancelled`), a permission request `cancelled`; any other outcome written
+elsewhere (EXPIRED) is answered `cancel`. When the agent stops waiting first, the request is
+answered `cancel` and the bridge closes the ask (core.BridgeCore.close_ask): the ask call
+completed without a delivered answer, or failed (aborted), the turn ended, the agent exited,
+the bridge got a signal: WITHDRAWN with that reason; the completed call's `rawOutput` shows
+oh-my-pi's own `ask.timeout` picked the answer (`details.timedOut`, the model reads
+"(auto-selected after timeout)"): TIMED_OUT with those picks. Nothing in ACP announces that
+timeout beforehand (the elicitation carries none), so asks posted over ACP carry no
+`deadline`.
 """
 
 from __future__ import annotations
@@ -65,8 +73,9 @@ from acp.schema import (
 
 from compass_agent import ConversationUpdated
 from compass_server.bridge.acp_events import AcpTranslator
+from compass_server.bridge.answers import outcome, runtime_timeout, status_name
 from compass_server.bridge.client import AgentClient
-from compass_server.bridge.core import BridgeCore
+from compass_server.bridge.core import BridgeCore, Reason
 from compass_server.bridge.forms import (
     ask_form_content,
     form_content,
@@ -133,6 +142,8 @@ class _AskCall:
     claimed: bool = False
     """An elicitation is answered from this ask."""
     delivered: bool = False
+    final: bool = False
+    """The ask has its outcome in Compass (declined, expired): nothing to close."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -163,6 +174,7 @@ class AcpBridge(BridgeCore, Client):
         self._arrival = asyncio.Event()
         self._stopping = asyncio.Event()
         self._own_messages = itertools.count(1)
+        self._stop_reason: str = Reason.TURN_ENDED
         self.unmapped = 0
 
     # -- session updates -------------------------------------------------------------------
@@ -173,13 +185,16 @@ class AcpBridge(BridgeCore, Client):
         for event in self._translator.translate(update):
             self._feed(event)
 
-    def end_turn(self) -> None:
-        """The prompt turn ended: settle the open message, stop every wait."""
+    def end_turn(self, reason: str = Reason.TURN_ENDED) -> None:
+        """The prompt turn ended: settle the open message, stop every wait (the asks still
+        waited for are closed as WITHDRAWN with `reason`)."""
         for event in self._translator.end_turn():
             self._feed(event)
+        if not self._stopping.is_set():
+            self._stop_reason = reason
         self._stopping.set()
         for call in self._calls:
-            self._end_call(call)
+            self._end_call(call, self._stop_reason)
 
     def _feed(self, event: dict[str, object]) -> None:
         for output in self.mapper.map(event):
@@ -190,9 +205,13 @@ class AcpBridge(BridgeCore, Client):
                 logger.warning("unmapped agent event %s: %s", output.event_type, output.reason)
         if event.get("type") == "tool_execution_end":
             call_id = event.get("toolCallId")
+            failed = event.get("isError") is True
             for call in self._calls:
                 if call.tool_call_id == call_id:
-                    self._end_call(call)
+                    if failed:
+                        self._end_call(call, Reason.TOOL_CALL_ABORTED)
+                    else:
+                        self._end_call(call, Reason.TOOL_CALL_ENDED, event.get("result"))
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
@@ -213,19 +232,28 @@ class AcpBridge(BridgeCore, Client):
             self._arrival = asyncio.Event()
         self.poster.submit(frame)
 
-    def _end_call(self, call: _AskCall) -> None:
+    def _end_call(self, call: _AskCall, reason: str, result: object = None) -> None:
+        """The agent no longer waits for `call`'s ask: close it unless it was answered or
+        has its outcome (TIMED_OUT when `result` shows the agent's own timeout answered)."""
         if call.ended.is_set():
             return
         call.ended.set()
-        if not call.delivered:
-            future = self.poster.ask_id(call.key, call.ordinal)
-            ask_id = future.result() if future.done() and not future.exception() else "?"
+        if call.delivered or call.final:
+            return
+        timeout = runtime_timeout(call.ask, result) if result is not None else None
+        if timeout is None:
             logger.warning(
-                "ask %s is left answerable in Compass: its tool call %s ended without a "
-                "delivered answer",
-                ask_id,
+                "ask %d of message %s: its tool call %s ended without a delivered answer (%s)",
+                call.ordinal,
+                call.key,
                 call.tool_call_id,
+                reason,
             )
+            self.close_ask(call.key, call.ordinal, reason)
+            return
+        for problem in timeout.problems:
+            logger.warning("ask %d of message %s: %s", call.ordinal, call.key, problem)
+        self.close_ask(call.key, call.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
 
     # -- elicitation -----------------------------------------------------------------------
 
@@ -271,6 +299,9 @@ class AcpBridge(BridgeCore, Client):
         )
         if answered is None:
             return CancelElicitationResponse(action="cancel")
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            call.final = True
+            return _refusal(answered, "the ask call's form")
         content, problems = ask_form_content(answered)
         for problem in problems:
             logger.warning("ask %s: %s", answered.ask_id, problem)
@@ -291,9 +322,15 @@ class AcpBridge(BridgeCore, Client):
             logger.warning("cannot present the agent's form (%s); cancelled", plan)
             return CancelElicitationResponse(action="cancel")
         key = self._post_own([plan.intro] if plan.intro else [], plan.ask)
-        answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        try:
+            answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        except _StoppedError:
+            self.close_ask(key, 0, self._stop_reason)
+            raise
         if answered is None:
             return CancelElicitationResponse(action="cancel")
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            return _refusal(answered, "the agent's form")
         result = form_content(plan, answered)
         for problem in result.problems:
             logger.warning("ask %s: %s", answered.ask_id, problem)
@@ -333,8 +370,12 @@ class AcpBridge(BridgeCore, Client):
         try:
             answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
         except _StoppedError:
+            self.close_ask(key, 0, self._stop_reason)
             return cancelled
         if answered is None:
+            return cancelled
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            _refusal(answered, "the permission request")
             return cancelled
         chosen = answered.questions[0].chosen_option_ids
         index = int(chosen[0]) if chosen and chosen[0].isdecimal() else -1
@@ -430,7 +471,7 @@ class AcpBridge(BridgeCore, Client):
         ask_id: Callable[[], asyncio.Future[str]],
         ended: asyncio.Event | None,
     ) -> comms_pb2.Ask | None:
-        """The answered Ask, or None when it cannot be had (logged).
+        """The Ask in its first final state, or None when it cannot be had (logged).
 
         Raises:
             _StoppedError: the call ended or the turn is over first.
@@ -439,7 +480,7 @@ class AcpBridge(BridgeCore, Client):
         async def wait() -> comms_pb2.Ask:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             minted = await asyncio.shield(ask_id())
-            return await self._until_answered(minted)
+            return await self._until_final(minted)
 
         try:
             return await _until_stopped(wait(), self._stopping, ended)
@@ -453,6 +494,28 @@ class AcpBridge(BridgeCore, Client):
     def _fail(self, exc: FatalServerError) -> None:
         super()._fail(exc)
         self._stopping.set()
+
+
+def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
+    """The agent's cancel for an ask that ended in Compass without an answer: `decline` for a
+    participant's decline, `cancel` for any other outcome (logged)."""
+    why = f" ({ask.close_reason})" if ask.close_reason else ""
+    if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+        logger.warning(
+            "ask %s was declined in Compass%s: %s is declined, so the agent cancels",
+            ask.ask_id,
+            why,
+            what,
+        )
+        return DeclineElicitationResponse(action="decline")
+    logger.warning(
+        "ask %s ended in Compass as %s%s: %s is cancelled",
+        ask.ask_id,
+        status_name(outcome(ask)),
+        why,
+        what,
+    )
+    return CancelElicitationResponse(action="cancel")
 
 
 def _skips_a_lone_choice(ask: comms_pb2.Ask) -> bool:
@@ -508,6 +571,7 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
         try:
             return await _run_agent(options, bridge, options.prompt)
         finally:
+            await bridge.settle_closes(0)  # what is still closing cannot finish any more
             poster.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poster
@@ -566,6 +630,8 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
             code = await _Turn(bridge, conn, process, signals, signalled).run(prompt)
             if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
                 return EXIT_FATAL
+            if not bridge.failure.done():
+                await bridge.settle_closes()
             return code
         finally:
             await conn.close()
@@ -617,7 +683,7 @@ class _Turn:
                 cancel_on_signal=True,
             )
         except _AgentGoneError as exc:
-            bridge.end_turn()
+            bridge.end_turn(Reason.RUNTIME_EXITED)
             if self._signals:
                 return 128 + self._signals[0]
             sys.stderr.write(f"compass agent-bridge: the agent stopped: {exc}\n")
@@ -664,6 +730,7 @@ class _Turn:
                         return await asyncio.wait_for(asyncio.shield(task), timeout=1.0)
                     raise _AgentGoneError(f"exit code {self._process.returncode}")
                 if signalled.done():
+                    self._bridge.shutting_down(signal.Signals(self._signals[0]).name)
                     self._signalled.clear()
                     signalled = asyncio.ensure_future(self._signalled.wait())
                     if len(self._signals) == 1 and cancel_on_signal and self._session_id:

@@ -52,30 +52,36 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from compass_server.bridge.runtime import (
     DONE_SELECTING_LABELS,
     OTHER_OPTION,
     DialogQuestion,
+    as_object,
     sanitize,
 )
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from compass_server.bridge.runtime import EditorRequest, QuestionMatch, SelectRequest
-    from gen.compass.v1 import comms_pb2
 
 __all__ = [
     "DialogDriver",
     "DialogStep",
     "RuntimeAnswers",
+    "RuntimeTimeout",
     "ask_reply",
     "build_answers",
     "cancelled_reply",
     "dialog_questions",
     "is_answered",
+    "is_final",
+    "outcome",
+    "runtime_timeout",
+    "status_name",
     "timed_out_reply",
     "value_reply",
 ]
@@ -85,6 +91,8 @@ __all__ = [
 _INDEX: Final = re.compile(r"0|[1-9][0-9]{0,8}")
 
 RESPONSE_TYPE: Final = "extension_ui_response"
+
+_OPEN: Final = frozenset({comms_pb2.ASK_STATUS_UNSPECIFIED, comms_pb2.ASK_STATUS_PENDING})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +108,87 @@ class RuntimeAnswers:
 def is_answered(ask: comms_pb2.Ask) -> bool:
     """Whether `ask` carries a participant's answer (the server writes who answered)."""
     return bool(ask.answered_by_account_id) or ask.HasField("answered_at")
+
+
+def outcome(ask: comms_pb2.Ask) -> comms_pb2.AskStatus:
+    """The ask's status; ANSWERED for an answered ask of a server that writes no status."""
+    status = ask.status
+    if status in _OPEN and is_answered(ask):
+        return comms_pb2.ASK_STATUS_ANSWERED
+    return status
+
+
+def is_final(ask: comms_pb2.Ask) -> bool:
+    """Whether `ask` reached its outcome: any status but PENDING (an answered ask of a server
+    that writes no status counts as ANSWERED)."""
+    return outcome(ask) not in _OPEN
+
+
+def status_name(status: comms_pb2.AskStatus) -> str:
+    """`WITHDRAWN` for ASK_STATUS_WITHDRAWN, and so on."""
+    return comms_pb2.AskStatus.Name(status).removeprefix("ASK_STATUS_")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeTimeout:
+    """What the runtime handed the model when its own `ask.timeout` answered an ask."""
+
+    answers: tuple[comms_pb2.AskQuestionAnswer, ...]
+    """One per question of the Ask, in its order: the auto-picks as option ids."""
+    problems: tuple[str, ...] = ()
+
+
+def runtime_timeout(ask: comms_pb2.Ask, result: object) -> RuntimeTimeout | None:
+    """The runtime's timeout answers in an ask tool call's result, or None when its own
+    timeout did not answer it.
+
+    oh-my-pi's ask tool (src/tools/ask.ts) returns `{content, details}`; `details` is
+    `{results: [{id, selectedOptions, customInput?, timedOut?}, ...]}` for several questions,
+    the flat `{selectedOptions, customInput?, timedOut?}` for one. The labels are mapped back
+    to the Ask's option ids (the first unused option with that label).
+    """
+    details = as_object((as_object(result) or {}).get("details"))
+    if details is None:
+        return None
+    entries: list[dict[str, object]] = []
+    raw_results = details.get("results")
+    if isinstance(raw_results, list):
+        entries = [e for e in map(as_object, cast("list[object]", raw_results)) if e is not None]
+    elif len(ask.questions) == 1 and "selectedOptions" in details:
+        entries = [{**details, "id": ask.questions[0].question_id}]
+    if not any(entry.get("timedOut") is True for entry in entries):
+        return None
+    by_id = {entry.get("id"): entry for entry in entries}
+    answers: list[comms_pb2.AskQuestionAnswer] = []
+    problems: list[str] = []
+    for question in ask.questions:
+        entry = by_id.get(question.question_id)
+        answer = comms_pb2.AskQuestionAnswer(question_id=question.question_id)
+        if entry is None:
+            problems.append(f"question {question.question_id!r}: not in the runtime's result")
+            answers.append(answer)
+            continue
+        labels = entry.get("selectedOptions")
+        for label in cast("list[object]", labels) if isinstance(labels, list) else []:
+            index = next(
+                (
+                    i
+                    for i, option in enumerate(question.options)
+                    if option.label == label and str(i) not in answer.chosen_option_ids
+                ),
+                None,
+            )
+            if index is None:
+                problems.append(
+                    f"question {question.question_id!r}: {label!r} is not one of its options"
+                )
+                continue
+            answer.chosen_option_ids.append(str(index))
+        custom = entry.get("customInput")
+        if isinstance(custom, str) and custom:
+            answer.custom_text = custom
+        answers.append(answer)
+    return RuntimeTimeout(answers=tuple(answers), problems=tuple(problems))
 
 
 def build_answers(ask: comms_pb2.Ask, order: Sequence[str] | None = None) -> RuntimeAnswers:

@@ -4,7 +4,7 @@ Why not the generated `AgentServiceClient` (connect-python 0.9 on pyqwest): it t
 failure it did not foresee into UNAVAILABLE carrying the exception text, it converts task
 cancellation into `ConnectError(CANCELED)` (so cancelling a waiting WatchAsk task would need
 care at every call site), and its stream timeout bounds the whole stream rather than the
-silence between messages. The bridge needs exactly three calls and precise control over those
+silence between messages. The bridge needs exactly four calls and precise control over those
 three points, so it speaks the Connect protocol itself on httpx (pinned for this purpose):
 
 - unary: `POST /compass.v1.AgentService/<Method>`, `content-type: application/proto`; HTTP 200
@@ -31,7 +31,7 @@ from compass_server.bridge.runtime import as_object
 from gen.compass.v1 import agent_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+    from collections.abc import AsyncGenerator, Sequence
 
     from google.protobuf.message import Message
 
@@ -66,7 +66,7 @@ _HTTP_CODES: Final = {
 
 # Transient: the same request can succeed later. A retry of AppendMessage is safe because
 # the server makes it idempotent per client_message_id; UpdateMessage replaces the whole
-# block set, so repeating it is harmless too.
+# block set, so repeating it is harmless too; repeating the same CloseAsk is OK by contract.
 _RETRYABLE: Final = frozenset(
     {"unavailable", "deadline_exceeded", "aborted", "resource_exhausted", "internal", "unknown"}
 )
@@ -131,7 +131,7 @@ class Backoff:
 
 
 class AgentClient:
-    """The three AgentService calls the bridge makes, with the agent's bearer token."""
+    """The four AgentService calls the bridge makes, with the agent's bearer token."""
 
     def __init__(self, base_url: str, token: str, *, http: httpx.AsyncClient) -> None:
         """`http` is owned by the caller (tests pass one with a custom transport)."""
@@ -157,6 +157,25 @@ class AgentClient:
         response = agent_pb2.UpdateMessageResponse()
         await self._unary("UpdateMessage", request, response)
         return response.message
+
+    async def close_ask(
+        self,
+        ask_id: str,
+        status: comms_pb2.AskStatus,
+        reason: str,
+        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+    ) -> comms_pb2.Ask:
+        """CloseAsk: the asking agent ends a pending ask as WITHDRAWN or TIMED_OUT.
+
+        One attempt; the caller retries (core.BridgeCore.close_ask, with the poster's
+        `call_with_retry`).
+        """
+        request = agent_pb2.CloseAskRequest(
+            ask_id=ask_id, status=status, reason=reason, answers=answers
+        )
+        response = agent_pb2.CloseAskResponse()
+        await self._unary("CloseAsk", request, response)
+        return response.ask
 
     async def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
         """Yield the ask's states until the server ends the stream.

@@ -1,28 +1,75 @@
-"""What both transports share: the mapper, the poster and its worker, the answer wait.
+"""What both transports share: the mapper, the poster and its worker, the outcome wait, and
+closing the asks nobody waits for any more.
 
 `runner.Bridge` (omp's RPC mode) and `acp.AcpBridge` (an ACP client) differ in how they
 hear the runtime and how they hand it an answer; both map its events with one EventMapper,
-post frames through one Poster, wait for a participant's answer on WatchAsk, and stop when
-the server refuses the bridge itself (`failure`).
+post frames through one Poster, wait on WatchAsk until an ask is final (answered or declined
+by a participant, closed by someone else), and stop when the server refuses the bridge
+itself (`failure`).
+
+Every ask the bridge posted ends with a typed outcome (design record, resolved decision 11).
+When the runtime stops waiting for one before an answer was delivered, the bridge closes it
+(`close_ask`): TIMED_OUT with what the runtime's own `ask.timeout` handed the model, else
+WITHDRAWN with a few words saying why (see `Reason`). The close waits for the ask's minted id
+(the poster may still be retrying the write that adds it) and is retried like a post;
+`settle_closes` lets the closes still running finish before the bridge exits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from compass_agent import EventMapper
-from compass_server.bridge.poster import FatalServerError, Poster
-from compass_server.bridge.watch import until_answered
+from compass_server.bridge.answers import status_name
+from compass_server.bridge.poster import (
+    AskNotPostedError,
+    FatalServerError,
+    GaveUpError,
+    Poster,
+    call_with_retry,
+)
+from compass_server.bridge.watch import until_final
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from compass_server.bridge.poster import AgentApi
-    from gen.compass.v1 import comms_pb2
+    from collections.abc import Sequence
 
-__all__ = ["BridgeCore"]
+    from compass_server.bridge.poster import AgentApi
+
+__all__ = ["BridgeCore", "Reason"]
 
 logger = logging.getLogger(__name__)
+
+SETTLE_CLOSES_SECONDS: Final = 10.0
+"""How long the bridge waits, when it exits, for closes still being retried."""
+
+
+class Reason:
+    """The `reason` strings of CloseAsk(WITHDRAWN) (and of TIMED_OUT), a few words each."""
+
+    TOOL_CALL_ENDED: Final = "tool call ended"
+    """The ask tool call ended without an answer (and not by the runtime's timeout)."""
+    TOOL_CALL_ABORTED: Final = "tool call aborted"
+    """The ask tool call failed: the runtime aborted it."""
+    RUNTIME_CANCELLED: Final = "runtime cancelled the request"
+    """The runtime cancelled its dialog or request for the ask (omp's RPC mode: an abort)."""
+    TURN_ENDED: Final = "turn ended"
+    """The prompt turn ended (ACP) before an answer was delivered."""
+    RUNTIME_EXITED: Final = "runtime exited"
+    """The runtime's output ended (it exited, or its connection closed)."""
+    BRIDGE_ERROR: Final = "bridge error"
+    """Answering failed inside the bridge (logged); the runtime got a cancel."""
+    RUNTIME_TIMEOUT: Final = "runtime timeout picked the answer"
+    """TIMED_OUT: the runtime's own `ask.timeout` answered."""
+
+    @staticmethod
+    def shutdown(signal_name: str) -> str:
+        """The bridge got a signal (Ctrl-C: SIGINT) and shuts down."""
+        return f"bridge shut down ({signal_name})"
 
 
 class BridgeCore:
@@ -52,14 +99,119 @@ class BridgeCore:
         """Resolved when the server refuses the bridge itself; the session then stops."""
         self.delivered: int = 0
         """Answers delivered to the runtime (a whole ask each)."""
+        self.closed: int = 0
+        """Asks the bridge closed (WITHDRAWN or TIMED_OUT)."""
+        self.shutdown_reason: str | None = None
+        """Set when the bridge shuts down on a signal: the reason of every later close."""
+        self._closing: dict[tuple[str, int], asyncio.Task[None]] = {}
 
-    async def _until_answered(self, ask_id: str) -> comms_pb2.Ask:
-        return await until_answered(
+    async def _until_final(self, ask_id: str) -> comms_pb2.Ask:
+        return await until_final(
             self._api,
             ask_id,
             initial_backoff=self._initial_backoff,
             max_backoff=self._max_backoff,
         )
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def shutting_down(self, signal_name: str) -> None:
+        """The bridge got a signal: asks it stops waiting for from now on say so."""
+        if self.shutdown_reason is None:
+            self.shutdown_reason = Reason.shutdown(signal_name)
+
+    def close_ask(
+        self,
+        key: str,
+        ordinal: int,
+        reason: str,
+        timeout: Sequence[comms_pb2.AskQuestionAnswer] | None = None,
+    ) -> None:
+        """Close the `ordinal`-th ask of mapper message `key` in the background, once.
+
+        With `timeout` (the runtime's auto-answers) as TIMED_OUT, else as WITHDRAWN with
+        `reason` (replaced by `shutdown_reason` once the bridge shuts down).
+        """
+        if (key, ordinal) in self._closing:
+            return
+        if timeout is None:
+            status = comms_pb2.ASK_STATUS_WITHDRAWN
+            reason = self.shutdown_reason or reason
+            answers: tuple[comms_pb2.AskQuestionAnswer, ...] = ()
+        else:
+            status = comms_pb2.ASK_STATUS_TIMED_OUT
+            answers = tuple(timeout)
+        task = asyncio.create_task(
+            self._close(key, ordinal, status, reason, answers),
+            name=f"compass-close-{key}-{ordinal}",
+        )
+        self._closing[key, ordinal] = task
+
+    async def _close(
+        self,
+        key: str,
+        ordinal: int,
+        status: comms_pb2.AskStatus,
+        reason: str,
+        answers: tuple[comms_pb2.AskQuestionAnswer, ...],
+    ) -> None:
+        name = status_name(status)
+        ask_id = await self._minted_id(key, ordinal)
+        if ask_id is None:
+            logger.warning(
+                "ask %d of message %s was not stored in Compass (%s)", ordinal, key, reason
+            )
+            return
+        logger.info(
+            "ask %s: the runtime stopped waiting (%s); closing it as %s", ask_id, reason, name
+        )
+        try:
+            await call_with_retry(
+                f"CloseAsk {ask_id}",
+                functools.partial(self._api.close_ask, ask_id, status, reason, answers),
+                initial_backoff=self._initial_backoff,
+                max_backoff=self._max_backoff,
+            )
+        except GaveUpError as exc:
+            if exc.error.code == "failed_precondition":
+                logger.info("ask %s already has its outcome (%s); not closed", ask_id, exc.error)
+                return
+            _warn_left_open(ask_id, reason, f"CloseAsk failed: {exc.error}")
+            return
+        except FatalServerError as exc:
+            _warn_left_open(ask_id, reason, str(exc))
+            return
+        self.closed += 1
+        logger.warning("ask %s is closed in Compass as %s: %s", ask_id, name, reason)
+
+    async def _minted_id(self, key: str, ordinal: int) -> str | None:
+        """The ask's id once minted; None when its message was not stored. A wait the bridge
+        failed because it stops is tried once more after the queued frames were posted."""
+        for attempt in range(2):
+            try:
+                # Shielded: cancelling this wait must not cancel the future others share.
+                return await asyncio.shield(self.poster.ask_id(key, ordinal))
+            except AskNotPostedError:
+                if attempt:
+                    return None
+                await self.poster.drain()
+        return None  # pragma: no cover - the loop returns
+
+    async def settle_closes(self, limit: float | None = SETTLE_CLOSES_SECONDS) -> None:
+        """Let the closes still running finish (at most `limit` s), then cancel the rest."""
+        tasks = [task for task in self._closing.values() if not task.done()]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=limit)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if pending:
+            logger.error("gave up closing %d ask(s); they stay answerable in Compass", len(pending))
+
+    # -- the poster ------------------------------------------------------------------------
 
     async def run_poster(self) -> None:
         """The Poster's worker; a fatal refusal resolves `failure` instead of raising."""
@@ -74,3 +226,13 @@ class BridgeCore:
     def _fail(self, exc: FatalServerError) -> None:
         if not self.failure.done():
             self.failure.set_result(exc)
+
+
+def _warn_left_open(ask_id: str, reason: str, why: str) -> None:
+    logger.warning(
+        "ask %s is left answerable in Compass: %s, and closing it failed (%s), so no answer "
+        "given there reaches the runtime",
+        ask_id,
+        reason,
+        why,
+    )

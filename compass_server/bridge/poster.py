@@ -58,7 +58,14 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
-__all__ = ["AgentApi", "AskNotPostedError", "FatalServerError", "Poster"]
+__all__ = [
+    "AgentApi",
+    "AskNotPostedError",
+    "FatalServerError",
+    "GaveUpError",
+    "Poster",
+    "call_with_retry",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +91,14 @@ class AgentApi(Protocol):
 
     def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]: ...
 
+    async def close_ask(
+        self,
+        ask_id: str,
+        status: comms_pb2.AskStatus,
+        reason: str,
+        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+    ) -> comms_pb2.Ask: ...
+
 
 class FatalServerError(Exception):
     """The server refuses the bridge itself (token, account or channel); nothing can post."""
@@ -93,7 +108,7 @@ class AskNotPostedError(Exception):
     """The message holding an ask could not be stored, so the ask has no id to wait on."""
 
 
-class _GaveUpError(Exception):
+class GaveUpError(Exception):
     """A call failed for good (not retryable, or out of bounded retries)."""
 
     def __init__(self, error: RpcError) -> None:
@@ -263,7 +278,7 @@ class Poster:
                 not_found_is_fatal=True,
                 unsure=lambda: self._note_unsure(message, blocks),
             )
-        except _GaveUpError as exc:
+        except GaveUpError as exc:
             # ALREADY_EXISTS: an earlier append of this message, given up on, did land.
             if exc.error.code == "already_exists" and await self._recover(message):
                 self._again(message, blocks)
@@ -309,7 +324,7 @@ class Poster:
                 # Only an update that adds asks cannot simply be repeated (module docstring).
                 unsure=(lambda: self._note_unsure(message, blocks)) if asks > len(known) else None,
             )
-        except _GaveUpError as exc:
+        except GaveUpError as exc:
             if exc.error.code == "invalid_argument" and await self._recover(message):
                 self._again(message, blocks)
                 return
@@ -346,7 +361,7 @@ class Poster:
                     functools.partial(self._api.append_message, self._channel, frame),
                     not_found_is_fatal=True,
                 )
-            except _GaveUpError as exc:
+            except GaveUpError as exc:
                 if exc.error.code == "already_exists":
                     continue  # not this one: the server holds other blocks
                 # The unsure writes stay: a later refusal tries them again.
@@ -418,46 +433,15 @@ class Poster:
         superseded: Callable[[], bool] | None = None,
         unsure: Callable[[], None] | None = None,
     ) -> T:
-        """`call()`, retried with backoff while it fails transiently.
-
-        `unsure` runs after each failure that may have happened after the server did the
-        work (every retryable one: the connection can break on the way back).
-
-        Raises:
-            _GaveUpError: the call failed for good.
-            _SupersededError: `superseded()` turned true before an attempt.
-            FatalServerError: the server refuses the bridge itself.
-        """
-        backoff = Backoff(initial=self._initial_backoff, cap=self._max_backoff)
-        bounded_failures = 0
-        while True:
-            if superseded is not None and superseded():
-                raise _SupersededError
-            try:
-                result = await call()
-            except RpcError as exc:
-                if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
-                    raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
-                if exc.retryable and unsure is not None:
-                    unsure()
-                if bounded(exc.code):
-                    bounded_failures += 1
-                if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                    raise _GaveUpError(exc) from exc
-                delay = backoff.next_delay()
-                if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
-                    logger.warning(
-                        "%s failed (%s); retrying in %.1fs (attempt %d)",
-                        what,
-                        exc,
-                        delay,
-                        backoff.attempts,
-                    )
-                await asyncio.sleep(delay)
-                continue
-            if backoff.attempts:
-                logger.info("%s succeeded after %d retries", what, backoff.attempts)
-            return result
+        return await call_with_retry(
+            what,
+            call,
+            initial_backoff=self._initial_backoff,
+            max_backoff=self._max_backoff,
+            not_found_is_fatal=not_found_is_fatal,
+            superseded=superseded,
+            unsure=unsure,
+        )
 
     def _client_id(self, key: str) -> str:
         prefix = f"{self._run_id}-"
@@ -468,6 +452,58 @@ class Poster:
             digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
             candidate = f"{self._run_id}:h{digest}"
         return candidate
+
+
+async def call_with_retry(
+    what: str,
+    call: Callable[[], Awaitable[T]],
+    *,
+    initial_backoff: float,
+    max_backoff: float,
+    not_found_is_fatal: bool = False,
+    superseded: Callable[[], bool] | None = None,
+    unsure: Callable[[], None] | None = None,
+) -> T:
+    """`call()`, retried with backoff while it fails transiently (see client.retryable).
+
+    `unsure` runs after each failure that may have happened after the server did the
+    work (every retryable one: the connection can break on the way back).
+
+    Raises:
+        GaveUpError: the call failed for good.
+        _SupersededError: `superseded()` turned true before an attempt.
+        FatalServerError: the server refuses the bridge itself.
+    """
+    backoff = Backoff(initial=initial_backoff, cap=max_backoff)
+    bounded_failures = 0
+    while True:
+        if superseded is not None and superseded():
+            raise _SupersededError
+        try:
+            result = await call()
+        except RpcError as exc:
+            if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
+                raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
+            if exc.retryable and unsure is not None:
+                unsure()
+            if bounded(exc.code):
+                bounded_failures += 1
+            if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
+                raise GaveUpError(exc) from exc
+            delay = backoff.next_delay()
+            if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
+                logger.warning(
+                    "%s failed (%s); retrying in %.1fs (attempt %d)",
+                    what,
+                    exc,
+                    delay,
+                    backoff.attempts,
+                )
+            await asyncio.sleep(delay)
+            continue
+        if backoff.attempts:
+            logger.info("%s succeeded after %d retries", what, backoff.attempts)
+        return result
 
 
 def _fail(future: asyncio.Future[str], reason: str) -> None:

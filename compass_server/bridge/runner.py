@@ -26,9 +26,20 @@ answered (reconnecting with backoff), then write the reply (or the dialog step).
 its own task, so two asks of one turn wait concurrently and each answer goes to its own
 requests. A request that matches nothing (the mapper refused the ask's arguments, say; or
 another extension's dialog), or whose ask the server did not store, is answered `cancelled`,
-so the runtime never hangs on an ask nobody can see. The wait stops when the runtime cancels
-the request (`method: "cancel"`), when the ask tool call ends, or when the runtime's output
-ends; an ask whose answer was never delivered is then logged as left answerable in Compass.
+so the runtime never hangs on an ask nobody can see.
+
+Outcomes (design record, resolved decision 11). The wait ends when the ask is final in
+Compass: ANSWERED is delivered; DECLINED (a participant declined) gets the runtime's cancel,
+`{"cancelled": true}` for the pending request or dialog (omp then aborts the run), and so
+does any other outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
+the bridge closes the ask (core.BridgeCore.close_ask): the runtime cancelled the request or
+dialog (omp sends that when its run is aborted), the ask tool call ended or failed, the
+runtime's output ended, the bridge got a signal: WITHDRAWN with that reason; the call's result
+says omp's own `ask.timeout` picked the answer (`details.timedOut`): TIMED_OUT with those
+picks. omp announces that timeout as the select's `timeout` (ms, per dialog); a select held
+before its call starts carries it into the posted ask as `deadline` (now + timeout per
+question: nobody answering, each question's dialog times out in turn) and `on_timeout =
+PICK_RECOMMENDED`.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ import collections
 import contextlib
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
@@ -49,8 +61,11 @@ from compass_server.bridge.answers import (
     build_answers,
     cancelled_reply,
     dialog_questions,
+    outcome,
+    runtime_timeout,
+    status_name,
 )
-from compass_server.bridge.core import BridgeCore
+from compass_server.bridge.core import BridgeCore, Reason
 from compass_server.bridge.poster import (
     AskNotPostedError,
     FatalServerError,
@@ -73,6 +88,7 @@ from compass_server.bridge.runtime import (
     locate_select,
     parse_ui_request,
 )
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -112,6 +128,8 @@ class AskSlot:
     tool_call_id: str | None
     question_ids: tuple[str, ...]
     question_texts: tuple[str, ...]
+    ask: comms_pb2.Ask
+    """The Ask block as mapped (its questions and options, no id)."""
     questions: tuple[DialogQuestion, ...] = ()
     """The questions as the runtime presents them (for select/editor dialogs)."""
     request_id: str | None = None
@@ -123,7 +141,10 @@ class AskSlot:
     answered: bool = False
     """The participant's answer reached the bridge and goes to the runtime."""
     reported: bool = False
-    """Nothing more to say about it: logged as left answerable, or never stored."""
+    """Nothing more to do about its outcome: final in Compass (declined, expired), closed
+    by the bridge, or never stored."""
+    deadline_ms: float | None = None
+    """When the runtime's own timeout answers it (epoch ms), when it announced one."""
 
 
 @dataclass(slots=True, eq=False)
@@ -138,12 +159,16 @@ class _Dialog:
     """The select the runtime waits on while the answer is not known yet."""
     ask_id: str = ""
     timeout_noted: bool = False
+    refused: bool = False
+    """The ask ended without an answer in Compass: every dialog of it is cancelled."""
 
 
 @dataclass(slots=True, eq=False)
 class _Held:
     request: _Holdable
     timer: asyncio.TimerHandle
+    at_ms: float
+    """When it arrived (epoch ms): the runtime's dialog timeout runs from then."""
 
 
 def encode_line(obj: Mapping[str, object]) -> bytes:
@@ -181,7 +206,6 @@ class Bridge(BridgeCore):
         self._writes: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._unmapped: collections.Counter[str] = collections.Counter()
-        self._left_open: list[tuple[AskSlot, str]] = []
         self._done_label: str | None = None
         self._ask_dialog_answered = False
         self.ready = asyncio.Event()
@@ -247,27 +271,59 @@ class Bridge(BridgeCore):
                 # nothing will.
                 self._release_held("no ask block matches it")
             elif kind == "tool_execution_end":
-                self._on_ask_end(event.get("toolCallId"))
+                self._on_ask_end(event)
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
         if output.block_index is not None:
             blocks = frame.blocks
-            ask = blocks[output.block_index].ask
+            ask = comms_pb2.Ask()
+            ask.CopyFrom(blocks[output.block_index].ask)
             ordinal = sum(1 for block in blocks[: output.block_index] if block.HasField("ask"))
-            self._slots.append(
-                AskSlot(
-                    key=frame.client_message_id,
-                    ordinal=ordinal,
-                    tool_call_id=output.tool_call_id,
-                    question_ids=tuple(q.question_id for q in ask.questions),
-                    question_texts=tuple(q.question for q in ask.questions),
-                    questions=dialog_questions(ask),
-                )
+            slot = AskSlot(
+                key=frame.client_message_id,
+                ordinal=ordinal,
+                tool_call_id=output.tool_call_id,
+                question_ids=tuple(q.question_id for q in ask.questions),
+                question_texts=tuple(q.question for q in ask.questions),
+                ask=ask,
+                questions=dialog_questions(ask),
             )
-        self.poster.submit(frame)
+            self._slots.append(slot)
+            self._note_deadline(slot)
+        self.poster.submit(self._with_deadlines(frame))
         if output.block_index is not None:
             self._retry_held()
+
+    def _note_deadline(self, slot: AskSlot) -> None:
+        """A held select of `slot` announcing the runtime's timeout gives the ask its deadline
+        (each question's dialog gets the whole timeout: the worst case is one per question)."""
+        for held in self._held.values():
+            request = held.request
+            if not isinstance(request, SelectRequest) or request.timeout_ms is None:
+                continue
+            if locate_select(request, slot.questions):
+                slot.deadline_ms = held.at_ms + request.timeout_ms * max(1, len(slot.questions))
+                return
+
+    def _with_deadlines(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
+        """`frame` with the deadline of each of its asks that has one (every snapshot of the
+        message carries it, so the poster's snapshots stay alike)."""
+        slots = {
+            s.ordinal: s
+            for s in self._slots
+            if s.key == frame.client_message_id and s.deadline_ms is not None
+        }
+        if not slots:
+            return frame
+        copy = comms_pb2.MessageUpdated()
+        copy.CopyFrom(frame)
+        asks = [block.ask for block in copy.blocks if block.HasField("ask")]
+        for ordinal, slot in slots.items():
+            if ordinal < len(asks) and slot.deadline_ms is not None:
+                asks[ordinal].deadline.FromMilliseconds(int(slot.deadline_ms))
+                asks[ordinal].on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED
+        return copy
 
     def _on_response(self, event: dict[str, object]) -> None:
         command = event.get("command")
@@ -334,6 +390,9 @@ class Bridge(BridgeCore):
         task = self._waits.get(target)
         if task is not None:
             logger.info("the runtime cancelled request %s; stop waiting", target)
+            for slot in self._slots:
+                if slot.request_id == target:
+                    self._stopped(slot, Reason.RUNTIME_CANCELLED)
             task.cancel()
         held = self._held.pop(target, None)
         if held is not None:
@@ -347,6 +406,7 @@ class Bridge(BridgeCore):
             dialog.pending = None
             if dialog.task is not None and not dialog.task.done():
                 logger.info("the runtime cancelled dialog %s; stop waiting", target)
+                self._stopped(slot, Reason.RUNTIME_CANCELLED)
                 dialog.task.cancel()
 
     def _on_ask_request(self, request: AskRequest) -> None:
@@ -439,9 +499,16 @@ class Bridge(BridgeCore):
             dialog.timeout_noted = True
             logger.warning(
                 "the runtime gives its ask dialogs %.0f s (its ask.timeout setting): "
-                "unanswered by then, it picks an option itself",
+                "unanswered by then, it picks an option itself (the bridge then closes the "
+                "ask as TIMED_OUT)",
                 request.timeout_ms / 1000,
             )
+        if dialog.refused:
+            logger.info(
+                "dialog %s of an ask ended in Compass: answered cancelled", request.request_id
+            )
+            self._write(cancelled_reply(request.request_id))
+            return
         driver = dialog.driver
         if driver is None:
             if dialog.pending is not None:
@@ -478,7 +545,7 @@ class Bridge(BridgeCore):
             rid,
             f"no ask tool call matching it started within {self._hold_seconds:g}s",
         )
-        self._held[rid] = _Held(request=request, timer=timer)
+        self._held[rid] = _Held(request=request, timer=timer, at_ms=time.time() * 1000)
         logger.debug("request %s matches no ask yet; held", rid)
 
     def _retry_held(self) -> None:
@@ -515,7 +582,8 @@ class Bridge(BridgeCore):
 
     # -- ends ------------------------------------------------------------------------------
 
-    def _on_ask_end(self, call_id: object) -> None:
+    def _on_ask_end(self, event: dict[str, object]) -> None:
+        call_id = event.get("toolCallId")
         if not isinstance(call_id, str):
             return
         for slot in self._slots:
@@ -528,42 +596,25 @@ class Bridge(BridgeCore):
                 if task is not None and not task.done():
                     logger.info("ask call %s ended; stop waiting for its answer", call_id)
                     task.cancel()
-            self._note_left_open(slot, f"its tool call {call_id} ended first")
+            failed = event.get("isError") is True
+            reason = Reason.TOOL_CALL_ABORTED if failed else Reason.TOOL_CALL_ENDED
+            self._stopped(slot, reason, None if failed else event.get("result"))
         self._slots = [s for s in self._slots if not s.closed]
 
-    def _note_left_open(self, slot: AskSlot, why: str) -> None:
-        """Warn that `slot`'s ask stays answerable in Compass while nobody waits for it."""
+    def _stopped(self, slot: AskSlot, reason: str, result: object = None) -> None:
+        """The runtime no longer waits for `slot`'s ask: close it in Compass, unless its
+        answer was delivered or it has an outcome already. With the ask call's `result`
+        showing the runtime's own timeout answered it: TIMED_OUT with those picks."""
         if slot.answered or slot.reported:
             return
         slot.reported = True
-        future = self.poster.ask_id(slot.key, slot.ordinal)
-        if _minted(future):
-            _warn_left_open(future.result(), why)
+        timeout = runtime_timeout(slot.ask, result) if result is not None else None
+        if timeout is None:
+            self.close_ask(slot.key, slot.ordinal, reason)
             return
-        entry = (slot, why)
-        self._left_open.append(entry)
-
-        def minted(done: asyncio.Future[str]) -> None:
-            if _minted(done) and entry in self._left_open:
-                self._left_open.remove(entry)
-                _warn_left_open(done.result(), why)
-
-        future.add_done_callback(minted)
-
-    def report_left_open(self) -> None:
-        """Log the asks left answerable whose ids were not minted when their call ended."""
-        left, self._left_open = self._left_open, []
-        for slot, why in left:
-            future = self.poster.ask_id(slot.key, slot.ordinal)
-            if _minted(future):
-                _warn_left_open(future.result(), why)
-            else:
-                logger.warning(
-                    "ask %d of message %s was not stored in Compass (%s)",
-                    slot.ordinal,
-                    slot.key,
-                    why,
-                )
+        for problem in timeout.problems:
+            logger.warning("ask %d of message %s: %s", slot.ordinal, slot.key, problem)
+        self.close_ask(slot.key, slot.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
 
     # -- answering -------------------------------------------------------------------------
 
@@ -572,7 +623,12 @@ class Bridge(BridgeCore):
         try:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
-            ask = await self._until_answered(ask_id)
+            ask = await self._until_final(ask_id)
+            if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
+                slot.reported = True
+                _log_unanswered(ask, f"request {rid}")
+                await self._send(cancelled_reply(rid))
+                return
             slot.answered = True
             answers = build_answers(ask, order=request.question_ids)
             for problem in answers.problems:
@@ -588,6 +644,7 @@ class Bridge(BridgeCore):
             self._fail(exc)
         except Exception:  # a bug must not leave the runtime hanging
             logger.exception("answering request %s failed; answered cancelled", rid)
+            self._stopped(slot, Reason.BRIDGE_ERROR)
             await self._send(cancelled_reply(rid))
         finally:
             self._waits.pop(rid, None)
@@ -599,7 +656,16 @@ class Bridge(BridgeCore):
         try:
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
             dialog.ask_id = ask_id
-            ask = await self._until_answered(ask_id)
+            ask = await self._until_final(ask_id)
+            if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
+                slot.reported = True
+                dialog.refused = True
+                _log_unanswered(ask, "its dialogs")
+                if dialog.pending is not None:
+                    rid = dialog.pending[0].request_id
+                    dialog.pending = None
+                    await self._send(cancelled_reply(rid))
+                return
             driver = DialogDriver(slot.questions, ask, done_labels=self._done_guesses())
             for problem in driver.problems:
                 logger.warning("ask %s: %s", ask_id, problem)
@@ -619,6 +685,7 @@ class Bridge(BridgeCore):
             self._fail(exc)
         except Exception:  # a bug must not leave the runtime hanging
             logger.exception("answering the dialogs of ask %s failed", dialog.ask_id or "?")
+            self._stopped(slot, Reason.BRIDGE_ERROR)
             await self._cancel_pending(dialog)
 
     async def _cancel_pending(self, dialog: _Dialog) -> None:
@@ -674,15 +741,15 @@ class Bridge(BridgeCore):
         for held in self._held.values():
             held.timer.cancel()
         self._held.clear()
+        slots = list(self._slots)  # a wait ending below drops its slot from the list
         tasks = [*self._waits.values(), *self._dialogs]
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        for slot in self._slots:
-            if not slot.closed:
-                self._note_left_open(slot, "the runtime's output ended first")
+        for slot in slots:
+            self._stopped(slot, Reason.RUNTIME_EXITED)
         self.poster.fail_waiting("the bridge is stopping")
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)
@@ -704,13 +771,18 @@ class Bridge(BridgeCore):
         logger.warning("unmapped runtime event %s: %s", event_type, reason)
 
 
-def _minted(future: asyncio.Future[str]) -> bool:
-    return future.done() and not future.cancelled() and future.exception() is None
-
-
-def _warn_left_open(ask_id: str, why: str) -> None:
-    logger.warning(
-        "ask %s is left answerable in Compass: %s, so no answer given there reaches the runtime",
-        ask_id,
-        why,
-    )
+def _log_unanswered(ask: comms_pb2.Ask, what: str) -> None:
+    """The ask ended in Compass without an answer; `what` gets the runtime's cancel."""
+    name = status_name(outcome(ask))
+    why = f" ({ask.close_reason})" if ask.close_reason else ""
+    if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+        logger.warning(
+            "ask %s was declined in Compass%s: %s answered cancelled, so the runtime aborts",
+            ask.ask_id,
+            why,
+            what,
+        )
+    else:
+        logger.warning(
+            "ask %s ended in Compass as %s%s: %s answered cancelled", ask.ask_id, name, why, what
+        )

@@ -20,7 +20,9 @@ stdin, on which oh-my-pi's RPC mode shuts down and exits.
 
 Either way, when the runtime's output ends the bridge stops waiting for answers, posts every
 frame still queued (retrying as long as it takes, unless `drain_timeout` is set; after a
-signal for `stop_drain_seconds` at most) and exits. When the server refuses the bridge itself
+signal for `stop_drain_seconds` at most), closes the asks nobody waits for any more
+(WITHDRAWN, or TIMED_OUT with the runtime's auto-picks; after a signal, WITHDRAWN with the
+reason "bridge shut down (SIGINT)") and exits. When the server refuses the bridge itself
 (bad token, not a participant, unknown channel) it stops the child and exits 1.
 """
 
@@ -176,6 +178,8 @@ class _Signals:
         self.received: list[int] = []
         self.event = asyncio.Event()
         self.child: asyncio.subprocess.Process | None = None
+        self.on_first: Callable[[int], None] | None = None
+        """Called with the first signal (at once if it came before this was set)."""
 
     @contextlib.contextmanager
     def installed(self) -> Generator[None]:
@@ -196,9 +200,16 @@ class _Signals:
         if self.received:  # a signal came while the child was starting
             self._forward(self.received[-1])
 
+    def listen(self, on_first: Callable[[int], None]) -> None:
+        self.on_first = on_first
+        if self.received:
+            on_first(self.received[0])
+
     def _on_signal(self, signum: int) -> None:
         self.received.append(signum)
         self.event.set()
+        if len(self.received) == 1 and self.on_first is not None:
+            self.on_first(signum)
         self._forward(signum)
 
     def _forward(self, signum: int) -> None:
@@ -255,6 +266,7 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
                 run_id=f"cb{secrets.token_hex(6)}",
                 max_backoff=options.max_backoff,
             )
+            signals.listen(lambda signum: bridge.shutting_down(signal.Signals(signum).name))
             closer = sink.close if isinstance(sink, _PipeSink) else None
             return await _Session(options, bridge, source, child, signals, closer).run()
     raise AssertionError("unreachable")  # pragma: no cover - the with block returns
@@ -283,6 +295,7 @@ class _Session:
             return await self._run()
         finally:
             await self._bridge.stop_waiting()
+            await self._bridge.settle_closes(0)  # after a fatal refusal: nothing can close
             poster.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poster
@@ -333,7 +346,7 @@ class _Session:
             code = 128 + self._signals.received[0]
         if not await self._drain():
             return EXIT_FATAL
-        bridge.report_left_open()
+        await bridge.settle_closes(self._options.stop_drain_seconds)
         self._summary()
         return code
 
@@ -417,8 +430,10 @@ class _Session:
         bridge = self._bridge
         unmapped = bridge.unmapped_counts()
         logger.info(
-            "agent-bridge done: %d answer(s) delivered, %d frame(s) dropped, unmapped events %s",
+            "agent-bridge done: %d answer(s) delivered, %d ask(s) closed, %d frame(s) dropped, "
+            "unmapped events %s",
             bridge.delivered,
+            bridge.closed,
             bridge.poster.dropped,
             unmapped or "none",
         )

@@ -1,4 +1,8 @@
-"""Waiting for a participant's answer: WatchAsk until the ask is answered, reconnecting.
+"""Waiting for an ask's outcome: WatchAsk until the ask is final, reconnecting.
+
+Final is any status but PENDING (design record, resolved decision 11): ANSWERED, DECLINED (a
+participant), WITHDRAWN or TIMED_OUT (the asking agent), EXPIRED (the server). An ask that
+carries `answered_by`/`answered_at` is final too, for servers that write no status.
 
 Shared by both transports (the omp RPC runner and the ACP client).
 """
@@ -11,7 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Final
 
-from compass_server.bridge.answers import is_answered
+from compass_server.bridge.answers import is_final
 from compass_server.bridge.client import Backoff, RpcError, bounded, fatal
 from compass_server.bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
 
@@ -19,7 +23,7 @@ if TYPE_CHECKING:
     from compass_server.bridge.poster import AgentApi
     from gen.compass.v1 import comms_pb2
 
-__all__ = ["until_answered"]
+__all__ = ["until_final"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,10 +31,10 @@ _STABLE_STREAM_SECONDS: Final = 10.0  # a WatchAsk that lived this long resets t
 _LOG_EVERY: Final = 10  # after the first failed reconnect, log every n-th
 
 
-async def until_answered(
+async def until_final(
     api: AgentApi, ask_id: str, *, initial_backoff: float, max_backoff: float
 ) -> comms_pb2.Ask:
-    """Follow WatchAsk until `ask_id` is answered; return the answered Ask.
+    """Follow WatchAsk until `ask_id` is final; return the Ask in its first final state.
 
     A stream that ends early or fails transiently is reopened with capped backoff.
 
@@ -45,9 +49,9 @@ async def until_answered(
         try:
             async with contextlib.aclosing(api.watch_ask(ask_id)) as states:
                 async for ask in states:
-                    if is_answered(ask):
+                    if is_final(ask):
                         return ask
-            problem = "the stream ended before the answer"
+            problem = "the stream ended before the outcome"
         except RpcError as exc:
             if fatal(exc.code):
                 raise FatalServerError(f"WatchAsk {ask_id}: {exc}") from exc

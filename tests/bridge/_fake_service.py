@@ -5,7 +5,10 @@ It keeps the contract rules the bridge depends on: AppendMessage mints one ask i
 block and is idempotent per client_message_id (blocks equal but for ask ids and answer state
 -> the stored message, others -> ALREADY_EXISTS); UpdateMessage matches ask blocks to the
 stored asks by position (the i-th must carry the i-th minted id; later ones must be empty
-and get minted); WatchAsk sends the current state, then changes, and ends once answered.
+and get minted); WatchAsk sends the current state, then changes, and ends once final (any
+status but PENDING, or answered); CloseAsk closes a pending ask as WITHDRAWN or TIMED_OUT
+(the same close again is OK, any other close of a final ask FAILED_PRECONDITION).
+`legacy=True` is a server that writes no status (and has no CloseAsk).
 Tests script failures: before a call is handled, or after (a lost response).
 """
 
@@ -17,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from compass_server.bridge.client import RpcError
-from gen.compass.v1 import comms_pb2
+from gen.compass.v1 import agent_pb2, comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable
+    from collections.abc import AsyncGenerator, Callable, Sequence
+
+_OPEN = frozenset({comms_pb2.ASK_STATUS_UNSPECIFIED, comms_pb2.ASK_STATUS_PENDING})
 
 
 @dataclass
@@ -50,6 +55,10 @@ class FakeAgentService:
     (unavailable, not handled) or "lost" (handled, then unavailable); then all "ok"."""
     minted: int = 0
     """Ask ids minted so far."""
+    legacy: bool = False
+    """A server before the ask lifecycle: no status written, CloseAsk unimplemented."""
+    closes: list[agent_pb2.CloseAskRequest] = field(default_factory=list[agent_pb2.CloseAskRequest])
+    """Every CloseAsk call, in order (failed ones too)."""
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _changed: dict[str, asyncio.Event] = field(default_factory=dict[str, asyncio.Event])
 
@@ -152,7 +161,7 @@ class FakeAgentService:
             if state != last:
                 last = state
                 yield ask
-            if ask.answered_by_account_id:
+            if ask.answered_by_account_id or ask.status not in _OPEN:
                 return
             changed.clear()
             await changed.wait()
@@ -179,7 +188,62 @@ class FakeAgentService:
                         question.chosen_option_ids[:] = chosen
                         question.custom_text = custom
                     block.ask.answered_by_account_id = "acc_human"
+                    if not self.legacy:
+                        block.ask.status = comms_pb2.ASK_STATUS_ANSWERED
         self._changed.setdefault(ask_id, asyncio.Event()).set()
+
+    def decline(self, ask_id: str, reason: str = "") -> None:
+        """A participant declines the ask (DeclineAsk)."""
+        ask = self._stored_ask(ask_id)
+        assert ask.status in _OPEN, ask
+        ask.status = comms_pb2.ASK_STATUS_DECLINED
+        ask.closed_by_account_id = "acc_human"
+        ask.close_reason = reason
+        self._changed.setdefault(ask_id, asyncio.Event()).set()
+
+    def _stored_ask(self, ask_id: str) -> comms_pb2.Ask:
+        for message in self.messages.values():
+            for block in message.blocks:
+                if block.HasField("ask") and block.ask.ask_id == ask_id:
+                    return block.ask
+        raise RpcError("not_found", "ask not found")
+
+    async def close_ask(
+        self,
+        ask_id: str,
+        status: comms_pb2.AskStatus,
+        reason: str,
+        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+    ) -> comms_pb2.Ask:
+        await asyncio.sleep(0)
+        request = agent_pb2.CloseAskRequest(
+            ask_id=ask_id, status=status, reason=reason, answers=answers
+        )
+        self.closes.append(request)
+        if self.legacy:
+            raise RpcError("unimplemented", "CloseAsk")
+        queue = self.failures.get("CloseAsk")
+        if queue:
+            raise queue.pop(0)
+        ask = self._stored_ask(ask_id)
+        assert status in {comms_pb2.ASK_STATUS_WITHDRAWN, comms_pb2.ASK_STATUS_TIMED_OUT}
+        assert not answers or status == comms_pb2.ASK_STATUS_TIMED_OUT
+        if ask.status not in _OPEN or ask.answered_by_account_id:
+            if (ask.status, ask.close_reason) == (status, reason):
+                return _copy_ask(ask)
+            raise RpcError("failed_precondition", f"the ask is {ask.status}")
+        ask.status = status
+        ask.close_reason = reason
+        ask.closed_by_account_id = "acc_agent"
+        by_id = {answer.question_id: answer for answer in answers}
+        for question in ask.questions:
+            answer = by_id.get(question.question_id)
+            if answer is not None:
+                question.chosen_option_ids[:] = answer.chosen_option_ids
+                question.custom_text = answer.custom_text
+                question.timed_out = True
+        self._changed.setdefault(ask_id, asyncio.Event()).set()
+        return _copy_ask(ask)
 
 
 @dataclass
@@ -207,6 +271,11 @@ def _with_answer(sent: comms_pb2.Ask, stored: comms_pb2.Ask) -> comms_pb2.Ask:
         question.chosen_option_ids[:] = old.chosen_option_ids if old else []
         question.custom_text = old.custom_text if old else ""
     result.answered_by_account_id = stored.answered_by_account_id
+    for name in ("status", "closed_by_account_id", "close_reason"):
+        setattr(result, name, getattr(stored, name))
+    for question in result.questions:
+        old = answers.get(question.question_id)
+        question.timed_out = old.timed_out if old else False
     return result
 
 
@@ -220,9 +289,12 @@ def content(blocks: object) -> list[bytes]:
             # Compared without ask ids and answer state, as the server does.
             copy.ask.ask_id = ""
             copy.ask.answered_by_account_id = ""
+            for name in ("status", "closed_by_account_id", "close_reason"):
+                copy.ask.ClearField(name)
             for question in copy.ask.questions:
                 del question.chosen_option_ids[:]
                 question.custom_text = ""
+                question.timed_out = False
         out.append(copy.SerializeToString(deterministic=True))
     return out
 
@@ -230,6 +302,12 @@ def content(blocks: object) -> list[bytes]:
 def _copy(frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
     copy = comms_pb2.MessageUpdated()
     copy.CopyFrom(frame)
+    return copy
+
+
+def _copy_ask(ask: comms_pb2.Ask) -> comms_pb2.Ask:
+    copy = comms_pb2.Ask()
+    copy.CopyFrom(ask)
     return copy
 
 

@@ -233,3 +233,39 @@ def test_backoff_grows_to_its_cap_with_jitter(initial: float, cap: float) -> Non
         assert ceiling / 2 <= delay <= ceiling
     backoff.reset()
     assert backoff.next_delay() <= min(cap, initial)
+
+
+async def test_close_ask_sends_the_status_reason_and_timeout_answers() -> None:
+    seen: list[agent_pb2.CloseAskRequest] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/compass.v1.AgentService/CloseAsk"
+        assert request.headers["content-type"] == "application/proto"
+        seen.append(agent_pb2.CloseAskRequest.FromString(request.content))
+        ask = comms_pb2.Ask(ask_id="ask_1", status=comms_pb2.ASK_STATUS_TIMED_OUT)
+        body = agent_pb2.CloseAskResponse(ask=ask).SerializeToString()
+        return httpx.Response(200, headers={"content-type": "application/proto"}, content=body)
+
+    client, http = client_for(handler)
+    answers = [comms_pb2.AskQuestionAnswer(question_id="db", chosen_option_ids=["0"])]
+    async with http:
+        ask = await client.close_ask(
+            "ask_1", comms_pb2.ASK_STATUS_TIMED_OUT, "runtime timeout picked the answer", answers
+        )
+    assert ask.status == comms_pb2.ASK_STATUS_TIMED_OUT
+    (request,) = seen
+    assert request == agent_pb2.CloseAskRequest(
+        ask_id="ask_1",
+        status=comms_pb2.ASK_STATUS_TIMED_OUT,
+        reason="runtime timeout picked the answer",
+        answers=answers,
+    )
+
+
+async def test_close_ask_on_a_server_without_it_is_unimplemented() -> None:
+    client, http = client_for(lambda _: httpx.Response(404))
+    async with http:
+        with pytest.raises(RpcError) as caught:
+            await client.close_ask("ask_1", comms_pb2.ASK_STATUS_WITHDRAWN, "turn ended")
+    assert caught.value.code == "unimplemented"
+    assert not caught.value.retryable

@@ -145,6 +145,28 @@ async def respond(
     assert status == 200, body
 
 
+async def decline(http: httpx.AsyncClient, token: str, ask_id: str, reason: str = "") -> None:
+    """A participant declines the ask (CommsService.DeclineAsk, Connect-JSON)."""
+    status, body = await call(http, "DeclineAsk", {"askId": ask_id, "reason": reason}, token)
+    assert status == 200, body
+
+
+async def wait_for_status(
+    http: httpx.AsyncClient, token: str, channel_id: str, ask_id: str, within: float = 30
+) -> dict[str, Any]:
+    """The ask as ListMessages shows it once it is no longer pending."""
+    deadline = time.monotonic() + within
+    while True:
+        (ask,) = [
+            a for a in asks_of(await messages(http, token, channel_id)) if a["askId"] == ask_id
+        ]
+        if ask.get("status", "ASK_STATUS_PENDING") != "ASK_STATUS_PENDING":
+            return ask
+        if time.monotonic() > deadline:
+            raise AssertionError(f"ask {ask_id} still pending after {within}s: {ask}")
+        await asyncio.sleep(0.05)
+
+
 def answer(question_id: str, *chosen: str, custom_text: str = "") -> dict[str, Any]:
     entry: dict[str, Any] = {"questionId": question_id, "chosenOptionIds": list(chosen)}
     if custom_text:

@@ -18,9 +18,11 @@ from tests.realagent.harness import (
     Run,
     answer,
     bridge_run,
+    decline,
     messages,
     respond,
     wait_for_asks,
+    wait_for_status,
 )
 from tests.realagent.model_server import ToolCall, Turn
 from tests.unit.agent._events import gallery_args
@@ -224,22 +226,53 @@ async def test_two_asks_in_one_turn_each_answer_reaches_its_call(
     assert request.tool_result_text("call_b") == "User selected: GitHub"
 
 
-async def test_runtime_abort_cancels_the_elicitation_and_names_the_open_ask(
+async def test_stopping_the_bridge_withdraws_the_open_ask(
     start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
+    """Ctrl-C to the bridge (ACP: session/cancel; RPC: the signal passed on to omp): the ask
+    nobody waits for any more ends WITHDRAWN, saying why."""
     with start(
         turns=[Turn.call("ask", GALLERY), Turn.say("never sent")],
     ) as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
-        run.process.send_signal(signal.SIGINT)  # the person stops the agent: session/cancel
+        run.process.send_signal(signal.SIGINT)  # the person stops the agent
         assert await run.wait() == 128 + signal.SIGINT, run.log()
     log = run.log()
-    assert f"ask {ask['askId']} is left answerable in Compass" in log, log
+    assert f"ask {ask['askId']} is closed in Compass as WITHDRAWN: bridge shut down (SIGINT)" in log
     assert len(run.model.completions) == 1, log  # the model never got an answer
-    (still,) = [a for a in await _asks(comms, world) if a["askId"] == ask["askId"]]
-    assert not still.get("answeredByAccountId"), still
+    (closed,) = [a for a in await _asks(comms, world) if a["askId"] == ask["askId"]]
+    assert closed["status"] == "ASK_STATUS_WITHDRAWN", closed
+    assert closed["closeReason"] == "bridge shut down (SIGINT)"
+    assert closed["closedByAccountId"] == world.agent.account_id
+    assert not closed.get("answeredByAccountId"), closed
+
+
+async def test_a_participants_decline_is_the_runtimes_cancel(
+    protocol: str,
+    start: Start,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    """DeclineAsk in Compass: over ACP the form is declined, omp aborts the ask call and the
+    prompt turn ends `cancelled`; over RPC the pending select is cancelled and omp aborts the
+    run. Either way the model gets no second request."""
+    with start(
+        turns=[Turn.call("ask", GALLERY), Turn.say("never sent")],
+    ) as run:
+        (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
+        await decline(comms, world.human.token, ask["askId"], "not now")
+        assert await run.wait() == 0, run.log()
+    log = run.log()
+    assert f"ask {ask['askId']} was declined in Compass (not now)" in log, log
+    if protocol == "acp":
+        assert "the prompt turn ended (cancelled)" in log, log
+    assert len(run.model.completions) == 1, log
+    declined = await wait_for_status(comms, world.human.token, world.channel_id, ask["askId"])
+    assert declined["status"] == "ASK_STATUS_DECLINED", declined
+    assert declined["closeReason"] == "not now"
+    assert "CloseAsk" not in log  # the bridge closes nothing: the ask has its outcome
 
 
 async def _asks(comms: httpx.AsyncClient, world: _server.SeededWorld) -> list[dict[str, Any]]:
@@ -274,12 +307,15 @@ async def test_a_tool_permission_is_a_typed_ask(
         assert result == "Tool call rejected by user (bash)"
 
 
-async def test_runtime_timeout_auto_picks_and_the_open_ask_is_named(
+async def test_the_runtimes_timeout_is_recorded_as_timed_out_with_its_picks(
+    protocol: str,
     start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
-    """omp's `ask.timeout` ends the call with its own auto-picks; nobody answered in Compass."""
+    """omp's `ask.timeout` ends the call with its own auto-picks; nobody answered in Compass.
+    The bridge records them: TIMED_OUT, the picks as option ids, `timedOut` per question.
+    Over RPC the select announced the timeout, so the posted ask carries a deadline."""
     with start(
         turns=[Turn.call("ask", GALLERY), Turn.say("ok")],
         ask_timeout=2,
@@ -290,7 +326,22 @@ async def test_runtime_timeout_auto_picks_and_the_open_ask_is_named(
         "User answers:\ndb: Postgres (auto-selected after timeout)\n"
         "features: [Email + password] (auto-selected after timeout)"
     )
-    assert f"ask {ask['askId']} is left answerable in Compass" in run.log()
+    log = run.log()
+    assert f"ask {ask['askId']} is closed in Compass as TIMED_OUT" in log, log
+    timed_out = await wait_for_status(comms, world.human.token, world.channel_id, ask["askId"])
+    assert timed_out["status"] == "ASK_STATUS_TIMED_OUT", timed_out
+    assert timed_out["closeReason"] == "runtime timeout picked the answer"
+    picks = [
+        (q["questionId"], q.get("chosenOptionIds", []), q.get("timedOut", False))
+        for q in timed_out["questions"]
+    ]
+    assert picks == [("db", ["0"], True), ("features", ["0"], True)], timed_out
+    assert timed_out["closedByAccountId"] == world.agent.account_id, timed_out
+    if protocol == "rpc":
+        assert timed_out["onTimeout"] == "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED", timed_out
+        assert "deadline" in timed_out, timed_out
+    else:  # ACP announces no timeout
+        assert "deadline" not in timed_out, timed_out
 
 
 async def test_skipping_a_lone_single_select_is_a_documented_loss(
