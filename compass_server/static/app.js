@@ -1,6 +1,6 @@
 // The Compass page: sign in with a token, pick a channel, watch its messages live, answer asks.
 
-import { AskForm, answeredView, isAnswered, questionSignature } from "./ask.js";
+import { AskForm, closedView, interruptedNote, isFinal, questionSignature } from "./ask.js";
 import { RpcError, serverStream, unary } from "./connect.js";
 import { h, reconcile, timeNode } from "./dom.js";
 
@@ -22,7 +22,7 @@ class ChannelView {
     this.messages = new Map(); // messageId -> message
     this.articles = new Map(); // messageId -> <article>
     this.forms = new Map(); // askId -> AskForm (pending asks)
-    this.notes = new Map(); // askId -> note shown on its answered view
+    this.notes = new Map(); // askId -> {note, unsent} shown on its closed view
     this.controller = new AbortController();
     this.list = $("messages");
     this.status = $("live-status");
@@ -174,39 +174,74 @@ class ChannelView {
   askNode(ask) {
     const askId = ask.askId ?? "";
     const open = this.forms.get(askId);
-    if (isAnswered(ask)) {
+    if (isFinal(ask)) {
       if (open) {
         this.forms.delete(askId);
-        if (open.hasDraft() && !open.matches(ask)) {
-          this.notes.set(askId, "This ask was answered while you were filling it in; your answers were not sent.");
+        // Closed while this person was filling it in (not by their own answer or decline):
+        // say so, and keep what they entered in view.
+        if (!open.declined && open.hasDraft() && !open.matches(ask)) {
+          this.notes.set(askId, { note: interruptedNote(ask), unsent: open.unsent() });
         }
       }
-      return answeredView(ask, this.notes.get(askId) ?? "");
+      return closedView(ask, this.notes.get(askId) ?? {});
     }
-    if (open && open.signature === questionSignature(ask)) return open.node;
+    if (open && open.signature === questionSignature(ask)) {
+      open.update(ask);
+      return open.node;
+    }
     // New, or the agent changed its questions: a fresh form keeps what was entered per question.
-    const form = new AskForm(ask, { submit: (id, answers) => this.respond(id, answers) });
+    const form = new AskForm(ask, {
+      submit: (id, answers) => this.respond(id, answers),
+      decline: (id, reason) => this.decline(id, reason),
+    });
     if (open) form.restore(open.draft());
     this.forms.set(askId, form);
     return form.node;
   }
 
   async respond(askId, answers) {
-    await unary(this.token, "RespondToAsk", { askId, answers });
-    // The watch will deliver the answered message too; fetching it now shows it at once even
-    // while the watch is reconnecting.
+    await this.closing(askId, unary(this.token, "RespondToAsk", { askId, answers }));
+    await this.refreshAsk(askId);
+  }
+
+  async decline(askId, reason) {
+    await this.closing(askId, unary(this.token, "DeclineAsk", { askId, reason }));
+    await this.refreshAsk(askId);
+  }
+
+  /** Awaits a call that closes the ask. Refused because the ask was closed meanwhile
+   * (FAILED_PRECONDITION), the error carries the ask as stored (`closedAsk`), so the form can
+   * say how it ended. */
+  async closing(askId, call) {
     try {
-      const got = await unary(this.token, "GetAsk", { askId });
-      const message = this.messages.get(got.messageId);
-      if (message && got.ask) {
-        const blocks = (message.blocks ?? []).map((block) =>
-          block.ask && block.ask.askId === askId ? { ask: got.ask } : block,
-        );
-        this.apply({ ...message, blocks });
+      await call;
+    } catch (error) {
+      if (error instanceof RpcError && error.code === "failed_precondition") {
+        error.closedAsk = (await this.fetchAsk(askId))?.ask ?? null;
       }
+      throw error;
+    }
+  }
+
+  async fetchAsk(askId) {
+    try {
+      return await unary(this.token, "GetAsk", { askId });
     } catch (error) {
       if (!(error instanceof RpcError)) throw error;
+      return null;
     }
+  }
+
+  /** The watch will deliver the ask's new state too; fetching it now shows it at once even
+   * while the watch is reconnecting. */
+  async refreshAsk(askId) {
+    const got = await this.fetchAsk(askId);
+    const message = got ? this.messages.get(got.messageId) : null;
+    if (!message || !got.ask) return;
+    const blocks = (message.blocks ?? []).map((block) =>
+      block.ask && block.ask.askId === askId ? { ask: got.ask } : block,
+    );
+    this.apply({ ...message, blocks });
   }
 }
 

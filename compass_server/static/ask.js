@@ -1,11 +1,169 @@
-// An Ask block: ONE form for all its questions while pending (answered by one RespondToAsk),
-// a read-only summary once answered. Every string from the agent goes in as text.
+// An Ask block: ONE form for all its questions while pending (answered by one RespondToAsk,
+// or declined by DeclineAsk), a read-only view with its outcome once closed. Every string
+// from the agent (or another person) goes in as text.
 
 import { h, timeNode, uid } from "./dom.js";
+
+/** The AskStatus names, as Connect-JSON sends them. */
+export const STATUS = Object.freeze({
+  PENDING: "ASK_STATUS_PENDING",
+  ANSWERED: "ASK_STATUS_ANSWERED",
+  DECLINED: "ASK_STATUS_DECLINED",
+  WITHDRAWN: "ASK_STATUS_WITHDRAWN",
+  TIMED_OUT: "ASK_STATUS_TIMED_OUT",
+  EXPIRED: "ASK_STATUS_EXPIRED",
+});
+
+// Connect-JSON may also carry an enum as its number.
+const STATUS_BY_NUMBER = [
+  "ASK_STATUS_UNSPECIFIED",
+  STATUS.PENDING,
+  STATUS.ANSWERED,
+  STATUS.DECLINED,
+  STATUS.WITHDRAWN,
+  STATUS.TIMED_OUT,
+  STATUS.EXPIRED,
+];
+
+const PICK_RECOMMENDED = "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED";
 
 /** Whether the server recorded an answer (by a person or a timeout). */
 export function isAnswered(ask) {
   return Boolean(ask.answeredAt || ask.answeredByAccountId);
+}
+
+/** The ask's status name. Unset (an older server): ANSWERED once an answer is stored, else
+ * PENDING. A name this page does not know is final too (every status but PENDING is). */
+export function askStatus(ask) {
+  let status = ask.status;
+  if (typeof status === "number") status = STATUS_BY_NUMBER[status] ?? `ASK_STATUS_${status}`;
+  if (typeof status === "string" && status && status !== "ASK_STATUS_UNSPECIFIED" && status !== STATUS.PENDING) {
+    return status;
+  }
+  return isAnswered(ask) ? STATUS.ANSWERED : STATUS.PENDING;
+}
+
+export function isFinal(ask) {
+  return askStatus(ask) !== STATUS.PENDING;
+}
+
+function closerName(ask, fallback) {
+  return ask.closedByName || ask.closedByAccountId || fallback;
+}
+
+/** How the ask ended, as the start of a sentence ("This ask was declined by Grace"). */
+export function closedPhrase(ask) {
+  switch (askStatus(ask)) {
+    case STATUS.ANSWERED:
+      return "This ask has already been answered";
+    case STATUS.DECLINED:
+      return `This ask was declined by ${closerName(ask, "another participant")}`;
+    case STATUS.WITHDRAWN:
+      return "The agent withdrew this ask";
+    case STATUS.TIMED_OUT:
+      return "This ask timed out and the agent picked the answers itself";
+    case STATUS.EXPIRED:
+      return "This ask expired";
+    default:
+      return "This ask was closed";
+  }
+}
+
+/** The note shown when the ask closed while the person had entered something. */
+export function interruptedNote(ask) {
+  const lead = {
+    [STATUS.ANSWERED]: "This ask was answered",
+    [STATUS.DECLINED]: "This ask was declined",
+    [STATUS.WITHDRAWN]: "The agent withdrew this ask",
+    [STATUS.TIMED_OUT]: "This ask timed out",
+    [STATUS.EXPIRED]: "This ask expired",
+  }[askStatus(ask)] ?? "This ask was closed";
+  return `${lead} while you were filling it in; your answers were not sent.`;
+}
+
+/** Milliseconds since the epoch for an RFC 3339 timestamp (any fraction length), or NaN. */
+export function parseTimestamp(text) {
+  if (typeof text !== "string" || !text) return Number.NaN;
+  // Protobuf JSON may carry up to 9 fractional digits; Date.parse wants at most 3.
+  return Date.parse(text.replace(/(\.\d{3})\d+/, "$1"));
+}
+
+/** "1:23", "1:02:03", "2 d 3:04:05" for a number of whole seconds. */
+export function formatRemaining(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  const days = Math.floor(s / 86400);
+  const hours = Math.floor((s % 86400) / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  const secs = String(s % 60).padStart(2, "0");
+  if (days) return `${days} d ${hours}:${String(minutes).padStart(2, "0")}:${secs}`;
+  if (hours) return `${hours}:${String(minutes).padStart(2, "0")}:${secs}`;
+  return `${minutes}:${secs}`;
+}
+
+// One timer for every countdown on the page; an updater returning false is done.
+const ticking = new Set();
+let ticker = null;
+
+function track(update) {
+  if (update() === false) return;
+  ticking.add(update);
+  ticker ??= setInterval(() => {
+    for (const each of ticking) if (each() === false) ticking.delete(each);
+    if (!ticking.size) {
+      clearInterval(ticker);
+      ticker = null;
+    }
+  }, 250);
+}
+
+/** "Answer within 1:23 — then …" for a pending ask with a deadline; live until it is up. */
+class Countdown {
+  constructor() {
+    this.clock = h("strong", { class: "countdown" });
+    this.then = h("span", { class: "countdown-then" });
+    this.node = h("p", { class: "ask-deadline", hidden: true }, this.clock, this.then);
+    this.deadline = Number.NaN;
+    this.policy = "";
+    this.tracked = false;
+    this.seenConnected = false;
+  }
+
+  set(ask) {
+    this.deadline = parseTimestamp(ask.deadline);
+    this.policy = ask.onTimeout ?? "";
+    this.node.hidden = Number.isNaN(this.deadline);
+    if (this.node.hidden) return;
+    const at = new Date(this.deadline);
+    this.node.title = `Deadline: ${at.toString()}`;
+    if (this.tracked) this.update();
+    else {
+      this.tracked = true;
+      track(() => this.update());
+    }
+  }
+
+  update() {
+    if (this.node.isConnected) this.seenConnected = true;
+    else if (this.seenConnected || Number.isNaN(this.deadline)) {
+      this.tracked = false;
+      return false; // the form left the page
+    }
+    const remaining = Math.ceil((this.deadline - Date.now()) / 1000);
+    const up = remaining <= 0;
+    const pick = this.policy === PICK_RECOMMENDED || this.policy === 1; // by name or number
+    const clock = up ? "Time is up" : `Answer within ${formatRemaining(remaining)}`;
+    let then;
+    if (up) then = pick ? " — the agent picks the recommended option." : " — the ask expires.";
+    else then = pick ? " — then the agent picks the recommended option." : " — then the ask expires.";
+    if (this.clock.textContent !== clock) this.clock.textContent = clock;
+    if (this.then.textContent !== then) this.then.textContent = then;
+    this.node.dataset.state = up ? "up" : remaining <= 60 ? "soon" : "running";
+    if (up) {
+      this.tracked = false;
+      return false;
+    }
+    return true;
+  }
 }
 
 /** The ask's questions without answer state: equal signatures render the same form. */
@@ -40,17 +198,24 @@ function questionTitle(question) {
 // `question "<id>": ...` is how the server names a question in a field violation.
 const QUESTION_PREFIX = /^question ("(?:[^"\\]|\\.)*"): /;
 
-/** The pending form of one ask. `submit(askId, answers)` sends them; it rejects with RpcError. */
+/** The pending form of one ask. `submit(askId, answers)` sends them and `decline(askId,
+ * reason)` declines the ask; both reject with RpcError (one refused because the ask closed
+ * meanwhile may carry that ask as `closedAsk`). */
 export class AskForm {
-  constructor(ask, { submit }) {
+  constructor(ask, { submit, decline }) {
     this.ask = ask;
     this.signature = questionSignature(ask);
     this.submitAnswers = submit;
+    this.declineAsk = decline;
     this.busy = false;
+    this.declined = false; // this person declined it here: no "not sent" note then
+    this.closedOutcome = null; // set when a send found the ask closed
+    this.countdown = new Countdown();
     this.questions = (ask.questions ?? []).map((question, index) => this.buildQuestion(question, index));
     this.skipNotice = h("p", { class: "skip-notice", role: "status", "aria-live": "polite" });
     this.formError = h("p", { class: "form-error", role: "alert", hidden: true });
     this.button = h("button", { type: "submit", class: "button button-primary" }, "Send answers");
+    this.buildDecline();
     this.node = h(
       "form",
       {
@@ -64,10 +229,123 @@ export class AskForm {
           this.send();
         },
       },
+      this.countdown.node,
       this.questions.map((q) => q.fieldset),
-      h("div", { class: "ask-footer" }, this.skipNotice, this.formError, this.button),
+      h(
+        "div",
+        { class: "ask-footer" },
+        this.skipNotice,
+        this.formError,
+        h("div", { class: "ask-actions" }, this.button, this.declineButton),
+        this.declinePanel,
+      ),
     );
+    this.countdown.set(ask);
     this.refresh();
+  }
+
+  /** The same ask again (same questions): picks up a changed deadline. */
+  update(ask) {
+    this.ask = ask;
+    this.countdown.set(ask);
+  }
+
+  /** "Decline…" opens an in-page confirmation saying what declining does, with an optional
+   * reason; only its "Decline ask" button calls DeclineAsk. */
+  buildDecline() {
+    const titleId = uid("decline-title");
+    const reasonId = uid("decline-reason");
+    this.declineButton = h(
+      "button",
+      { type: "button", class: "button button-quiet decline-open", "aria-expanded": "false" },
+      "Decline…",
+    );
+    this.declineButton.addEventListener("click", () => this.openDecline());
+    this.declineDraftWarning = h("span", { class: "decline-draft", hidden: true }, " What you entered above is not sent.");
+    this.declineReason = h("textarea", { id: reasonId, class: "decline-reason", rows: 2, maxlength: 500 });
+    this.declineError = h("p", { class: "decline-error", role: "alert", hidden: true });
+    this.declineConfirm = h("button", { type: "button", class: "button button-danger" }, "Decline ask");
+    this.declineCancel = h("button", { type: "button", class: "button button-quiet" }, "Keep answering");
+    this.declineConfirm.addEventListener("click", () => this.sendDecline());
+    this.declineCancel.addEventListener("click", () => this.closeDecline());
+    this.declinePanel = h(
+      "div",
+      { class: "decline-panel", role: "group", "aria-labelledby": titleId, hidden: true },
+      h(
+        "p",
+        { class: "decline-warning", id: titleId },
+        h("strong", {}, "Decline this ask?"),
+        " The agent will be told you declined; its run stops.",
+        this.declineDraftWarning,
+      ),
+      h("label", { for: reasonId }, "Reason (optional)"),
+      this.declineReason,
+      this.declineError,
+      h("div", { class: "ask-actions" }, this.declineConfirm, this.declineCancel),
+    );
+    this.declinePanel.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !this.busy) {
+        event.preventDefault();
+        this.closeDecline();
+      }
+    });
+  }
+
+  openDecline() {
+    this.declineDraftWarning.hidden = !this.hasDraft();
+    this.declineError.hidden = true;
+    this.declinePanel.hidden = false;
+    this.declineButton.setAttribute("aria-expanded", "true");
+    this.declineButton.hidden = true;
+    this.declineReason.focus();
+  }
+
+  closeDecline() {
+    this.declinePanel.hidden = true;
+    this.declineButton.hidden = false;
+    this.declineButton.setAttribute("aria-expanded", "false");
+    this.declineButton.focus();
+  }
+
+  async sendDecline() {
+    if (this.busy) return;
+    this.busy = true;
+    this.declineError.hidden = true;
+    this.setDisabled(true);
+    try {
+      this.declined = true;
+      await this.declineAsk(this.ask.askId ?? "", this.declineReason.value.trim());
+    } catch (error) {
+      this.declined = false;
+      const code = error && typeof error.code === "string" ? error.code : "unknown";
+      let text;
+      if (code === "failed_precondition" && error.closedAsk && isFinal(error.closedAsk)) {
+        text = `${closedPhrase(error.closedAsk)}, so it was not declined.`;
+        this.closedOutcome = askStatus(error.closedAsk);
+      } else if (code === "unauthenticated") {
+        text = "Your token is no longer accepted; sign in again to decline.";
+      } else if (["unavailable", "deadline_exceeded", "aborted"].includes(code)) {
+        text = "The server could not be reached; the ask was not declined. Try again.";
+      } else {
+        text = `The ask was not declined: ${error?.message ?? "something went wrong"}`;
+      }
+      this.declineError.textContent = text;
+      this.declineError.hidden = false;
+    } finally {
+      this.busy = false;
+      this.setDisabled(false);
+    }
+  }
+
+  /** Disables the actions while a call is in flight, and for good once the ask is known to
+   * be closed (the inputs stay as they are: nothing entered is taken away). */
+  setDisabled(busy) {
+    const off = busy || this.closedOutcome !== null;
+    this.button.disabled = off;
+    this.declineButton.disabled = off;
+    this.declineConfirm.disabled = off;
+    if (busy) this.node.setAttribute("aria-busy", "true");
+    else this.node.removeAttribute("aria-busy");
   }
 
   buildQuestion(question, index) {
@@ -264,17 +542,30 @@ export class AskForm {
     if (this.busy) return;
     this.clearErrors();
     this.busy = true;
-    this.button.disabled = true;
-    this.node.setAttribute("aria-busy", "true");
+    this.setDisabled(true);
     try {
       await this.submitAnswers(this.ask.askId ?? "", this.answers());
     } catch (error) {
       this.showError(error);
     } finally {
       this.busy = false;
-      this.button.disabled = false;
-      this.node.removeAttribute("aria-busy");
+      this.setDisabled(false);
     }
+  }
+
+  /** What the person entered, question by question, for showing read-only once the ask
+   * closed without it (only the questions they filled in). */
+  unsent() {
+    return this.questions
+      .map((entry) => {
+        const labels = new Map((entry.question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
+        return {
+          question: entry.question,
+          chosen: entry.inputs.filter((i) => i.checked).map((i) => labels.get(i.value) ?? i.value),
+          text: entry.other.value.trim(),
+        };
+      })
+      .filter((item) => item.chosen.length || item.text);
   }
 
   clearErrors() {
@@ -311,7 +602,11 @@ export class AskForm {
       entry.other.setAttribute("aria-invalid", "true");
     }
     // Always a line by the button too: the question at fault may be scrolled out of view.
-    const lead = this.describe(code, error?.message ?? "", byQuestion.size > 0);
+    const closed = code === "failed_precondition" && error?.closedAsk && isFinal(error.closedAsk);
+    if (closed) this.closedOutcome = askStatus(error.closedAsk);
+    const lead = closed
+      ? `${closedPhrase(error.closedAsk)}, so your answers were not sent.`
+      : this.describe(code, error?.message ?? "", byQuestion.size > 0);
     this.formError.replaceChildren(lead, ...general.flatMap((m) => [h("br"), m]));
     this.formError.hidden = false;
   }
@@ -323,7 +618,7 @@ export class AskForm {
           ? "Some answers were not accepted; see the notes next to them."
           : `The answers were not accepted: ${message}`;
       case "failed_precondition":
-        return "This ask has already been answered, so your answers were not sent.";
+        return `This ask was closed, so your answers were not sent: ${message}`;
       case "not_found":
         return "This ask is no longer available to you.";
       case "permission_denied":
@@ -354,12 +649,88 @@ export class AskForm {
   }
 }
 
-/** The read-only view of an answered ask. `note`: optional text shown above it. */
-export function answeredView(ask, note = "") {
+const OUTCOMES = {
+  [STATUS.ANSWERED]: { label: "Answered", kind: "answered" },
+  [STATUS.DECLINED]: { label: "Declined", kind: "declined" },
+  [STATUS.WITHDRAWN]: { label: "Withdrawn by the agent", kind: "withdrawn" },
+  [STATUS.TIMED_OUT]: { label: "Timed out: auto-answered", kind: "timed-out" },
+  [STATUS.EXPIRED]: { label: "Expired", kind: "expired" },
+};
+
+/** Text someone else wrote (a name, a reason), isolated so right-to-left text cannot reorder
+ * the sentence around it. */
+function foreign(text, props = {}) {
+  return h("bdi", props, text);
+}
+
+/** Who closed it and when, as one line. */
+function closedByLine(ask, status) {
+  const at = (stamp) => timeNode(stamp ?? "");
+  switch (status) {
+    case STATUS.ANSWERED:
+      return h(
+        "p",
+        { class: "answered-by" },
+        "Answered by ",
+        h("strong", {}, foreign(ask.answeredByName || ask.answeredByAccountId || "someone")),
+        " at ",
+        at(ask.answeredAt),
+      );
+    case STATUS.DECLINED:
+      return h(
+        "p",
+        { class: "closed-by" },
+        "Declined by ",
+        h("strong", {}, foreign(closerName(ask, "a participant"))),
+        " at ",
+        at(ask.closedAt),
+      );
+    case STATUS.WITHDRAWN:
+      return h(
+        "p",
+        { class: "closed-by" },
+        "Withdrawn by ",
+        h("strong", {}, foreign(closerName(ask, "the agent"))),
+        " (the agent) at ",
+        at(ask.closedAt),
+      );
+    case STATUS.TIMED_OUT:
+      return h(
+        "p",
+        { class: "closed-by" },
+        "Nobody answered in time: ",
+        h("strong", {}, foreign(closerName(ask, "the agent"))),
+        " (the agent) picked the answers marked Timed out, at ",
+        at(ask.closedAt || ask.answeredAt),
+        ".",
+      );
+    case STATUS.EXPIRED:
+      return h("p", { class: "closed-by" }, "Nobody answered before the deadline; the server closed it at ", at(ask.closedAt), ".");
+    default:
+      return h(
+        "p",
+        { class: "closed-by" },
+        "Closed",
+        ask.closedByName || ask.closedByAccountId ? [" by ", h("strong", {}, foreign(closerName(ask, "")))] : null,
+        " at ",
+        at(ask.closedAt),
+      );
+  }
+}
+
+/** The read-only view of a closed ask (any status but PENDING): its outcome, the questions
+ * with whatever answer they got, who or what closed it and when, and the reason given.
+ * `note`: optional text shown above it; `unsent`: what this person had entered but never
+ * sent (from AskForm.unsent()), shown so it is not lost. */
+export function closedView(ask, { note = "", unsent = [] } = {}) {
+  const status = askStatus(ask);
+  const outcome = OUTCOMES[status] ?? { label: "Closed", kind: "closed" };
+  const answeredStatus = status === STATUS.ANSWERED || status === STATUS.TIMED_OUT;
   const questions = (ask.questions ?? []).map((question) => {
     const options = new Map((question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
     const chosen = (question.chosenOptionIds ?? []).map((id) => options.get(id) ?? id);
     const text = question.customText ?? "";
+    const empty = !chosen.length && !text;
     return h(
       "div",
       { class: "answered-question", dataset: { questionId: question.questionId ?? "" } },
@@ -368,22 +739,52 @@ export function answeredView(ask, note = "") {
         { class: "answered-title" },
         question.header ? h("span", { class: "chip" }, question.header) : null,
         h("span", { class: "question-text" }, question.question ?? ""),
-        question.timedOut ? h("span", { class: "badge badge-timeout" }, "Timed out") : null,
+        question.timedOut
+          ? h("span", { class: "badge badge-timeout", title: "Picked automatically when the time ran out" }, "Timed out")
+          : null,
       ),
       chosen.length
-        ? h("ul", { class: "chosen", "aria-label": "Chosen" }, chosen.map((label) => h("li", {}, label)))
+        ? h(
+            "ul",
+            { class: "chosen", "aria-label": question.timedOut ? "Auto-selected" : "Chosen" },
+            chosen.map((label) => h("li", {}, label)),
+          )
         : null,
       text ? h("p", { class: "free-text-label" }, chosen.length || options.size ? "Other:" : "Answer:") : null,
       text ? h("blockquote", { class: "free-text" }, text) : null,
-      !chosen.length && !text ? h("p", { class: "skipped" }, "Skipped") : null,
+      empty ? h("p", { class: "skipped" }, answeredStatus ? "Skipped" : "Not answered") : null,
     );
   });
-  const name = ask.answeredByName || ask.answeredByAccountId || "someone";
+  const reason = ask.closeReason ?? "";
   return h(
     "section",
-    { class: "ask ask-answered", dataset: { askId: ask.askId ?? "" }, "aria-label": "Answered questions" },
+    {
+      class: `ask ask-closed ask-${outcome.kind}`,
+      dataset: { askId: ask.askId ?? "", status },
+      "aria-label": `${outcome.label}: ${plural(questions.length, "question", "questions")} from the agent`,
+    },
+    h("p", { class: "ask-outcome" }, h("span", { class: "outcome-label" }, outcome.label)),
     note ? h("p", { class: "notice" }, note) : null,
     questions,
-    h("p", { class: "answered-by" }, "Answered by ", h("strong", {}, name), " at ", timeNode(ask.answeredAt ?? "")),
+    unsent.length ? unsentView(unsent) : null,
+    closedByLine(ask, status),
+    reason ? h("p", { class: "close-reason" }, "Reason: ", foreign(reason, { class: "close-reason-text" })) : null,
+  );
+}
+
+function unsentView(unsent) {
+  return h(
+    "div",
+    { class: "unsent", role: "group", "aria-label": "Your answers, not sent" },
+    h("p", { class: "unsent-title" }, "Your answers, not sent:"),
+    unsent.map((item) =>
+      h(
+        "div",
+        { class: "unsent-question", dataset: { unsentQuestionId: item.question.questionId ?? "" } },
+        h("p", { class: "answered-title" }, h("span", { class: "question-text" }, questionTitle(item.question))),
+        item.chosen.length ? h("ul", { class: "chosen" }, item.chosen.map((label) => h("li", {}, label))) : null,
+        item.text ? h("blockquote", { class: "free-text" }, item.text) : null,
+      ),
+    ),
   );
 }

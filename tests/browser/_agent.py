@@ -13,6 +13,8 @@ from compass_agent import ConversationUpdated, EventMapper
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from tests._server import Account, RunningServer
 
 GALLERY_FIXTURE: Final = (
@@ -46,15 +48,41 @@ def gallery_frame(*, session: str = "browser") -> comms_pb2.MessageUpdated:
 
 
 def ask_frame(
-    *questions: comms_pb2.AskQuestion, text: str = "", client_message_id: str = ""
+    *questions: comms_pb2.AskQuestion,
+    text: str = "",
+    client_message_id: str = "",
+    deadline: datetime | None = None,
+    on_timeout: comms_pb2.AskTimeoutPolicy = comms_pb2.ASK_TIMEOUT_POLICY_UNSPECIFIED,
 ) -> comms_pb2.MessageUpdated:
     """A frame holding optional text and one Ask of `questions` (built directly, for cases
-    the runtime's mapper would not produce, such as an out-of-range recommendation)."""
+    the runtime's mapper would not produce, such as an out-of-range recommendation), with
+    an optional `deadline` and `on_timeout` policy."""
     blocks: list[comms_pb2.MessageBlock] = []
     if text:
         blocks.append(comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text=text)))
-    blocks.append(comms_pb2.MessageBlock(ask=comms_pb2.Ask(questions=questions)))
+    ask = comms_pb2.Ask(questions=questions, on_timeout=on_timeout)
+    if deadline is not None:
+        ask.deadline.FromDatetime(deadline)
+    blocks.append(comms_pb2.MessageBlock(ask=ask))
     return comms_pb2.MessageUpdated(client_message_id=client_message_id, blocks=blocks)
+
+
+def two_questions(
+    *,
+    deadline: datetime | None = None,
+    on_timeout: comms_pb2.AskTimeoutPolicy = comms_pb2.ASK_TIMEOUT_POLICY_UNSPECIFIED,
+) -> comms_pb2.MessageUpdated:
+    """The gallery's two questions (a recommended single-select, a multi-select), built
+    directly so a deadline can go with them."""
+    return ask_frame(
+        question("db", "Which database?", "Postgres", "SQLite", "MongoDB", recommended=0),
+        question(
+            "features", "Which sign-in methods?", "Email", "OAuth", "SAML", allow_multiple=True
+        ),
+        text="Two decisions before I start:",
+        deadline=deadline,
+        on_timeout=on_timeout,
+    )
 
 
 def question(
@@ -125,3 +153,23 @@ async def get_ask(server: RunningServer, human: Account, ask_id: str) -> comms_p
 
 def ask_ids(message: comms_pb2.Message) -> list[str]:
     return [block.ask.ask_id for block in message.blocks if block.WhichOneof("block") == "ask"]
+
+
+async def close_ask(
+    server: RunningServer,
+    agent: Account,
+    ask_id: str,
+    status: str,
+    *,
+    reason: str = "",
+    answers: list[dict[str, object]] | None = None,
+) -> dict[str, object]:
+    """AgentService/CloseAsk as the asking agent (`status`: "ASK_STATUS_WITHDRAWN" or
+    "ASK_STATUS_TIMED_OUT"); the ask as closed, in Connect-JSON."""
+    body: dict[str, object] = {"askId": ask_id, "status": status, "reason": reason}
+    if answers is not None:
+        body["answers"] = answers
+    result = await rpc(server, agent, "AgentService", "CloseAsk", body)
+    ask = result["ask"]
+    assert isinstance(ask, dict)
+    return ask

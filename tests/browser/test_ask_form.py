@@ -64,7 +64,7 @@ async def test_gallery_ask_is_answered_with_one_submit(ui: UI) -> None:
     await expect(form.locator(".skip-notice")).to_contain_text(
         "2 questions left empty will be sent as skipped"
     )
-    await expect(form.get_by_role("button")).to_have_text("Send, skipping all")
+    await expect(form.locator("button[type=submit]")).to_have_text("Send, skipping all")
     await ui.screenshots(page, "unanswered")
 
     await db.get_by_label("SQLite").check()

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 
 IMG = '<img src=x onerror="window.__pwned = 1; alert(1)">'
 SCRIPT = "<script>window.__pwned = 2; alert(2)</script>"
+ANSWER_WITHOUT_STATUS = (
+    "UPDATE asks SET answers = $1::jsonb, answered_by_account_id = $2,"
+    " answered_at = '2026-03-04T05:06:07Z' WHERE ask_id = $3"
+)
+ANSWER_WITH_STATUS = (
+    "UPDATE asks SET answers = $1::jsonb, answered_by_account_id = $2,"
+    " answered_at = '2026-03-04T05:06:07Z', status = 'answered' WHERE ask_id = $3"
+)
 
 
 async def test_agent_text_is_shown_as_text_and_runs_nothing(ui: UI) -> None:
@@ -103,17 +111,21 @@ async def test_answered_ask_is_read_only_with_who_when_and_timed_out(ui: UI) -> 
     server, world = ui.server, ui.world
     message = await _agent.append(server, world.agent, world.channel_id, _agent.gallery_frame())
     [ask_id] = _agent.ask_ids(message)
-    # Nothing in the server writes timed_out yet (an automatic answer is future work), so the
-    # answer state is written the way the store keeps it.
+    # An answer state no RPC writes as ANSWERED (timed_out marks on an answer): written the
+    # way the store keeps it (the status column, where the schema has one, says answered).
+    # CloseAsk's TIMED_OUT outcome is covered by test_outcomes.py.
     answers = [
         {"question_id": "db", "chosen_option_ids": ["0"], "custom_text": "", "timed_out": True},
         {"question_id": "features", "chosen_option_ids": [], "custom_text": "", "timed_out": True},
     ]
     conn = await asyncpg.connect(server.dsn)
     try:
+        has_status = await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns"
+            " WHERE table_name = 'asks' AND column_name = 'status')"
+        )
         await conn.execute(
-            "UPDATE asks SET answers = $1::jsonb, answered_by_account_id = $2,"
-            " answered_at = '2026-03-04T05:06:07Z' WHERE ask_id = $3",
+            ANSWER_WITH_STATUS if has_status else ANSWER_WITHOUT_STATUS,
             json.dumps(answers),
             world.agent.account_id,
             ask_id,
