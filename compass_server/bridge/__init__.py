@@ -1,6 +1,8 @@
 """`compass agent-bridge`: a live agent runtime connected to a Compass channel (SPEC §2.3).
 
-The bridge reads the runtime's JSON-lines events, maps them with `compass_agent.EventMapper`,
+Two transports (README, "Connecting an agent"): oh-my-pi's JSON-lines RPC mode
+(`--protocol rpc`) and the Agent Client Protocol (`--protocol acp`, preferred). Either way
+the bridge maps the runtime's events with `compass_agent.EventMapper`,
 posts the frames through AgentService (the first frame of a message as AppendMessage, every
 later one as UpdateMessage with the minted ask ids written back by position, so an ask that
 starts after its message was stored joins that message), and for every ask the runtime waits
@@ -15,10 +17,14 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
   ids hidden by a lost response;
 - `core`: what both transports share: mapper, poster, the outcome wait (`watch`), and
   closing asks nobody waits for (CloseAsk, retried with the poster's `call_with_retry`);
-- `runner`: `Bridge`, the event loop's core (mapping, correlation, answer delivery);
-- `session`: child process or stdin/stdout, signals, exit codes.
+- `runner`: `Bridge`, the RPC transport's core (mapping, correlation, answer delivery
+  through omp's select/editor dialogs);
+- `session`: the RPC transport's child process or stdin/stdout, signals, exit codes;
+- `acp`: `AcpBridge`, the ACP client (session updates, form elicitations, permission
+  requests); `acp_events`: ACP updates -> the mapper's events; `forms`: ACP form schemas
+  <-> typed Asks; `acp_run`: the agent process, one prompt turn, signals, exit codes.
 
-Layering: the bridge is an AgentService *client*. It imports compass_agent, gen and httpx,
+Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, httpx and the ACP library,
 never the store, asyncpg or the server's handlers (tests/bridge/test_layering.py).
 """
 
@@ -163,9 +169,9 @@ def main(args: argparse.Namespace) -> int:
         prompt=prompt,
     )
     if protocol == "acp":
-        from compass_server.bridge import acp
+        from compass_server.bridge import acp_run
 
-        return asyncio.run(acp.run(options))
+        return asyncio.run(acp_run.run(options))
     return asyncio.run(run(options))
 
 
