@@ -71,7 +71,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import asyncpg
 import httpx
@@ -373,8 +373,8 @@ def echo_app(token: str, account_id: str) -> Starlette:
         routes=[
             Route("/healthz", probe),
             Route("/readyz", probe),
-            Mount(agent.path, app=gated(agent)),
-            Mount(comms.path, app=gated(comms)),
+            Mount(agent.path, app=gated(cast("ASGIApp", agent))),
+            Mount(comms.path, app=gated(cast("ASGIApp", comms))),
             Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
         ]
     )

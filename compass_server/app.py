@@ -14,11 +14,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from compass_server import wire
+from compass_server import telemetry, wire
 from compass_server.errors import UnavailableError
 from compass_server.gate import AuthContext, ConnectGate
 from compass_server.hub import ChangeHub
 from compass_server.interceptors import ErrorMapping
+from compass_server.metrics import Metrics, metrics_endpoint
 from compass_server.service import AgentHandlers, CommsHandlers
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from compass_server.config import Settings
 
 logger = logging.getLogger(__name__)
+
+LISTENER_GRACE_SECONDS: Final = 1.0
+"""How long /readyz waits for a (re)connecting change listener before it says "down"."""
 
 STATIC_DIR: Final = Path(__file__).parent / "static"
 
@@ -88,6 +92,7 @@ def create_app(
     *,
     store: Store | None = None,
     clock: Callable[[], datetime] = utc_now,
+    tracing: telemetry.Tracing | None = None,
 ) -> Starlette:
     """Build the ASGI app.
 
@@ -96,7 +101,10 @@ def create_app(
         store: an already-open store (tests); its owner opens and closes it. When omitted,
             the lifespan opens a PostgresStore on `settings.database_url`.
         clock: "now" for the deadline sweeper (tests inject their own).
+        tracing: OpenTelemetry traces (tests); when omitted, as the environment says (off
+            unless configured: `telemetry.from_environment`).
     """
+    tracing = tracing or telemetry.from_environment()
     owned: PostgresStore | None = None
     if store is None:
         if not settings.database_url:
@@ -118,13 +126,37 @@ def create_app(
         grace=timedelta(seconds=settings.expiry_grace_seconds),
         clock=clock,
     )
+    # -- metrics (README "Operating") --
+    metrics = Metrics(
+        clock,
+        pool_in_use=store.pool_in_use if isinstance(store, PostgresStore) else lambda: None,
+        count_pending=store.count_pending if isinstance(store, PostgresStore) else None,
+    )
+    sweeper.on_expired = metrics.expired
+    listener_up = asyncio.Event()
+
+    def listener_connected() -> None:
+        listener_up.set()
+        metrics.listener_connected()
+        hub.resync()
+
+    async def listen() -> None:
+        if isinstance(store, PostgresStore):
+            await store.listen(hub.publish, listener_connected, on_lost=listener_up.clear)
+        else:
+            await store.listen(hub.publish, listener_connected)
+
     compressions = [wire.BoundedGzip(settings.max_request_bytes)]
-    interceptors = [ErrorMapping()]
+    interceptors = [metrics.interceptor(auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
-        AgentHandlers(store, auth, hub), interceptors=interceptors, compressions=compressions
+        AgentHandlers(store, auth, hub, metrics=metrics),
+        interceptors=interceptors,
+        compressions=compressions,
     )
     comms_rpc = CommsServiceASGIApplication(
-        CommsHandlers(store, auth, hub), interceptors=interceptors, compressions=compressions
+        CommsHandlers(store, auth, hub, metrics=metrics),
+        interceptors=interceptors,
+        compressions=compressions,
     )
 
     def gated(rpc: ASGIApp) -> ASGIApp:
@@ -139,9 +171,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         async with contextlib.AsyncExitStack() as stack:
+            if tracing is not None:
+                stack.enter_context(tracing.running())
             if owned is not None:
                 await stack.enter_async_context(owned)
-            listener = asyncio.create_task(hub.run(store), name="compass-change-listener")
+            listener = asyncio.create_task(listen(), name="compass-change-listener")
             sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
             try:
                 yield
@@ -155,21 +189,38 @@ def create_app(
         return JSONResponse({"status": "ok"})
 
     async def readyz(_request: Request) -> JSONResponse:
+        database = "ok"
         try:
             await store.ping()
         except UnavailableError:
-            return JSONResponse({"status": "unavailable"}, status_code=503)
-        return JSONResponse({"status": "ok"})
+            database = "down"
+        if not metrics.listener_ever_connected:  # just started: a moment's grace
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(listener_up.wait(), LISTENER_GRACE_SECONDS)
+        listener = "ok" if listener_up.is_set() else "down"
+        ready = database == "ok" and listener == "ok"
+        return JSONResponse(
+            {
+                "status": "ok" if ready else "unavailable",
+                "database": database,
+                "listener": listener,
+            },
+            status_code=200 if ready else 503,
+        )
 
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
+        Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
         Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
         Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
         Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    if tracing is not None:
+        tracing.install(app)
     app.state.change_hub = hub
+    app.state.metrics = metrics
     return app
 
 

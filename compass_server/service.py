@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     from compass_server.gate import AuthContext
     from compass_server.hub import ChangeHub, Signal
-    from compass_server.store import AccountRow, AskRow, Store
+    from compass_server.metrics import Metrics
+    from compass_server.store import AccountRow, AskRow, MessageRow, Store
 
     # Handlers never read the context's message types; the gate did the header work.
     Ctx: TypeAlias = RequestContext[object, object]
@@ -73,7 +74,9 @@ class _Handlers:
         hub: ChangeHub,
         *,
         recheck_seconds: float = RECHECK_SECONDS,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._store = store
         self._auth = auth
         self._hub = hub
@@ -101,6 +104,8 @@ class CommsHandlers(_Handlers, CommsService):
             page_size=request.page_size,
             page_token=request.page_token,
         )
+        if self._metrics is not None:
+            self._metrics.viewed(a for row in page.messages for a in row.ask_ids)
         return comms_pb2.ListMessagesResponse(
             messages=[row.to_proto() for row in page.messages],
             next_page_token=page.next_page_token,
@@ -109,6 +114,8 @@ class CommsHandlers(_Handlers, CommsService):
     async def get_ask(self, request: comms_pb2.GetAskRequest, ctx: Ctx) -> comms_pb2.GetAskResponse:
         _require_id("ask_id", request.ask_id)
         row = await self._store.get_ask(self._auth.current(), request.ask_id)
+        if self._metrics is not None:
+            self._metrics.viewed((row.ask.ask_id,))
         return comms_pb2.GetAskResponse(
             ask=row.ask, message_id=row.message_id, channel_id=row.channel_id
         )
@@ -133,6 +140,8 @@ class CommsHandlers(_Handlers, CommsService):
                 for row in rows:
                     yield comms_pb2.WatchChannelResponse(message=row.to_proto())
                     last = max(last, row.revision)
+                    if self._metrics is not None:
+                        self._metrics.viewed(row.ask_ids)
                 if len(rows) == REPLAY_BATCH:
                     continue  # more to replay
                 if announce or not rows:
@@ -150,7 +159,9 @@ class CommsHandlers(_Handlers, CommsService):
     ) -> comms_pb2.RespondToAskResponse:
         # The store applies SPEC §4 steps 2-7 in order (malformed, visibility, participation,
         # already answered, validation, atomic write).
-        await self._store.answer_ask(self._auth.current(), request.ask_id, request.answers)
+        row = await self._store.answer_ask(self._auth.current(), request.ask_id, request.answers)
+        if self._metrics is not None:
+            self._metrics.outcome(row)
         return comms_pb2.RespondToAskResponse()
 
     async def decline_ask(
@@ -158,7 +169,9 @@ class CommsHandlers(_Handlers, CommsService):
     ) -> comms_pb2.DeclineAskResponse:
         # The store applies the guards in order (malformed, visibility, participation, final
         # other than an identical retry) and writes DECLINED (docs/ask-outcomes.md).
-        await self._store.decline_ask(self._auth.current(), request.ask_id, request.reason)
+        row = await self._store.decline_ask(self._auth.current(), request.ask_id, request.reason)
+        if self._metrics is not None:
+            self._metrics.outcome(row)
         return comms_pb2.DeclineAskResponse()
 
 
@@ -179,6 +192,7 @@ class AgentHandlers(_Handlers, AgentService):
             request.frame.blocks,
             client_message_id=request.frame.client_message_id,
         )
+        self._asks_seen(row)
         return agent_pb2.AppendMessageResponse(message=row.to_proto())
 
     async def update_message(
@@ -188,6 +202,7 @@ class AgentHandlers(_Handlers, AgentService):
         row = await self._store.update_message(
             self._auth.current(), request.frame.message_id, request.frame.blocks
         )
+        self._asks_seen(row)
         return agent_pb2.UpdateMessageResponse(message=row.to_proto())
 
     async def watch_ask(
@@ -221,7 +236,13 @@ class AgentHandlers(_Handlers, AgentService):
             request.reason,
             request.answers,
         )
+        if self._metrics is not None:
+            self._metrics.outcome(row)
         return agent_pb2.CloseAskResponse(ask=row.ask)
+
+    def _asks_seen(self, row: MessageRow) -> None:
+        if self._metrics is not None:
+            self._metrics.asks_seen(block.ask for block in row.blocks if block.HasField("ask"))
 
 
 def _ask_state(row: AskRow) -> bytes:

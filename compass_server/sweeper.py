@@ -58,6 +58,7 @@ class Sweeper:
         self._interval = interval
         self._grace = grace
         self._clock = clock
+        self.on_expired: Callable[[Sequence[str]], None] = lambda _ids: None
 
     async def sweep_once(self) -> Sequence[str]:
         """One sweep.
@@ -65,7 +66,9 @@ class Sweeper:
         Returns:
             The ask ids it expired (empty when another process holds the sweeper lock).
         """
-        return await self._store.expire_due(self._clock(), self._grace)
+        expired = await self._store.expire_due(self._clock(), self._grace)
+        self.on_expired(expired)
+        return expired
 
     async def run(self) -> None:
         """Sweep every `interval` seconds until cancelled; a failed sweep is logged and the

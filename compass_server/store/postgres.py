@@ -554,6 +554,18 @@ class PostgresStore(Store):
         async with self._connection() as conn:
             await conn.fetchval(_PING)
 
+    def pool_in_use(self) -> int | None:
+        """Pool connections checked out now (None before the pool opens); for /metrics."""
+        pool = self._pool
+        if pool is None:
+            return None
+        return pool.get_size() - pool.get_idle_size()
+
+    async def count_pending(self) -> int:
+        """How many asks are PENDING now, in every channel; for /metrics."""
+        async with self._connection() as conn:
+            return int(await conn.fetchval("SELECT count(*) FROM asks WHERE status = 'pending'"))
+
     # -- accounts, workspaces, channels -------------------------------------------------------
 
     async def create_workspace(self, name: str) -> WorkspaceRow:
@@ -984,6 +996,7 @@ class PostgresStore(Store):
         retry_delay: float = 0.5,
         max_retry_delay: float = 10.0,
         health_check_seconds: float = 15.0,
+        on_lost: Callable[[], None] = lambda: None,
     ) -> None:
         """See `Store.listen`.
 
@@ -1024,6 +1037,7 @@ class PostgresStore(Store):
                     logger.warning("change listener lost its connection (%s)", type(exc).__name__)
                 finally:
                     conn.terminate()
+                    on_lost()
                 logger.warning("change listener disconnected; reconnecting in %.1fs", delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, max_retry_delay)

@@ -140,7 +140,11 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
         assert postmaster in _postgres_processes_in(pgdata)
 
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-            assert (await client.get("/readyz")).json() == {"status": "ok"}
+            assert (await client.get("/readyz")).json() == {
+                "status": "ok",
+                "database": "ok",
+                "listener": "ok",
+            }
             assert (await client.get("/healthz")).json() == {"status": "ok"}
             channels = await call(client, "ListChannels", {}, str(human["token"]))
             assert channels.ok, channels

@@ -15,7 +15,11 @@ async def test_probes_and_an_authenticated_call(
 ) -> None:
     async with httpx.AsyncClient(base_url=compass_server.url) as client:
         assert (await client.get("/healthz")).json() == {"status": "ok"}
-        assert (await client.get("/readyz")).json() == {"status": "ok"}
+        assert (await client.get("/readyz")).json() == {
+            "status": "ok",
+            "database": "ok",
+            "listener": "ok",
+        }
         anonymous = await client.post(
             "/compass.v1.CommsService/ListChannels",
             json={},

@@ -68,3 +68,17 @@ def test_compose_uses_only_variables_the_server_reads() -> None:
     assert re.search(
         r"COMPASS_DATABASE_URL: postgresql://compass:compass@postgres:5432/compass", compose
     )
+
+
+def test_operating_variables() -> None:
+    settings = Settings.from_env(
+        {"COMPASS_METRICS_TOKEN": "t", "COMPASS_METRICS_PORT": "9100", "COMPASS_LOG_FORMAT": "json"}
+    )
+    assert (settings.metrics_token, settings.metrics_port, settings.log_format) == (
+        "t",
+        9100,
+        "json",
+    )
+    assert Settings.from_env({}).metrics_port is None
+    with pytest.raises(ConfigError, match="COMPASS_LOG_FORMAT"):
+        Settings.from_env({"COMPASS_LOG_FORMAT": "xml"})

@@ -13,7 +13,7 @@ import json
 import logging
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httpx
 import pytest
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from connectrpc.request import RequestContext
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 SECRET = "s3cr3t-detail-from-a-stack"
 
@@ -115,7 +115,11 @@ def client() -> httpx.AsyncClient:
         compressions=[wire.BoundedGzip(4096)],
     )
     app = ConnectGate(
-        rpc, auth=AUTH, authenticate=authenticate, authorize=authorize, max_body_bytes=4096
+        cast("ASGIApp", rpc),  # connect types its apps with asgiref's types when installed
+        auth=AUTH,
+        authenticate=authenticate,
+        authorize=authorize,
+        max_body_bytes=4096,
     )
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 

@@ -1,0 +1,396 @@
+"""Prometheus metrics and the per-RPC access log (README "Operating").
+
+One `Metrics` per app, on its own CollectorRegistry (no process-global state). What it knows
+about asks (when each was created and first viewed, which reached their outcome) it keeps in
+memory per process: a server restart or an ask created through another process simply goes
+unobserved in the time-to-answer / time-to-first-view histograms.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+import time
+import uuid
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final, TypeVar
+
+from connectrpc.errors import ConnectError
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from starlette.responses import Response
+
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+    from datetime import datetime
+
+    from connectrpc.request import RequestContext
+    from prometheus_client.metrics_core import Metric
+    from starlette.requests import Request
+
+    from compass_server.gate import AuthContext
+    from compass_server.store import AccountRow, AskRow
+
+REQ = TypeVar("REQ")
+V = TypeVar("V")
+RES = TypeVar("RES")
+
+access_logger = logging.getLogger("compass.access")
+
+STREAM_KINDS: Final = frozenset({"WatchChannel", "WatchAsk"})
+_REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_ASK_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600)
+_PENDING_CACHE_SECONDS: Final = 5.0
+REMEMBERED_ASKS: Final = 100_000
+"""Ask ids kept per table (created, viewed, final): about 10 MB at most."""
+_FINAL_NAMES: Final = {
+    comms_pb2.ASK_STATUS_ANSWERED: "answered",
+    comms_pb2.ASK_STATUS_DECLINED: "declined",
+    comms_pb2.ASK_STATUS_WITHDRAWN: "withdrawn",
+    comms_pb2.ASK_STATUS_TIMED_OUT: "timed_out",
+    comms_pb2.ASK_STATUS_EXPIRED: "expired",
+}
+
+
+class Metrics:
+    """The app's metrics, on a dedicated registry."""
+
+    def __init__(
+        self,
+        clock: Callable[[], datetime],
+        *,
+        pool_in_use: Callable[[], int | None] = lambda: None,
+        count_pending: Callable[[], Awaitable[int]] | None = None,
+        remember: int = REMEMBERED_ASKS,
+    ) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._clock = clock
+        self._count_pending = count_pending
+        self._pending: tuple[float, int] | None = None
+        # Bounded, oldest forgotten first: an ask that ends in another process (or never) must
+        # not hold memory here forever. Forgetting costs at most one observation.
+        self._created: _Recent[datetime] = _Recent(remember)
+        self._viewed: _Recent[None] = _Recent(remember)
+        self._final: _Recent[None] = _Recent(remember)
+        r = self.registry
+        self.rpc_total = Counter(
+            "compass_rpc", "RPCs served, by method and Connect code", ["method", "code"], registry=r
+        )
+        self.rpc_seconds = Histogram(
+            "compass_rpc_duration_seconds",
+            "RPC duration (a stream's: its whole life), by method and Connect code",
+            ["method", "code"],
+            registry=r,
+        )
+        self.streams = Gauge(
+            "compass_live_streams", "Open watch streams, by kind", ["kind"], registry=r
+        )
+        for kind in STREAM_KINDS:
+            self.streams.labels(kind=kind)
+        self.listener_reconnects = Counter(
+            "compass_listener_reconnects",
+            "Times the change listener (re)connected after the first time",
+            registry=r,
+        )
+        self.asks_created = Counter("compass_asks_created", "Asks created", registry=r)
+        self.outcomes = Counter(
+            "compass_ask_outcomes",
+            "Asks that reached an outcome, by status",
+            ["status"],
+            registry=r,
+        )
+        for name in _FINAL_NAMES.values():
+            self.outcomes.labels(status=name)
+        self.questions_answered = Counter(
+            "compass_questions_answered", "Questions answered through RespondToAsk", registry=r
+        )
+        self.questions_other = Counter(
+            "compass_questions_answered_other",
+            'Questions answered through RespondToAsk with free text ("Other")',
+            registry=r,
+        )
+        self.auto_picks = Counter(
+            "compass_questions_auto_picked",
+            "Questions recorded timed_out by CloseAsk TIMED_OUT (the runtime's automatic pick)",
+            registry=r,
+        )
+        self.time_to_answer = Histogram(
+            "compass_ask_time_to_answer_seconds",
+            "From an ask's creation to its answer (asks created by this process)",
+            buckets=_ASK_BUCKETS,
+            registry=r,
+        )
+        self.time_to_first_view = Histogram(
+            "compass_ask_time_to_first_view_seconds",
+            "From an ask's creation to the first time a participant was sent it",
+            buckets=_ASK_BUCKETS,
+            registry=r,
+        )
+        r.register(_Sampled(pool_in_use, lambda: self._pending))
+        self._connected_once = False
+
+    # -- listener --------------------------------------------------------------------------
+
+    @property
+    def listener_ever_connected(self) -> bool:
+        return self._connected_once
+
+    def listener_connected(self) -> None:
+        if self._connected_once:
+            self.listener_reconnects.inc()
+        self._connected_once = True
+
+    # -- asks --------------------------------------------------------------------------------
+
+    def asks_seen(self, asks: Iterable[comms_pb2.Ask]) -> None:
+        """After AppendMessage/UpdateMessage: count pending asks this process has not seen
+        before (an update that carries an already-final ask counts nothing)."""
+        for ask in asks:
+            if (
+                ask.ask_id
+                and ask.status == comms_pb2.ASK_STATUS_PENDING
+                and ask.ask_id not in self._created
+                and ask.ask_id not in self._final
+            ):
+                self._created[ask.ask_id] = self._clock()
+                self.asks_created.inc()
+
+    def viewed(self, ask_ids: Iterable[str]) -> None:
+        """A participant was sent these asks (ListMessages, GetAsk, WatchChannel)."""
+        for ask_id in ask_ids:
+            created = self._created.get(ask_id)
+            if created is None or ask_id in self._viewed:
+                continue
+            self._viewed[ask_id] = None
+            self.time_to_first_view.observe(_seconds(self._clock() - created))
+
+    def outcome(self, row: AskRow) -> None:
+        """After a final write (RespondToAsk, DeclineAsk, CloseAsk); retries count once."""
+        ask = row.ask
+        name = _FINAL_NAMES.get(ask.status)
+        if name is None or ask.ask_id in self._final:
+            return
+        self._final[ask.ask_id] = None
+        self.outcomes.labels(status=name).inc()
+        created = self._created.pop(ask.ask_id, None)
+        self._viewed.pop(ask.ask_id, None)
+        if ask.status == comms_pb2.ASK_STATUS_ANSWERED:
+            for question in ask.questions:
+                self.questions_answered.inc()
+                if question.custom_text:
+                    self.questions_other.inc()
+            if created is not None:
+                self.time_to_answer.observe(_seconds(self._clock() - created))
+        elif ask.status == comms_pb2.ASK_STATUS_TIMED_OUT:
+            self.auto_picks.inc(sum(1 for q in ask.questions if q.timed_out))
+
+    def expired(self, ask_ids: Iterable[str]) -> None:
+        """After a sweep: the asks it closed as EXPIRED."""
+        for ask_id in ask_ids:
+            if ask_id in self._final:
+                continue
+            self._final[ask_id] = None
+            self._created.pop(ask_id, None)
+            self._viewed.pop(ask_id, None)
+            self.outcomes.labels(status="expired").inc()
+
+    def remembered(self) -> int:
+        """How many ask ids it holds (bounded by 3 x `remember`)."""
+        return len(self._created) + len(self._viewed) + len(self._final)
+
+    # -- exposition --------------------------------------------------------------------------
+
+    async def render(self) -> bytes:
+        if self._count_pending is not None:
+            now = time.monotonic()
+            if self._pending is None or now - self._pending[0] > _PENDING_CACHE_SECONDS:
+                try:
+                    self._pending = (now, await self._count_pending())
+                except Exception:  # noqa: BLE001 - a scrape must not fail on the database
+                    logging.getLogger(__name__).warning("pending ask count failed")
+        return generate_latest(self.registry)
+
+    # -- RPC observation ---------------------------------------------------------------------
+
+    def interceptor(self, auth: AuthContext[AccountRow]) -> RpcObserver:
+        return RpcObserver(self, auth)
+
+
+def _seconds(delta: object) -> float:
+    from datetime import timedelta
+
+    return max(0.0, delta.total_seconds()) if isinstance(delta, timedelta) else 0.0
+
+
+class _Sampled:
+    """Gauges read at scrape time: pool connections in use, pending asks (cached)."""
+
+    def __init__(
+        self, pool_in_use: Callable[[], int | None], pending: Callable[[], tuple[float, int] | None]
+    ) -> None:
+        self._pool_in_use = pool_in_use
+        self._pending = pending
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        in_use = self._pool_in_use()
+        if in_use is not None:
+            yield GaugeMetricFamily(
+                "compass_db_pool_connections_in_use", "Pool connections in use", value=in_use
+            )
+        pending = self._pending()
+        if pending is not None:
+            yield GaugeMetricFamily(
+                "compass_asks_pending", "Asks pending now (cached briefly)", value=pending[1]
+            )
+
+
+class RpcObserver:
+    """Connect interceptor (outermost): RPC count/latency, live streams, one access line."""
+
+    def __init__(self, metrics: Metrics, auth: AuthContext[AccountRow]) -> None:
+        self._m = metrics
+        self._auth = auth
+
+    async def intercept_unary(
+        self,
+        call_next: Callable[[REQ, RequestContext[REQ, RES]], Awaitable[RES]],
+        request: REQ,
+        ctx: RequestContext[REQ, RES],
+    ) -> RES:
+        start = time.perf_counter()
+        code = "ok"
+        try:
+            return await call_next(request, ctx)
+        except ConnectError as exc:
+            code = exc.code.value
+            raise
+        except BaseException:
+            code = "internal"
+            raise
+        finally:
+            self._done(ctx, code, start)
+
+    async def intercept_server_stream(
+        self,
+        call_next: Callable[[REQ, RequestContext[REQ, RES]], AsyncIterator[RES]],
+        request: REQ,
+        ctx: RequestContext[REQ, RES],
+    ) -> AsyncIterator[RES]:
+        start = time.perf_counter()
+        kind = ctx.method().name
+        gauge = self._m.streams.labels(kind=kind) if kind in STREAM_KINDS else None
+        if gauge is not None:
+            gauge.inc()
+        code = "ok"
+        try:
+            async for response in call_next(request, ctx):
+                yield response
+        except ConnectError as exc:
+            code = exc.code.value
+            raise
+        except BaseException:
+            code = "canceled"
+            raise
+        finally:
+            if gauge is not None:
+                gauge.dec()
+            self._done(ctx, code, start)
+
+    def _done(self, ctx: RequestContext[REQ, RES], code: str, start: float) -> None:
+        seconds = time.perf_counter() - start
+        method = ctx.method().name
+        self._m.rpc_total.labels(method=method, code=code).inc()
+        self._m.rpc_seconds.labels(method=method, code=code).observe(seconds)
+        incoming = ctx.request_headers().get("x-request-id") or ""
+        request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        try:
+            account_id = self._auth.current().account_id
+        except Exception:  # noqa: BLE001 - no account: logged as empty
+            account_id = ""
+        access_logger.info(
+            "%s %s %.1fms",
+            method,
+            code,
+            seconds * 1000,
+            extra={
+                "request_id": request_id,
+                "method": method,
+                "account_id": account_id,
+                "code": code,
+                "duration_ms": round(seconds * 1000, 3),
+            },
+        )
+
+
+def metrics_endpoint(
+    metrics: Metrics, token: str | None
+) -> Callable[[Request], Awaitable[Response]]:
+    """GET /metrics: 404 without a token configured, 401 without the right Bearer token."""
+
+    async def endpoint(request: Request) -> Response:
+        if not token:
+            return Response("Not Found", status_code=404)
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode(), token.encode()
+        ):
+            return Response("Unauthorized", status_code=401, headers={"www-authenticate": "Bearer"})
+        return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    return endpoint
+
+
+def open_metrics_endpoint(metrics: Metrics) -> Callable[[Request], Awaitable[Response]]:
+    """GET /metrics without a token: for the separate COMPASS_METRICS_PORT server."""
+
+    async def endpoint(_request: Request) -> Response:
+        return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    return endpoint
+
+
+# -- JSON logs -------------------------------------------------------------------------------
+
+_FIELDS: Final = ("request_id", "method", "account_id", "code", "duration_ms")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record (COMPASS_LOG_FORMAT=json)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, object] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for field in _FIELDS:
+            value: object = record.__dict__.get(field)
+            if value is not None:
+                doc[field] = value
+        if record.exc_info:
+            doc["exception"] = self.formatException(record.exc_info)
+        return json.dumps(doc, default=str)
+
+
+class _Recent(OrderedDict[str, V]):
+    """A dict that forgets its oldest entries beyond `limit` (insertion order). Eight lines of
+    OrderedDict, not worth a dependency such as cachetools."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._limit = limit
+
+    def __setitem__(self, key: str, value: V) -> None:
+        super().__setitem__(key, value)
+        while len(self) > self._limit:
+            self.popitem(last=False)
