@@ -4,6 +4,7 @@ database, reached over real HTTP on 127.0.0.1; plus a seeded world with a token 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import queue
@@ -15,11 +16,15 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import uvicorn
+
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Mapping
+    from collections.abc import AsyncGenerator, Generator, Mapping
+
+    from starlette.applications import Starlette
 
 READY_PREFIX = "Compass is running at "
 
@@ -106,6 +111,24 @@ def serve(
         reader.join(timeout=5)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@contextlib.asynccontextmanager
+async def in_process(app: Starlette, *, shutdown_seconds: float = 15.0) -> AsyncGenerator[str]:
+    """`app` on uvicorn in this event loop, on a free port of 127.0.0.1, lifespan included
+    (for tests that need the app object itself); yields its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, shutdown_seconds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

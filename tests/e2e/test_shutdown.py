@@ -18,7 +18,6 @@ import time
 from typing import TYPE_CHECKING
 
 import httpx
-import uvicorn
 
 from compass_server.app import create_app
 from compass_server.config import Settings
@@ -72,18 +71,8 @@ async def _hub_of(app: Starlette) -> ChangeHub:
 
 async def _in_process(database_url: str) -> AsyncGenerator[tuple[str, ChangeHub]]:
     app = create_app(Settings(database_url=database_url))
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/", await _hub_of(app)
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, SHUTDOWN_SECONDS)
+    async with _server.in_process(app, shutdown_seconds=SHUTDOWN_SECONDS) as url:
+        yield url, await _hub_of(app)
 
 
 async def test_a_watch_whose_client_left_stops_watching(database_url: str) -> None:

@@ -14,7 +14,6 @@ exporting over OTLP/HTTP to a collector stub on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import http.server
 import json
@@ -28,7 +27,6 @@ from typing import TYPE_CHECKING
 import asyncpg
 import httpx
 import pytest
-import uvicorn
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -42,32 +40,14 @@ from tests.e2e._asks import answer, post_ask, respond
 from tests.e2e._connect import auth, call, open_stream, path
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Generator
+    from collections.abc import Generator
 
     from opentelemetry.sdk.trace import ReadableSpan
-    from starlette.applications import Starlette
 
 RESPOND = "compass.v1.CommsService/RespondToAsk"
 WATCH_ASK = "compass.v1.AgentService/WatchAsk"
 ANSWERS = (answer("db", "1"), answer("features", "0"))
 QUERY_SECRET = "query-secret-7f3a"
-
-
-@contextlib.asynccontextmanager
-async def _served(app: Starlette) -> AsyncGenerator[str]:
-    """`app` on uvicorn on a free port of 127.0.0.1, lifespan included; its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
 
 
 def _attribute_text(spans: tuple[ReadableSpan, ...]) -> str:
@@ -99,7 +79,10 @@ async def test_rpc_spans_carry_connect_codes_and_sql_children_without_secrets(
     # A sweep every 20 ms: its statements must not show up as traces of their own.
     settings = Settings(database_url=database_url, sweep_interval_seconds=0.02)
     app = create_app(settings, tracing=tracing)
-    async with _served(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
+    async with (
+        _server.in_process(app) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as client,
+    ):
         ask_id = await post_ask(client, world.agent.token, world.channel_id)
         answered = await call(client, "RespondToAsk", respond(ask_id, *ANSWERS), world.human.token)
         assert answered.ok, answered
