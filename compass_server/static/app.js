@@ -5,6 +5,7 @@ import { RpcError, serverStream, unary } from "./connect.js";
 import { h, reconcile, timeNode } from "./dom.js";
 
 const TOKEN_KEY = "compass.token";
+const LAST_CHANNEL_KEY = "compass.lastChannel"; // an id, not a secret: kept across tabs
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
 
@@ -19,6 +20,7 @@ class ChannelView {
     this.channel = channel;
     this.onAuthLost = onAuthLost;
     this.revision = 0n; // highest revision seen: where a new watch resumes
+    this.loaded = false; // the first ListMessages pages are all in
     this.messages = new Map(); // messageId -> message
     this.articles = new Map(); // messageId -> <article>
     this.forms = new Map(); // askId -> AskForm (pending asks)
@@ -53,13 +55,40 @@ class ChannelView {
       } catch (error) {
         if (signal.aborted) return;
         if (!this.recoverable(error)) return;
-        this.setStatus(`Could not load; retrying in ${Math.max(1, Math.round(delay / 1000))} s…`, "reconnecting");
-        await sleep(delay, signal);
+        await this.countdown(delay, signal, (s) => `Could not load; retrying in ${s} s…`);
         delay = Math.min(delay * 2, RETRY_MAX_MS);
       }
     }
     if (!this.messages.size) this.empty.textContent = "No messages yet.";
+    this.loaded = true;
+    this.showFirstPending();
     await this.watch(signal);
+  }
+
+  /** Waits `ms`, saying every second how long is left (`text(seconds)`). */
+  async countdown(ms, signal, text) {
+    const end = Date.now() + ms;
+    while (!signal.aborted) {
+      const left = end - Date.now();
+      if (left <= 0) return;
+      this.setStatus(text(Math.max(1, Math.ceil(left / 1000))), "reconnecting");
+      await sleep(Math.min(left, ((left - 1) % 1000) + 1), signal);
+    }
+  }
+
+  /** Once the channel is loaded: brings its first pending question into view (on a phone
+   * the form is taller than the screen, and its end is not where to start); with none, the
+   * newest message. */
+  showFirstPending() {
+    const first = this.list.querySelector("form.ask-pending fieldset.question");
+    if (!first) {
+      this.list.lastElementChild?.scrollIntoView({ block: "end" });
+      return;
+    }
+    // Just below the sticky channel header, which would otherwise cover the question.
+    const head = document.querySelector(".channel-head");
+    const covered = head ? head.getBoundingClientRect().height + 8 : 0;
+    window.scrollTo({ top: Math.max(0, window.scrollY + first.getBoundingClientRect().top - covered) });
   }
 
   async load(signal) {
@@ -106,8 +135,7 @@ class ChannelView {
       }
       if (signal.aborted) return;
       const wait = Math.round(delay * (0.75 + Math.random() / 2));
-      this.setStatus(`Reconnecting in ${Math.max(1, Math.round(wait / 1000))} s…`, "reconnecting");
-      await sleep(wait, signal);
+      await this.countdown(wait, signal, (s) => `Reconnecting in ${s} s…`);
       delay = Math.min(delay * 2, RETRY_MAX_MS);
     }
   }
@@ -162,7 +190,8 @@ class ChannelView {
       .filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0)
       .sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
     this.list.insertBefore(article, after ? this.articles.get(after.messageId) ?? null : null);
-    if (nearBottom && !after) article.scrollIntoView({ block: "end" });
+    // While loading, nothing scrolls: `showFirstPending` picks the place once all is in.
+    if (this.loaded && nearBottom && !after) article.scrollIntoView({ block: "end" });
   }
 
   blockNode(block) {
@@ -344,7 +373,11 @@ function route() {
   const match = /^#\/channel\/(.+)$/.exec(location.hash);
   let wanted = match ? safeDecode(match[1]) : null;
   let channel = app.channels.find((c) => c.channelId === wanted) ?? null;
-  if (!channel && app.channels.length === 1) channel = app.channels[0];
+  if (!match) {
+    // No channel in the address: the one this person had open last, else the only one.
+    const last = localStorage.getItem(LAST_CHANNEL_KEY);
+    channel = app.channels.find((c) => c.channelId === last) ?? (app.channels.length === 1 ? app.channels[0] : null);
+  }
   if (app.view && channel && app.view.channel.channelId === channel.channelId) return;
   app.view?.stop();
   app.view = null;
@@ -352,14 +385,24 @@ function route() {
     if (channel && link.dataset.channelId === channel.channelId) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
+  const status = $("live-status");
+  status.textContent = "";
+  delete status.dataset.state; // no live dot for a channel nobody watches
+  const error = $("channel-error");
+  error.hidden = true;
   if (!channel) {
     $("channel-title").textContent = app.channels.length ? "Pick a channel" : "No channels";
-    $("live-status").textContent = "";
     $("messages").replaceChildren();
-    $("channel-error").hidden = true;
+    if (match) {
+      // A link to a channel that does not exist, or is not one of this person's.
+      $("channel-title").textContent = "Channel not found";
+      error.textContent = `There is no channel “${wanted ?? match[1]}” among yours. Pick one from the list.`;
+      error.hidden = false;
+    }
     return;
   }
   wanted = channel.channelId;
+  localStorage.setItem(LAST_CHANNEL_KEY, wanted);
   $("channel-title").textContent = `# ${channel.name || channel.channelId}`;
   app.view = new ChannelView({
     token: app.token,

@@ -198,6 +198,14 @@ function questionTitle(question) {
 // `question "<id>": ...` is how the server names a question in a field violation.
 const QUESTION_PREFIX = /^question ("(?:[^"\\]|\\.)*"): /;
 
+/** Which part of a question a violation is about: "text" (its free text), "choice" (its
+ * chosen options) or null (the question as a whole, or not said). */
+export function violationPart(violation) {
+  const part = /^answers\[\d+\]\.(custom_text|customText|chosen_option_ids|chosenOptionIds)\b/.exec(violation?.field ?? "");
+  if (!part) return null;
+  return part[1].startsWith("custom") ? "text" : "choice";
+}
+
 /** The pending form of one ask. `submit(askId, answers)` sends them and `decline(askId,
  * reason)` declines the ask; both reject with RpcError (one refused because the ask closed
  * meanwhile may carry that ask as `closedAsk`). */
@@ -215,6 +223,10 @@ export class AskForm {
     this.skipNotice = h("p", { class: "skip-notice", role: "status", "aria-live": "polite" });
     this.formError = h("p", { class: "form-error", role: "alert", hidden: true });
     this.button = h("button", { type: "submit", class: "button button-primary" }, "Send answers");
+    // Skipping every question is a choice of its own, never what the primary button does on
+    // an untouched form.
+    this.skipAllButton = h("button", { type: "button", class: "button button-quiet skip-all", hidden: true }, "Skip all questions");
+    this.skipAllButton.addEventListener("click", () => this.send({ skipAll: true }));
     this.buildDecline();
     this.node = h(
       "form",
@@ -236,7 +248,7 @@ export class AskForm {
         { class: "ask-footer" },
         this.skipNotice,
         this.formError,
-        h("div", { class: "ask-actions" }, this.button, this.declineButton),
+        h("div", { class: "ask-actions" }, this.button, this.skipAllButton, this.declineButton),
         this.declinePanel,
       ),
     );
@@ -342,6 +354,7 @@ export class AskForm {
   setDisabled(busy) {
     const off = busy || this.closedOutcome !== null;
     this.button.disabled = off;
+    this.skipAllButton.disabled = off;
     this.declineButton.disabled = off;
     this.declineConfirm.disabled = off;
     if (busy) this.node.setAttribute("aria-busy", "true");
@@ -474,24 +487,31 @@ export class AskForm {
       if (entry.clear) entry.clear.hidden = !entry.inputs.some((input) => input.checked);
     }
     const total = this.questions.length;
+    const untouched = skipped.size === total;
+    this.skipAllButton.hidden = !untouched;
+    this.button.textContent = skipped.size && !untouched ? `Send answers (${skipped.size} skipped)` : "Send answers";
+    if (untouched) this.button.setAttribute("aria-describedby", this.skipNotice.id || (this.skipNotice.id = uid("skip")));
+    else this.button.removeAttribute("aria-describedby");
     if (skipped.size === 0) {
       this.skipNotice.replaceChildren();
       this.skipNotice.hidden = true;
-      this.button.textContent = "Send answers";
       return;
     }
-    const names = [...skipped].map((entry) => `“${questionTitle(entry.question)}”`).join(", ");
-    const lead = `${plural(skipped.size, "question", "questions")} left empty will be sent as skipped: `;
-    this.button.textContent =
-      skipped.size === total ? "Send, skipping all" : `Send answers (${skipped.size} skipped)`;
+    let lead;
+    let names = "";
+    if (untouched) {
+      lead = total === 1
+        ? "Nothing entered yet: answer the question, or skip it."
+        : "Nothing entered yet: answer at least one question, or skip them all.";
+    } else {
+      names = [...skipped].map((entry) => `“${questionTitle(entry.question)}”`).join(", ");
+      lead = `${plural(skipped.size, "question", "questions")} left empty will be sent as skipped: `;
+    }
     // Rewrite the live region only when its words change, so screen readers are not told
     // the same thing at every keystroke.
     if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + names) return;
     this.skipNotice.hidden = false;
-    this.skipNotice.replaceChildren(
-      h("strong", {}, lead),
-      names,
-    );
+    this.skipNotice.replaceChildren(h("strong", {}, lead), names);
   }
 
   /** Whether the person entered anything. */
@@ -538,9 +558,21 @@ export class AskForm {
     });
   }
 
-  async send() {
+  /** Sends the answers. With nothing entered, only the explicit "Skip all questions" sends
+   * (`skipAll`); the primary button then says what to do instead. */
+  async send({ skipAll = false } = {}) {
     if (this.busy) return;
     this.clearErrors();
+    if (!skipAll && !this.hasDraft()) {
+      this.formError.replaceChildren(
+        this.questions.length === 1
+          ? "Answer the question first, or choose “Skip all questions”."
+          : "Answer at least one question first, or choose “Skip all questions”.",
+      );
+      this.formError.hidden = false;
+      this.questions[0]?.fieldset.querySelector("input, textarea")?.focus();
+      return;
+    }
     this.busy = true;
     this.setDisabled(true);
     try {
@@ -576,6 +608,7 @@ export class AskForm {
       entry.violation.replaceChildren();
       entry.fieldset.classList.remove("has-violation");
       entry.other.removeAttribute("aria-invalid");
+      for (const input of entry.inputs) input.removeAttribute("aria-invalid");
     }
   }
 
@@ -594,12 +627,15 @@ export class AskForm {
       }
       const text = (violation.description || violation.field).replace(QUESTION_PREFIX, "");
       byQuestion.set(target, [...(byQuestion.get(target) ?? []), text]);
+      // Only the part at fault is marked: a choice error never outlines the "Other" box.
+      const part = violationPart(violation);
+      if (part === "text") target.other.setAttribute("aria-invalid", "true");
+      if (part === "choice") for (const input of target.inputs) input.setAttribute("aria-invalid", "true");
     }
     for (const [entry, messages] of byQuestion) {
       entry.violation.replaceChildren(...messages.flatMap((m, i) => (i ? [h("br"), m] : [m])));
       entry.violation.hidden = false;
       entry.fieldset.classList.add("has-violation");
-      entry.other.setAttribute("aria-invalid", "true");
     }
     // Always a line by the button too: the question at fault may be scrolled out of view.
     const closed = code === "failed_precondition" && error?.closedAsk && isFinal(error.closedAsk);
