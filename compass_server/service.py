@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
 from compass_server.errors import InvalidArgumentError, UnavailableError
+from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
 from gen.compass.v1.agent_connect import AgentService
 from gen.compass.v1.comms_connect import CommsService
@@ -85,6 +86,30 @@ class _Handlers:
 
 class CommsHandlers(_Handlers, CommsService):
     """CommsService: what participants (human accounts) call from the browser."""
+
+    async def get_me(self, request: comms_pb2.GetMeRequest, ctx: Ctx) -> comms_pb2.GetMeResponse:
+        me = self._auth.current()
+        workspaces = await self._store.list_workspaces(me)
+        return comms_pb2.GetMeResponse(
+            account_id=me.account_id,
+            kind=account_kind_proto(me.kind),
+            name=me.name,
+            workspaces=[
+                comms_pb2.Workspace(workspace_id=w.workspace_id, name=w.name) for w in workspaces
+            ],
+        )
+
+    async def list_pending_asks(
+        self, request: comms_pb2.ListPendingAsksRequest, ctx: Ctx
+    ) -> comms_pb2.ListPendingAsksResponse:
+        page = await self._store.list_pending_asks(
+            self._auth.current(), page_size=request.page_size, page_token=request.page_token
+        )
+        if self._metrics is not None:
+            self._metrics.viewed(row.ask.ask.ask_id for row in page.asks)
+        return comms_pb2.ListPendingAsksResponse(
+            asks=[row.to_proto() for row in page.asks], next_page_token=page.next_page_token
+        )
 
     async def list_channels(
         self, request: comms_pb2.ListChannelsRequest, ctx: Ctx

@@ -53,6 +53,17 @@ class AccountKind(enum.StrEnum):
     """An agent process posting frames and waiting for answers (AgentService)."""
 
 
+_KIND_PROTO: Final[dict[AccountKind | None, comms_pb2.AccountKind]] = {
+    AccountKind.HUMAN: comms_pb2.ACCOUNT_KIND_HUMAN,
+    AccountKind.AGENT: comms_pb2.ACCOUNT_KIND_AGENT,
+}
+
+
+def account_kind_proto(kind: AccountKind) -> comms_pb2.AccountKind:
+    """The `compass.v1.AccountKind` of `kind`."""
+    return _KIND_PROTO[kind]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AccountRow:
     account_id: str
@@ -104,6 +115,10 @@ class MessageRow:
     """Timezone-aware (UTC); changes on update and when one of its asks is answered."""
     revision: int
     """Channel revision of the latest change to this message."""
+    author_name: str = ""
+    """Display name of the author account."""
+    author_kind: AccountKind | None = None
+    """What the author is (None: not read)."""
 
     @property
     def ask_ids(self) -> tuple[str, ...]:
@@ -119,6 +134,8 @@ class MessageRow:
             client_message_id=self.client_message_id,
             blocks=self.blocks,
             revision=self.revision,
+            author_name=self.author_name,
+            author_kind=_KIND_PROTO.get(self.author_kind, comms_pb2.ACCOUNT_KIND_UNSPECIFIED),
         )
         message.created_at.FromDatetime(self.created_at)
         message.updated_at.FromDatetime(self.updated_at)
@@ -154,6 +171,39 @@ class AskRow:
             comms_pb2.ASK_STATUS_PENDING,
             comms_pb2.ASK_STATUS_UNSPECIFIED,
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingAskRow:
+    """A pending ask in one of the caller's channels, for the "waiting on you" inbox."""
+
+    ask: AskRow
+    channel_name: str
+    author_account_id: str
+    author_name: str
+    asked_at: datetime
+    """When the ask was first stored (timezone-aware, UTC)."""
+
+    def to_proto(self) -> comms_pb2.PendingAsk:
+        """The `compass.v1.PendingAsk` for this row."""
+        pending = comms_pb2.PendingAsk(
+            ask=self.ask.ask,
+            message_id=self.ask.message_id,
+            channel_id=self.ask.channel_id,
+            channel_name=self.channel_name,
+            author_account_id=self.author_account_id,
+            author_name=self.author_name,
+        )
+        pending.asked_at.FromDatetime(self.asked_at)
+        return pending
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingAskPage:
+    asks: tuple[PendingAskRow, ...]
+    """Oldest first (asked_at, then ask_id)."""
+    next_page_token: str
+    """Opaque; "" when there are no more."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,6 +378,26 @@ class Store(Protocol):
 
     async def list_channels(self, actor: AccountRow) -> Sequence[ChannelRow]:
         """The channels `actor` participates in, oldest first."""
+        ...
+
+    async def list_workspaces(self, actor: AccountRow) -> Sequence[WorkspaceRow]:
+        """The workspaces `actor` is a member of, by name."""
+        ...
+
+    async def list_pending_asks(
+        self, actor: AccountRow, *, page_size: int = 0, page_token: str = ""
+    ) -> PendingAskPage:
+        """The PENDING asks of every channel `actor` participates in, oldest first.
+
+        Args:
+            page_size: 0 for DEFAULT_PAGE_SIZE; values above MAX_PAGE_SIZE are capped.
+            page_token: "" for the first page, else a previous page's `next_page_token`.
+
+        Raises:
+            InvalidArgumentError: negative page_size, or a malformed page_token (field
+                `page_size` / `page_token`).
+            CorruptDataError: a stored ask breaks an invariant.
+        """
         ...
 
     async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:

@@ -68,6 +68,8 @@ from compass_server.store import (
     ChannelRow,
     MessagePage,
     MessageRow,
+    PendingAskPage,
+    PendingAskRow,
     Store,
     WorkspaceRow,
 )
@@ -182,7 +184,10 @@ _ACCOUNT_COLUMNS: Final = "account_id, kind, name, disabled, created_at"
 _CHANNEL_COLUMNS: Final = "channel_id, workspace_id, name, revision, created_at"
 _MESSAGE_COLUMNS: Final = (
     "message_id, channel_id, author_account_id, client_message_id, blocks, "
-    "created_revision, revision, created_at, updated_at"
+    "created_revision, revision, created_at, updated_at, "
+    # Who wrote it, by name and kind (accounts are never deleted; the primary key finds it).
+    "(SELECT row(au.name, au.kind) FROM accounts au "
+    "WHERE au.account_id = messages.author_account_id) AS author"
 )
 
 _PING: Final = "SELECT 1"
@@ -249,6 +254,13 @@ _SELECT_VISIBLE_CHANNEL: Final = """
     JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.account_id = $2
     WHERE c.channel_id = $1
 """
+_SELECT_MEMBER_WORKSPACES: Final = """
+    SELECT w.workspace_id, w.name, w.created_at
+    FROM workspace_members wm
+    JOIN workspaces w ON w.workspace_id = wm.workspace_id
+    WHERE wm.account_id = $1
+    ORDER BY w.name, w.workspace_id
+"""
 _SELECT_MESSAGE_PAGE: Final = f"""
     SELECT {_MESSAGE_COLUMNS}
     FROM messages
@@ -284,6 +296,20 @@ _SELECT_ASK_STATE_OF_MESSAGES: Final = f"""
     FROM asks a
     {_ASK_STATE_JOINS}
     WHERE a.message_id = ANY($1::text[])
+"""  # noqa: S608 -- only our own column lists are interpolated
+_SELECT_PENDING_ASKS: Final = f"""
+    SELECT a.ask_id, a.message_id, a.channel_id, c.name AS channel_name, m.blocks,
+           m.author_account_id, au.name AS author_name, a.created_at AS asked_at,
+           {_ASK_STATE_COLUMNS}
+    FROM asks a
+    JOIN channel_participants p ON p.channel_id = a.channel_id AND p.account_id = $1
+    JOIN channels c ON c.channel_id = a.channel_id
+    JOIN messages m ON m.message_id = a.message_id
+    JOIN accounts au ON au.account_id = m.author_account_id
+    {_ASK_STATE_JOINS}
+    WHERE a.status = 'pending' AND (a.created_at, a.ask_id) > ($2::timestamptz, $3::text)
+    ORDER BY a.created_at, a.ask_id
+    LIMIT $4
 """  # noqa: S608 -- only our own column lists are interpolated
 _SELECT_ASK: Final = f"""
     SELECT a.ask_id, a.message_id, a.channel_id, m.blocks, m.author_account_id,
@@ -637,6 +663,38 @@ class PostgresStore(Store):
             rows = await conn.fetch(_SELECT_PARTICIPATING_CHANNELS, actor.account_id)
         return [_channel_row(row) for row in rows]
 
+    async def list_workspaces(self, actor: AccountRow) -> Sequence[WorkspaceRow]:
+        async with self._connection() as conn:
+            rows = await conn.fetch(_SELECT_MEMBER_WORKSPACES, actor.account_id)
+        return [
+            WorkspaceRow(workspace_id=r["workspace_id"], name=r["name"], created_at=r["created_at"])
+            for r in rows
+        ]
+
+    async def list_pending_asks(
+        self, actor: AccountRow, *, page_size: int = 0, page_token: str = ""
+    ) -> PendingAskPage:
+        size = _page_size(page_size)
+        after = _decode_inbox_token(page_token) if page_token else (_EPOCH, "")
+        async with self._connection() as conn:
+            rows = await conn.fetch(_SELECT_PENDING_ASKS, actor.account_id, *after, size + 1)
+        asks = tuple(
+            PendingAskRow(
+                ask=_ask_row(row),
+                channel_name=row["channel_name"],
+                author_account_id=row["author_account_id"],
+                author_name=row["author_name"],
+                asked_at=row["asked_at"],
+            )
+            for row in rows[:size]
+        )
+        next_token = (
+            _encode_inbox_token(asks[-1].asked_at, asks[-1].ask.ask.ask_id)
+            if len(rows) > size
+            else ""
+        )
+        return PendingAskPage(asks=asks, next_page_token=next_token)
+
     async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
         async with self._connection() as conn:
             return await _visible_channel(conn, actor, channel_id)
@@ -644,12 +702,7 @@ class PostgresStore(Store):
     async def list_messages(
         self, actor: AccountRow, channel_id: str, *, page_size: int = 0, page_token: str = ""
     ) -> MessagePage:
-        if page_size < 0:
-            raise InvalidArgumentError(
-                "invalid page_size",
-                [FieldViolation(field="page_size", description="page_size must not be negative")],
-            )
-        size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        size = _page_size(page_size)
         after = _decode_page_token(page_token, channel_id) if page_token else 0
         async with self._snapshot() as conn:
             await _visible_channel(conn, actor, channel_id)
@@ -748,6 +801,8 @@ class PostgresStore(Store):
             message_id=message_id,
             channel_id=channel_id,
             author_account_id=actor.account_id,
+            author_name=actor.name,
+            author_kind=actor.kind,
             client_message_id=client_message_id,
             blocks=tuple(stored_blocks),
             created_at=row["created_at"],
@@ -828,6 +883,8 @@ class PostgresStore(Store):
                 message_id=message_id,
                 channel_id=channel_id,
                 author_account_id=stored.author_account_id,
+                author_name=stored.author_name,
+                author_kind=stored.author_kind,
                 client_message_id=stored.client_message_id,
                 # Decoded from what was stored, so the caller sees exactly what a read returns.
                 blocks=tuple(decode_blocks(encode_blocks(replaced), message_id=message_id)),
@@ -1115,10 +1172,13 @@ def _message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Mess
                 "that none of its blocks holds"
             )
         _apply_stored_state(ask, answer, message_id)
+    author_name, author_kind = row["author"]
     return MessageRow(
         message_id=message_id,
         channel_id=row["channel_id"],
         author_account_id=row["author_account_id"],
+        author_name=author_name,
+        author_kind=AccountKind(author_kind),
         client_message_id=row["client_message_id"] or "",
         blocks=tuple(blocks),
         created_at=row["created_at"],
@@ -1345,6 +1405,46 @@ async def _notify(
 
 
 _PAGE_TOKEN_VERSION: Final = "p1"  # noqa: S105 - a format tag, not a secret
+_INBOX_TOKEN_VERSION: Final = "i1"  # noqa: S105 - a format tag, not a secret
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _page_size(page_size: int) -> int:
+    """A request's page size: 0 for the default, capped at MAX_PAGE_SIZE; negative refused."""
+    if page_size < 0:
+        raise InvalidArgumentError(
+            "invalid page_size",
+            [FieldViolation(field="page_size", description="page_size must not be negative")],
+        )
+    return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+def _encode_inbox_token(asked_at: datetime, ask_id: str) -> str:
+    raw = f"{_INBOX_TOKEN_VERSION}:{asked_at.isoformat()}|{ask_id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_inbox_token(token: str) -> tuple[datetime, str]:
+    """The (asked_at, ask_id) a ListPendingAsks page ended at."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        version, rest = raw.split(":", 1)
+        when, ask_id = rest.split("|", 1)
+        asked_at = datetime.fromisoformat(when)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        asked_at = None
+        version = ask_id = ""
+    if version != _INBOX_TOKEN_VERSION or asked_at is None or asked_at.tzinfo is None:
+        raise InvalidArgumentError(
+            "invalid page_token",
+            [
+                FieldViolation(
+                    field="page_token",
+                    description="page_token is not a token returned by ListPendingAsks",
+                )
+            ],
+        )
+    return asked_at, ask_id
 
 
 def _encode_page_token(channel_id: str, created_revision: int) -> str:

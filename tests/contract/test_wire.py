@@ -139,6 +139,8 @@ def test_services_list_every_rpc() -> None:
     comms = comms_pb2.DESCRIPTOR.services_by_name["CommsService"]
     agent = agent_pb2.DESCRIPTOR.services_by_name["AgentService"]
     assert {m.name for m in comms.methods} == {
+        "GetMe",
+        "ListPendingAsks",
         "ListChannels",
         "ListMessages",
         "GetAsk",

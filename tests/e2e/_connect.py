@@ -34,7 +34,9 @@ AGENT: Final = "compass.v1.AgentService"
 
 #: RPC name -> service, for every RPC of the contract.
 SERVICE_OF: Final = {
+    "GetMe": COMMS,
     "ListChannels": COMMS,
+    "ListPendingAsks": COMMS,
     "ListMessages": COMMS,
     "GetAsk": COMMS,
     "WatchChannel": COMMS,

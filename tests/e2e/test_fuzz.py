@@ -57,6 +57,8 @@ QUIET_SECONDS = 0.3
 """A stream silent this long is a live watch with nothing (more) to send: close it."""
 
 REQUEST_TYPES: dict[str, type[Message]] = {
+    "GetMe": comms_pb2.GetMeRequest,
+    "ListPendingAsks": comms_pb2.ListPendingAsksRequest,
     "ListChannels": comms_pb2.ListChannelsRequest,
     "ListMessages": comms_pb2.ListMessagesRequest,
     "GetAsk": comms_pb2.GetAskRequest,
@@ -69,6 +71,8 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "CloseAsk": agent_pb2.CloseAskRequest,
 }
 RESPONSE_TYPES: dict[str, type[Message]] = {
+    "GetMe": comms_pb2.GetMeResponse,
+    "ListPendingAsks": comms_pb2.ListPendingAsksResponse,
     "ListChannels": comms_pb2.ListChannelsResponse,
     "ListMessages": comms_pb2.ListMessagesResponse,
     "GetAsk": comms_pb2.GetAskResponse,
@@ -149,8 +153,10 @@ class FuzzWorld:
     def template(self, method: str, ask_id: str) -> dict[str, object]:
         """A valid request body of `method` (before mutation)."""
         match method:
-            case "ListChannels":
+            case "ListChannels" | "GetMe":
                 return {}
+            case "ListPendingAsks":
+                return {"pageSize": 2}
             case "ListMessages":
                 return {"channelId": self.channel_id, "pageSize": 2}
             case "GetAsk" | "WatchAsk":

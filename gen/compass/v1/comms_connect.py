@@ -17,7 +17,13 @@ import gen.compass.v1.comms_pb2 as compass_dot_v1_dot_comms__pb2
 
 
 class CommsService(Protocol):
+    async def get_me(self, request: compass_dot_v1_dot_comms__pb2.GetMeRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.GetMeResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+
     async def list_channels(self, request: compass_dot_v1_dot_comms__pb2.ListChannelsRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListChannelsResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+
+    async def list_pending_asks(self, request: compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
     async def list_messages(self, request: compass_dot_v1_dot_comms__pb2.ListMessagesRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListMessagesResponse:
@@ -41,6 +47,16 @@ class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
         super().__init__(
             service=service,
             endpoints=lambda svc: {
+                "/compass.v1.CommsService/GetMe": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetMe",
+                        service_name="compass.v1.CommsService",
+                        input=compass_dot_v1_dot_comms__pb2.GetMeRequest,
+                        output=compass_dot_v1_dot_comms__pb2.GetMeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=svc.get_me,
+                ),
                 "/compass.v1.CommsService/ListChannels": Endpoint.unary(
                     method=MethodInfo(
                         name="ListChannels",
@@ -50,6 +66,16 @@ class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=svc.list_channels,
+                ),
+                "/compass.v1.CommsService/ListPendingAsks": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListPendingAsks",
+                        service_name="compass.v1.CommsService",
+                        input=compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest,
+                        output=compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=svc.list_pending_asks,
                 ),
                 "/compass.v1.CommsService/ListMessages": Endpoint.unary(
                     method=MethodInfo(
@@ -114,6 +140,26 @@ class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
 
 
 class CommsServiceClient(ConnectClient):
+    async def get_me(
+        self,
+        request: compass_dot_v1_dot_comms__pb2.GetMeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_comms__pb2.GetMeResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetMe",
+                service_name="compass.v1.CommsService",
+                input=compass_dot_v1_dot_comms__pb2.GetMeRequest,
+                output=compass_dot_v1_dot_comms__pb2.GetMeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
     async def list_channels(
         self,
         request: compass_dot_v1_dot_comms__pb2.ListChannelsRequest,
@@ -128,6 +174,26 @@ class CommsServiceClient(ConnectClient):
                 service_name="compass.v1.CommsService",
                 input=compass_dot_v1_dot_comms__pb2.ListChannelsRequest,
                 output=compass_dot_v1_dot_comms__pb2.ListChannelsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
+    async def list_pending_asks(
+        self,
+        request: compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListPendingAsks",
+                service_name="compass.v1.CommsService",
+                input=compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest,
+                output=compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
             ),
             headers=headers,
@@ -236,7 +302,11 @@ class CommsServiceClient(ConnectClient):
 
 
 class CommsServiceSync(Protocol):
+    def get_me(self, request: compass_dot_v1_dot_comms__pb2.GetMeRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.GetMeResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
     def list_channels(self, request: compass_dot_v1_dot_comms__pb2.ListChannelsRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListChannelsResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+    def list_pending_asks(self, request: compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
     def list_messages(self, request: compass_dot_v1_dot_comms__pb2.ListMessagesRequest, ctx: RequestContext) -> compass_dot_v1_dot_comms__pb2.ListMessagesResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
@@ -254,6 +324,16 @@ class CommsServiceWSGIApplication(ConnectWSGIApplication):
     def __init__(self, service: CommsServiceSync, interceptors: Iterable[InterceptorSync]=(), read_max_bytes: int | None = None, compressions: Iterable[Compression] | None = None) -> None:
         super().__init__(
             endpoints={
+                "/compass.v1.CommsService/GetMe": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetMe",
+                        service_name="compass.v1.CommsService",
+                        input=compass_dot_v1_dot_comms__pb2.GetMeRequest,
+                        output=compass_dot_v1_dot_comms__pb2.GetMeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=service.get_me,
+                ),
                 "/compass.v1.CommsService/ListChannels": EndpointSync.unary(
                     method=MethodInfo(
                         name="ListChannels",
@@ -263,6 +343,16 @@ class CommsServiceWSGIApplication(ConnectWSGIApplication):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=service.list_channels,
+                ),
+                "/compass.v1.CommsService/ListPendingAsks": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListPendingAsks",
+                        service_name="compass.v1.CommsService",
+                        input=compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest,
+                        output=compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=service.list_pending_asks,
                 ),
                 "/compass.v1.CommsService/ListMessages": EndpointSync.unary(
                     method=MethodInfo(
@@ -327,6 +417,26 @@ class CommsServiceWSGIApplication(ConnectWSGIApplication):
 
 
 class CommsServiceClientSync(ConnectClientSync):
+    def get_me(
+        self,
+        request: compass_dot_v1_dot_comms__pb2.GetMeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_comms__pb2.GetMeResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetMe",
+                service_name="compass.v1.CommsService",
+                input=compass_dot_v1_dot_comms__pb2.GetMeRequest,
+                output=compass_dot_v1_dot_comms__pb2.GetMeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
     def list_channels(
         self,
         request: compass_dot_v1_dot_comms__pb2.ListChannelsRequest,
@@ -341,6 +451,26 @@ class CommsServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.CommsService",
                 input=compass_dot_v1_dot_comms__pb2.ListChannelsRequest,
                 output=compass_dot_v1_dot_comms__pb2.ListChannelsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
+    def list_pending_asks(
+        self,
+        request: compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListPendingAsks",
+                service_name="compass.v1.CommsService",
+                input=compass_dot_v1_dot_comms__pb2.ListPendingAsksRequest,
+                output=compass_dot_v1_dot_comms__pb2.ListPendingAsksResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
             ),
             headers=headers,

@@ -25,6 +25,12 @@ class AskTimeoutPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ASK_TIMEOUT_POLICY_UNSPECIFIED: _ClassVar[AskTimeoutPolicy]
     ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: _ClassVar[AskTimeoutPolicy]
     ASK_TIMEOUT_POLICY_FAIL: _ClassVar[AskTimeoutPolicy]
+
+class AccountKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACCOUNT_KIND_UNSPECIFIED: _ClassVar[AccountKind]
+    ACCOUNT_KIND_HUMAN: _ClassVar[AccountKind]
+    ACCOUNT_KIND_AGENT: _ClassVar[AccountKind]
 ASK_STATUS_UNSPECIFIED: AskStatus
 ASK_STATUS_PENDING: AskStatus
 ASK_STATUS_ANSWERED: AskStatus
@@ -35,6 +41,9 @@ ASK_STATUS_EXPIRED: AskStatus
 ASK_TIMEOUT_POLICY_UNSPECIFIED: AskTimeoutPolicy
 ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: AskTimeoutPolicy
 ASK_TIMEOUT_POLICY_FAIL: AskTimeoutPolicy
+ACCOUNT_KIND_UNSPECIFIED: AccountKind
+ACCOUNT_KIND_HUMAN: AccountKind
+ACCOUNT_KIND_AGENT: AccountKind
 
 class MessageBlock(_message.Message):
     __slots__ = ("text", "ask")
@@ -123,7 +132,7 @@ class MessageUpdated(_message.Message):
     def __init__(self, message_id: _Optional[str] = ..., client_message_id: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[MessageBlock, _Mapping]]] = ...) -> None: ...
 
 class Message(_message.Message):
-    __slots__ = ("message_id", "channel_id", "author_account_id", "client_message_id", "blocks", "created_at", "updated_at", "revision")
+    __slots__ = ("message_id", "channel_id", "author_account_id", "client_message_id", "blocks", "created_at", "updated_at", "revision", "author_name", "author_kind")
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
     AUTHOR_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +141,8 @@ class Message(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_NAME_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_KIND_FIELD_NUMBER: _ClassVar[int]
     message_id: str
     channel_id: str
     author_account_id: str
@@ -140,7 +151,17 @@ class Message(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     revision: int
-    def __init__(self, message_id: _Optional[str] = ..., channel_id: _Optional[str] = ..., author_account_id: _Optional[str] = ..., client_message_id: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[MessageBlock, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
+    author_name: str
+    author_kind: AccountKind
+    def __init__(self, message_id: _Optional[str] = ..., channel_id: _Optional[str] = ..., author_account_id: _Optional[str] = ..., client_message_id: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[MessageBlock, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., revision: _Optional[int] = ..., author_name: _Optional[str] = ..., author_kind: _Optional[_Union[AccountKind, str]] = ...) -> None: ...
+
+class Workspace(_message.Message):
+    __slots__ = ("workspace_id", "name")
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    workspace_id: str
+    name: str
+    def __init__(self, workspace_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class Channel(_message.Message):
     __slots__ = ("channel_id", "workspace_id", "name")
@@ -179,6 +200,56 @@ class ListMessagesResponse(_message.Message):
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     next_page_token: str
     def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetMeRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetMeResponse(_message.Message):
+    __slots__ = ("account_id", "kind", "name", "workspaces")
+    ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACES_FIELD_NUMBER: _ClassVar[int]
+    account_id: str
+    kind: AccountKind
+    name: str
+    workspaces: _containers.RepeatedCompositeFieldContainer[Workspace]
+    def __init__(self, account_id: _Optional[str] = ..., kind: _Optional[_Union[AccountKind, str]] = ..., name: _Optional[str] = ..., workspaces: _Optional[_Iterable[_Union[Workspace, _Mapping]]] = ...) -> None: ...
+
+class ListPendingAsksRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class PendingAsk(_message.Message):
+    __slots__ = ("ask", "message_id", "channel_id", "channel_name", "author_account_id", "author_name", "asked_at")
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_NAME_FIELD_NUMBER: _ClassVar[int]
+    ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    ask: Ask
+    message_id: str
+    channel_id: str
+    channel_name: str
+    author_account_id: str
+    author_name: str
+    asked_at: _timestamp_pb2.Timestamp
+    def __init__(self, ask: _Optional[_Union[Ask, _Mapping]] = ..., message_id: _Optional[str] = ..., channel_id: _Optional[str] = ..., channel_name: _Optional[str] = ..., author_account_id: _Optional[str] = ..., author_name: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListPendingAsksResponse(_message.Message):
+    __slots__ = ("asks", "next_page_token")
+    ASKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    asks: _containers.RepeatedCompositeFieldContainer[PendingAsk]
+    next_page_token: str
+    def __init__(self, asks: _Optional[_Iterable[_Union[PendingAsk, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetAskRequest(_message.Message):
     __slots__ = ("ask_id",)

@@ -481,7 +481,8 @@ async def test_rows_answered_before_version_2_read_back_as_answered(
                 "INSERT INTO asks (ask_id, message_id, channel_id) VALUES ('ask_p', 'msg_p', $1)",
                 world.channel.channel_id,
             )
-        assert await migrate(conn, REPO_MIGRATIONS) == [2]
+        applied = await migrate(conn, REPO_MIGRATIONS)
+        assert applied == list(range(2, applied[-1] + 1))  # 2 and any later version
         async with PostgresStore(empty_database) as new:
             answered = await new.get_ask(world.human, "ask_a")
             assert answered.ask.status == S.ASK_STATUS_ANSWERED
