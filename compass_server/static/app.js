@@ -8,6 +8,8 @@ const TOKEN_KEY = "compass.token";
 const LAST_CHANNEL_KEY = "compass.lastChannel"; // an id, not a secret: kept across tabs
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
+const INBOX_POLL_MS = 5_000; // the inbox re-reads at least this often (at once on changes the open channel shows)
+const INBOX_MAX = 500; // asks read into the inbox at most (pages of 100)
 
 const $ = (id) => document.getElementById(id);
 
@@ -15,10 +17,12 @@ const $ = (id) => document.getElementById(id);
 // One channel: a resumable WatchChannel and the messages it delivered.
 
 class ChannelView {
-  constructor({ token, channel, onAuthLost }) {
+  constructor({ token, channel, onAuthLost, onChange, focusAsk = null }) {
     this.token = token;
     this.channel = channel;
     this.onAuthLost = onAuthLost;
+    this.onChange = onChange ?? (() => {});
+    this.focusAsk = focusAsk; // an ask to show first (a deep link), else the first pending one
     this.revision = 0n; // highest revision seen: where a new watch resumes
     this.loaded = false; // the first ListMessages pages are all in
     this.messages = new Map(); // messageId -> message
@@ -61,7 +65,7 @@ class ChannelView {
     }
     if (!this.messages.size) this.empty.textContent = "No messages yet.";
     this.loaded = true;
-    this.showFirstPending();
+    this.showStart();
     await this.watch(signal);
   }
 
@@ -76,19 +80,28 @@ class ChannelView {
     }
   }
 
-  /** Once the channel is loaded: brings its first pending question into view (on a phone
-   * the form is taller than the screen, and its end is not where to start); with none, the
-   * newest message. */
-  showFirstPending() {
-    const first = this.list.querySelector("form.ask-pending fieldset.question");
-    if (!first) {
-      this.list.lastElementChild?.scrollIntoView({ block: "end" });
-      return;
+  /** Once the channel is loaded: brings the linked ask, else the first pending question,
+   * into view (on a phone the form is taller than the screen, and its end is not where to
+   * start); with neither, the newest message. */
+  showStart() {
+    if (this.focusAsk) {
+      const linked = [...this.list.querySelectorAll("[data-ask-id]")].find((node) => node.dataset.askId === this.focusAsk);
+      if (linked) {
+        scrollBelowHeader(linked);
+        linked.querySelector("input, textarea")?.focus({ preventScroll: true });
+        return;
+      }
+      this.showError("The linked ask is not in this channel any more.");
     }
-    // Just below the sticky channel header, which would otherwise cover the question.
-    const head = document.querySelector(".channel-head");
-    const covered = head ? head.getBoundingClientRect().height + 8 : 0;
-    window.scrollTo({ top: Math.max(0, window.scrollY + first.getBoundingClientRect().top - covered) });
+    const first = this.list.querySelector("form.ask-pending fieldset.question");
+    if (first) scrollBelowHeader(first);
+    else this.list.lastElementChild?.scrollIntoView({ block: "end" });
+  }
+
+  /** A deep link to an ask of this channel while it is open. */
+  focus(askId) {
+    this.focusAsk = askId;
+    if (this.loaded) this.showStart();
   }
 
   async load(signal) {
@@ -176,10 +189,17 @@ class ChannelView {
       this.articles.set(id, article);
     }
     reconcile(article, [
-      h("p", { class: "message-meta" }, timeNode(message.createdAt ?? "")),
+      h(
+        "p",
+        { class: "message-meta" },
+        h("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
+        " · ",
+        timeNode(message.createdAt ?? ""),
+      ),
       ...(message.blocks ?? []).map((block) => this.blockNode(block)),
     ]);
     if (isNew) this.place(article, message);
+    if (this.loaded) this.onChange();
   }
 
   place(article, message) {
@@ -292,6 +312,13 @@ function compareKeys(a, b) {
   return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
 }
 
+/** Scrolls `node` to just below the sticky channel header, which would otherwise cover it. */
+function scrollBelowHeader(node) {
+  const head = document.querySelector(".channel-head");
+  const covered = head ? head.getBoundingClientRect().height + 8 : 0;
+  window.scrollTo({ top: Math.max(0, window.scrollY + node.getBoundingClientRect().top - covered) });
+}
+
 function sleep(ms, signal) {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -307,14 +334,18 @@ function sleep(ms, signal) {
 
 const app = {
   token: null,
+  me: null,
   channels: [],
   view: null,
+  inbox: { asks: [], known: null, timer: null, running: false, again: false },
 };
 
 function showSignin(message = "") {
   app.token = null;
+  app.me = null;
   app.view?.stop();
   app.view = null;
+  stopInbox();
   $("app-view").hidden = true;
   $("sign-out").hidden = true;
   $("session-status").textContent = "";
@@ -351,27 +382,207 @@ async function enter(token, { fromForm }) {
   $("session-status").textContent = "Signed in";
   renderChannels();
   route();
+  startInbox();
+  showMe(token);
   return true;
+}
+
+/** "Signed in as <name>" (GetMe); the plain "Signed in" stays if that call fails. */
+async function showMe(token) {
+  try {
+    app.me = await unary(token, "GetMe", {});
+  } catch (error) {
+    if (!(error instanceof RpcError)) throw error;
+    return;
+  }
+  if (app.token !== token) return;
+  const status = $("session-status");
+  status.replaceChildren("Signed in as ", h("bdi", { class: "me" }, app.me.name || app.me.accountId || "you"));
+}
+
+// ---------------------------------------------------------------------------------------
+// "Waiting on you": the pending asks of every channel of this person (ListPendingAsks),
+// re-read on every change the open channel shows and at least every INBOX_POLL_MS; counts
+// per channel, in the tab title, and a browser notification for each new one (with the
+// person's permission).
+
+function startInbox() {
+  stopInbox();
+  app.inbox.known = null;
+  refreshInbox();
+  app.inbox.timer = setInterval(refreshInbox, INBOX_POLL_MS);
+  setupNotifications();
+}
+
+function stopInbox() {
+  clearInterval(app.inbox.timer);
+  app.inbox.timer = null;
+  app.inbox.asks = [];
+  $("inbox-list").replaceChildren();
+  $("inbox-count").hidden = true;
+  document.title = "Compass";
+}
+
+async function refreshInbox() {
+  const token = app.token;
+  if (!token) return;
+  if (app.inbox.running) {
+    app.inbox.again = true;
+    return;
+  }
+  app.inbox.running = true;
+  try {
+    const asks = [];
+    let pageToken = "";
+    do {
+      const page = await unary(token, "ListPendingAsks", { pageSize: 100, pageToken });
+      asks.push(...(page.asks ?? []));
+      pageToken = page.nextPageToken ?? "";
+    } while (pageToken && asks.length < INBOX_MAX);
+    if (app.token !== token) return;
+    app.inbox.asks = asks;
+    renderInbox();
+    notifyNew(asks);
+  } catch (error) {
+    if (!(error instanceof RpcError)) console.error(error);
+    // The last list stays; the next refresh tries again.
+  } finally {
+    app.inbox.running = false;
+    if (app.inbox.again) {
+      app.inbox.again = false;
+      refreshInbox();
+    }
+  }
+}
+
+function firstQuestion(ask) {
+  const q = (ask.questions ?? [])[0] ?? {};
+  return q.question || q.header || "A question";
+}
+
+function channelName(channelId) {
+  return app.channels.find((c) => c.channelId === channelId)?.name || channelId;
+}
+
+function renderInbox() {
+  const asks = app.inbox.asks;
+  const list = $("inbox-list");
+  list.replaceChildren(
+    ...asks.map((item) => {
+      const ask = item.ask ?? {};
+      const more = (ask.questions ?? []).length - 1;
+      return h(
+        "li",
+        {},
+        h(
+          "a",
+          { href: askHref(ask.askId ?? ""), dataset: { askId: ask.askId ?? "", channelId: item.channelId ?? "" } },
+          h("bdi", { class: "inbox-question" }, firstQuestion(ask)),
+          h(
+            "span",
+            { class: "inbox-meta" },
+            h("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
+            ` in # `,
+            h("bdi", {}, item.channelName || channelName(item.channelId)),
+            more > 0 ? ` · +${more} more` : "",
+            " · ",
+            timeNode(item.askedAt ?? ""),
+          ),
+        ),
+      );
+    }),
+  );
+  $("inbox-empty").hidden = asks.length > 0;
+  const count = $("inbox-count");
+  count.textContent = String(asks.length);
+  count.hidden = asks.length === 0;
+  count.setAttribute("aria-label", `${asks.length} waiting`);
+  document.title = asks.length ? `(${asks.length}) Compass` : "Compass";
+  navigator.setAppBadge?.(asks.length).catch(() => {});
+  const perChannel = new Map();
+  for (const item of asks) perChannel.set(item.channelId, (perChannel.get(item.channelId) ?? 0) + 1);
+  for (const link of document.querySelectorAll("#channel-list a")) {
+    link.querySelector(".count")?.remove();
+    const n = perChannel.get(link.dataset.channelId) ?? 0;
+    if (n) link.append(h("span", { class: "count", "aria-label": `${n} waiting` }, String(n)));
+  }
+}
+
+function setupNotifications() {
+  const button = $("notify-enable");
+  const note = $("notify-note");
+  if (!("Notification" in window)) {
+    button.hidden = true;
+    return;
+  }
+  const show = () => {
+    button.hidden = Notification.permission !== "default";
+    note.hidden = Notification.permission !== "denied";
+    note.textContent = "Notifications are blocked for this site in your browser's settings.";
+  };
+  button.onclick = async () => {
+    await Notification.requestPermission();
+    show();
+  };
+  show();
+}
+
+/** A notification for each ask that was not pending at the last refresh (none for those
+ * already waiting when the page opened), unless this person is looking at its channel. */
+function notifyNew(asks) {
+  const ids = new Set(asks.map((item) => item.ask?.askId ?? ""));
+  const known = app.inbox.known;
+  app.inbox.known = ids;
+  if (known === null || !("Notification" in window) || Notification.permission !== "granted") return;
+  for (const item of asks) {
+    const askId = item.ask?.askId ?? "";
+    if (known.has(askId)) continue;
+    const watching = document.visibilityState === "visible" && app.view?.channel.channelId === item.channelId;
+    if (watching) continue;
+    const notification = new Notification(`${item.authorName || "An agent"} asks in # ${item.channelName || channelName(item.channelId)}`, {
+      body: firstQuestion(item.ask ?? {}),
+      tag: askId,
+    });
+    notification.onclick = () => {
+      window.focus();
+      location.hash = askHref(askId);
+      notification.close();
+    };
+  }
 }
 
 function renderChannels() {
   const list = $("channel-list");
   list.replaceChildren(
     ...app.channels.map((channel) =>
-      h("li", {}, h("a", { href: channelHref(channel.channelId), dataset: { channelId: channel.channelId } }, `# ${channel.name || channel.channelId}`)),
+      h("li", {}, h(
+          "a",
+          { href: channelHref(channel.channelId), dataset: { channelId: channel.channelId } },
+          h("bdi", { class: "channel-name" }, `# ${channel.name || channel.channelId}`),
+        )),
     ),
   );
   $("channels-empty").hidden = app.channels.length > 0;
+  renderInbox(); // the per-channel counts
 }
 
 function channelHref(channelId) {
   return `#/channel/${encodeURIComponent(channelId)}`;
 }
 
+function askHref(askId) {
+  return `#/ask/${encodeURIComponent(askId)}`;
+}
+
 function route() {
   if (!app.token) return;
+  const askLink = /^#\/ask\/(.+)$/.exec(location.hash);
+  if (askLink) {
+    openAsk(safeDecode(askLink[1]), location.hash);
+    return;
+  }
   const match = /^#\/channel\/(.+)$/.exec(location.hash);
-  let wanted = match ? safeDecode(match[1]) : null;
+  const wanted = match ? safeDecode(match[1]) : null;
   let channel = app.channels.find((c) => c.channelId === wanted) ?? null;
   if (!match) {
     // No channel in the address: the one this person had open last, else the only one.
@@ -379,6 +590,42 @@ function route() {
     channel = app.channels.find((c) => c.channelId === last) ?? (app.channels.length === 1 ? app.channels[0] : null);
   }
   if (app.view && channel && app.view.channel.channelId === channel.channelId) return;
+  showChannel(channel, { notFound: match ? wanted ?? match[1] : null });
+}
+
+/** A deep link `#/ask/<id>`: the ask's channel, opened at that ask. */
+async function openAsk(askId, hash) {
+  const token = app.token;
+  let found = null;
+  if (askId) {
+    try {
+      found = await unary(token, "GetAsk", { askId });
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+      if (error.code === "unauthenticated") {
+        showSignin("Your token is no longer accepted. Sign in again.");
+        return;
+      }
+    }
+  }
+  if (app.token !== token || location.hash !== hash) return; // moved on meanwhile
+  const channel = found ? app.channels.find((c) => c.channelId === found.channelId) ?? null : null;
+  if (!channel) {
+    showChannel(null, {});
+    $("channel-title").textContent = "Ask not found";
+    const error = $("channel-error");
+    error.textContent = "This ask does not exist or is not in one of your channels.";
+    error.hidden = false;
+    return;
+  }
+  if (app.view && app.view.channel.channelId === channel.channelId) {
+    app.view.focus(askId);
+    return;
+  }
+  showChannel(channel, { focusAsk: askId });
+}
+
+function showChannel(channel, { notFound = null, focusAsk = null }) {
   app.view?.stop();
   app.view = null;
   for (const link of document.querySelectorAll("#channel-list a")) {
@@ -393,16 +640,15 @@ function route() {
   if (!channel) {
     $("channel-title").textContent = app.channels.length ? "Pick a channel" : "No channels";
     $("messages").replaceChildren();
-    if (match) {
+    if (notFound !== null) {
       // A link to a channel that does not exist, or is not one of this person's.
       $("channel-title").textContent = "Channel not found";
-      error.textContent = `There is no channel “${wanted ?? match[1]}” among yours. Pick one from the list.`;
+      error.textContent = `There is no channel “${notFound}” among yours. Pick one from the list.`;
       error.hidden = false;
     }
     return;
   }
-  wanted = channel.channelId;
-  localStorage.setItem(LAST_CHANNEL_KEY, wanted);
+  localStorage.setItem(LAST_CHANNEL_KEY, channel.channelId);
   $("channel-title").textContent = `# ${channel.name || channel.channelId}`;
   app.view = new ChannelView({
     token: app.token,
@@ -410,6 +656,8 @@ function route() {
     onAuthLost: () => {
       $("session-status").textContent = "Token no longer accepted";
     },
+    onChange: () => refreshInbox(),
+    focusAsk,
   });
   app.view.run();
 }

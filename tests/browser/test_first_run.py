@@ -144,7 +144,11 @@ async def test_an_unknown_channel_in_the_address_says_so_and_clears_the_live_dot
     await expect(status).not_to_have_attribute("data-state", "live")
     await ui.screenshots(page, "unknown-channel")
 
-    await page.get_by_role("link", name="# general").click()
+    await (
+        page.get_by_role("navigation", name="Channels")
+        .get_by_role("link", name="# general")
+        .click()
+    )
     await expect(page.get_by_role("heading", name="# general")).to_be_visible()
     await expect(page.locator("#channel-error")).to_be_hidden()
     await expect(status).to_have_text("Live")
@@ -226,7 +230,9 @@ async def test_the_last_channel_opens_by_default(ui: UI) -> None:
     await page.get_by_label("Access token").fill(world.human.token)
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("heading", name="Pick a channel")).to_be_visible()
-    await page.get_by_role("link", name="# design").click()
+    await (
+        page.get_by_role("navigation", name="Channels").get_by_role("link", name="# design").click()
+    )
     await expect(page.get_by_role("heading", name="# design")).to_be_visible()
 
     # Another tab of the same browser, opened at the bare address: design again.

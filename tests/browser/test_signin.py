@@ -36,9 +36,9 @@ async def test_sign_in_keeps_the_token_in_the_session_only_and_sign_out_forgets_
 
     await token_box.fill(world.human.token)
     await sign_in.click()
-    await expect(page.get_by_role("link", name="# general")).to_have_attribute(
-        "aria-current", "page"
-    )
+    await expect(
+        page.get_by_role("navigation", name="Channels").get_by_role("link", name="# general")
+    ).to_have_attribute("aria-current", "page")
     await expect(token_box).to_have_value("")
     assert await page.evaluate(f"sessionStorage.getItem('{TOKEN_KEY}')") == world.human.token
     assert world.human.token not in page.url
