@@ -7,8 +7,10 @@ the result of `create_account` only: it is stored as a hash and cannot be shown 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
+from compass_server.errors import InvalidArgumentError
 from compass_server.store import AccountKind
 
 if TYPE_CHECKING:
@@ -22,7 +24,12 @@ class Arg:
     flag: str
     help: str
     choices: tuple[str, ...] | None = None
+    required: bool = True
+    """Optional ones are passed as None when not given."""
 
+
+SIGN_IN_LINK_MINUTES: Final = 15
+MAX_SIGN_IN_LINK_MINUTES: Final = 7 * 24 * 60
 
 #: command name -> (help, its options).
 COMMANDS: Final[dict[str, tuple[str, tuple[Arg, ...]]]] = {
@@ -46,6 +53,22 @@ COMMANDS: Final[dict[str, tuple[str, tuple[Arg, ...]]]] = {
         "disable an account: its token stops working",
         (Arg("--account", "account id"),),
     ),
+    "sign-in-link": (
+        "print a one-time sign-in link for a person's account (no token to paste)",
+        (
+            Arg("--account", "account id of a person"),
+            Arg(
+                "--minutes",
+                f"how long the link works (default {SIGN_IN_LINK_MINUTES}, at most {MAX_SIGN_IN_LINK_MINUTES})",
+                required=False,
+            ),
+            Arg("--url", "the server's public URL (default from the settings)", required=False),
+        ),
+    ),
+    "revoke-sessions": (
+        "sign an account out of every device signed in by link; voids its unused links",
+        (Arg("--account", "account id"),),
+    ),
 }
 
 #: action function name -> the argparse destinations it takes.
@@ -55,6 +78,8 @@ PARAMETERS: Final[dict[str, frozenset[str]]] = {
     "create_account": frozenset({"kind", "name"}),
     "add_participant": frozenset({"channel", "account"}),
     "disable_account": frozenset({"account"}),
+    "sign_in_link": frozenset({"account", "minutes", "url"}),
+    "revoke_sessions": frozenset({"account"}),
 }
 
 
@@ -86,3 +111,29 @@ async def add_participant(store: Store, *, channel: str, account: str) -> dict[s
 async def disable_account(store: Store, *, account: str) -> dict[str, object]:
     row = await store.disable_account(account)
     return {"account_id": row.account_id, "disabled": row.disabled}
+
+
+async def sign_in_link(
+    store: Store, *, account: str, minutes: str | None, url: str | None
+) -> dict[str, object]:
+    """The link is `<url>#/sign-in/<code>`: the code sits in the fragment, which browsers never
+    send to a server (so no access log or proxy sees it); the page exchanges it once by POST."""
+    lifetime = SIGN_IN_LINK_MINUTES
+    if minutes is not None:
+        if not minutes.isdigit() or not 1 <= int(minutes) <= MAX_SIGN_IN_LINK_MINUTES:
+            raise InvalidArgumentError(
+                f"--minutes must be a whole number from 1 to {MAX_SIGN_IN_LINK_MINUTES}"
+            )
+        lifetime = int(minutes)
+    code, expires_at = await store.create_sign_in_link(account, timedelta(minutes=lifetime))
+    base = (url or "").rstrip("/") + "/"
+    return {
+        "account_id": account,
+        "url": f"{base}#/sign-in/{code}",
+        "expires_at": expires_at.isoformat(),
+    }
+
+
+async def revoke_sessions(store: Store, *, account: str) -> dict[str, object]:
+    sessions, links = await store.revoke_sessions(account)
+    return {"account_id": account, "sessions_ended": sessions, "links_voided": links}

@@ -21,6 +21,7 @@ from compass_server.hub import ChangeHub
 from compass_server.interceptors import ErrorMapping
 from compass_server.metrics import Metrics, metrics_endpoint
 from compass_server.service import AgentHandlers, CommsHandlers
+from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
 from compass_server.sweeper import Sweeper, utc_now
@@ -212,6 +213,7 @@ def create_app(
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
+        Route("/auth/sign-in", sign_in_endpoint(store), methods=["POST"]),
         Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
         Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
         Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),

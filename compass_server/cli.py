@@ -313,6 +313,8 @@ def _admin(args: argparse.Namespace) -> int:
 
     action: Callable[..., Coroutine[Any, Any, dict[str, object]]] = getattr(admin, args.action)
     params = {k: v for k, v in vars(args).items() if k in admin.PARAMETERS[args.action]}
+    if "url" in params and not params["url"]:
+        params["url"] = _public_url(settings, settings.host, settings.port)
 
     async def run(dsn: str) -> dict[str, object]:
         async with _open_store(dsn, settings) as store:
@@ -367,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (help_text, arguments) in admin.COMMANDS.items():
         sub = actions.add_parser(name, help=help_text)
         for arg in arguments:
-            sub.add_argument(arg.flag, required=True, help=arg.help, choices=arg.choices)
+            sub.add_argument(arg.flag, required=arg.required, help=arg.help, choices=arg.choices)
         sub.set_defaults(handler=_admin, action=name.replace("-", "_"))
 
     from compass_server.bridge import add_arguments as add_bridge_arguments

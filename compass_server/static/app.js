@@ -4,7 +4,10 @@ import { AskForm, closedView, interruptedNote, isFinal, questionSignature } from
 import { RpcError, serverStream, unary } from "./connect.js";
 import { h, reconcile, timeNode } from "./dom.js";
 
-const TOKEN_KEY = "compass.token";
+const TOKEN_KEY = "compass.token"; // a pasted token: this tab only (sessionStorage)
+// A session from a sign-in link: this device, every tab (localStorage), until sign-out or
+// `compass admin revoke-sessions`.
+const SESSION_KEY = "compass.session";
 const LAST_CHANNEL_KEY = "compass.lastChannel"; // an id, not a secret: kept across tabs
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
@@ -363,17 +366,17 @@ async function enter(token, { fromForm }) {
   } catch (error) {
     if (!(error instanceof RpcError)) throw error;
     if (error.code === "unauthenticated") {
-      sessionStorage.removeItem(TOKEN_KEY);
+      forgetToken(token);
       showSignin(fromForm ? "That token was not accepted." : "Your token is no longer accepted. Sign in again.");
     } else if (error.code === "permission_denied") {
-      sessionStorage.removeItem(TOKEN_KEY);
+      forgetToken(token);
       showSignin("That token belongs to an agent account. Sign in with a person's token.");
     } else {
       showSignin(`Could not sign in: ${error.message}`);
     }
     return false;
   }
-  sessionStorage.setItem(TOKEN_KEY, token);
+  if (localStorage.getItem(SESSION_KEY) !== token) sessionStorage.setItem(TOKEN_KEY, token);
   app.token = token;
   app.channels = Array.isArray(listed.channels) ? listed.channels : [];
   $("signin-view").hidden = true;
@@ -687,8 +690,46 @@ function stripTokenFromUrl() {
   return stripped;
 }
 
+function forgetToken(token) {
+  if (sessionStorage.getItem(TOKEN_KEY) === token) sessionStorage.removeItem(TOKEN_KEY);
+  if (localStorage.getItem(SESSION_KEY) === token) localStorage.removeItem(SESSION_KEY);
+}
+
+/** `#/sign-in/<code>` (from `compass admin sign-in-link`): the code leaves the address at
+ * once, is exchanged (by POST, once) for a session of this device, and the page opens. */
+async function signInWithLink(code) {
+  history.replaceState(null, "", `${location.pathname}${location.search}`);
+  let response;
+  try {
+    response = await fetch("auth/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ code }),
+      credentials: "omit",
+      cache: "no-store",
+    });
+  } catch {
+    showSignin("The server could not be reached to use your sign-in link. Try the link again.");
+    return;
+  }
+  let doc = null;
+  try {
+    doc = await response.json();
+  } catch {
+    doc = null;
+  }
+  if (!response.ok || !doc || typeof doc.token !== "string") {
+    showSignin(doc && typeof doc.error === "string" ? doc.error : "This sign-in link could not be used.");
+    return;
+  }
+  localStorage.setItem(SESSION_KEY, doc.token);
+  sessionStorage.removeItem(TOKEN_KEY);
+  enter(doc.token, { fromForm: false });
+}
+
 function init() {
-  const stripped = stripTokenFromUrl();
+  const link = /^#\/sign-in\/([A-Za-z0-9_-]{1,100})$/.exec(location.hash);
+  const stripped = link ? false : stripTokenFromUrl();
   $("signin-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $("token-input");
@@ -706,12 +747,17 @@ function init() {
   });
   $("sign-out").addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.removeItem(SESSION_KEY);
     $("messages").replaceChildren();
     $("channel-list").replaceChildren();
     showSignin();
   });
   window.addEventListener("hashchange", route);
-  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (link) {
+    signInWithLink(link[1]);
+    return;
+  }
+  const token = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(SESSION_KEY);
   if (token) enter(token, { fromForm: false });
   else showSignin(stripped ? "Tokens in links are not accepted: paste yours below." : "");
 }

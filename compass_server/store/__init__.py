@@ -345,6 +345,35 @@ class Store(Protocol):
         """
         ...
 
+    async def create_sign_in_link(self, account_id: str, ttl: timedelta) -> tuple[str, datetime]:
+        """A one-time sign-in code for a person's account, valid for `ttl`.
+
+        Returns:
+            The code (shown once; only its hash is stored) and when it expires.
+
+        Raises:
+            NotFoundError: no such account.
+            FailedPreconditionError: the account is disabled, or is an agent's.
+        """
+        ...
+
+    async def exchange_sign_in_link(self, code: str) -> tuple[AccountRow, str] | None:
+        """Use a sign-in code: once, before it expires, unless revoked, for an enabled
+        account. Returns the account and a new session token (shown once), else None."""
+        ...
+
+    async def revoke_sessions(self, account_id: str) -> tuple[int, int]:
+        """End every session of an account and void its unused sign-in codes; its ordinary
+        tokens stay.
+
+        Returns:
+            (sessions ended, codes voided).
+
+        Raises:
+            NotFoundError: no such account.
+        """
+        ...
+
     async def add_workspace_member(self, workspace_id: str, account_id: str) -> None:
         """Make an account a member of a workspace (it then sees its channels). Idempotent.
 

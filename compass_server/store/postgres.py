@@ -93,6 +93,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TOKEN_PREFIX: Final = "cmp_"  # noqa: S105 - a public prefix, not a secret
+SIGN_IN_CODE_PREFIX: Final = "cmpl_"
+"""Starts every one-time sign-in code (a public prefix, not a secret)."""
+MAX_SIGN_IN_CODE: Final = 100
+"""Longer strings are not codes of ours: refused before any hashing or I/O."""
 _MAX_TOKEN_LENGTH: Final = 200
 _MINT_ATTEMPTS: Final = 5
 _APPLICATION_NAME: Final = "compass"
@@ -219,6 +223,28 @@ _DISABLE_ACCOUNT: Final = f"""
     WHERE account_id = $1
     RETURNING {_ACCOUNT_COLUMNS}
 """  # noqa: S608 -- only our own column list is interpolated
+_INSERT_SESSION_TOKEN: Final = (
+    "INSERT INTO api_tokens (token_hash, account_id, kind) VALUES ($1, $2, 'session')"  # noqa: S105 - SQL, not a secret
+)
+_INSERT_SIGN_IN_LINK: Final = """
+    INSERT INTO sign_in_links (code_hash, account_id, expires_at)
+    VALUES ($1, $2, now() + $3::interval)
+    RETURNING expires_at
+"""
+# Used once: the UPDATE takes the row, so two exchanges of one code cannot both succeed.
+_USE_SIGN_IN_LINK: Final = f"""
+    WITH used AS (
+        UPDATE sign_in_links SET used_at = now()
+        WHERE code_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
+        RETURNING account_id
+    )
+    SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE account_id = (SELECT account_id FROM used)
+"""  # noqa: S608 -- only our own column list is interpolated
+_DELETE_SESSIONS: Final = "DELETE FROM api_tokens WHERE account_id = $1 AND kind = 'session'"
+_VOID_SIGN_IN_LINKS: Final = """
+    UPDATE sign_in_links SET revoked_at = now()
+    WHERE account_id = $1 AND used_at IS NULL AND revoked_at IS NULL
+"""
 _SELECT_ACCOUNT_BY_TOKEN: Final = """
     SELECT t.token_hash, a.account_id, a.kind, a.name, a.disabled, a.created_at
     FROM api_tokens t
@@ -622,6 +648,39 @@ class PostgresStore(Store):
         if row is None:
             raise NotFoundError("account not found")
         return _account_row(row)
+
+    async def create_sign_in_link(self, account_id: str, ttl: timedelta) -> tuple[str, datetime]:
+        account = await self.get_account(account_id)
+        if account.disabled or account.kind is not AccountKind.HUMAN:
+            raise FailedPreconditionError("sign-in links are for enabled accounts of people")
+        code = SIGN_IN_CODE_PREFIX + secrets.token_urlsafe(32)
+        async with self._connection() as conn:
+            expires_at = await conn.fetchval(
+                _INSERT_SIGN_IN_LINK, _token_hash(code), account_id, ttl
+            )
+        return code, expires_at
+
+    async def exchange_sign_in_link(self, code: str) -> tuple[AccountRow, str] | None:
+        if not code.startswith(SIGN_IN_CODE_PREFIX) or len(code) > MAX_SIGN_IN_CODE:
+            return None
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        async with self._write() as conn:
+            row = await conn.fetchrow(_USE_SIGN_IN_LINK, _token_hash(code))
+            if row is None:
+                return None
+            account = _account_row(row)
+            if account.disabled or account.kind is not AccountKind.HUMAN:
+                return None  # the code stays used: it was spent on an account that may not sign in
+            await conn.execute(_INSERT_SESSION_TOKEN, _token_hash(token), account.account_id)
+        return account, token
+
+    async def revoke_sessions(self, account_id: str) -> tuple[int, int]:
+        async with self._write() as conn:
+            if await conn.fetchrow(_SELECT_ACCOUNT, account_id) is None:
+                raise NotFoundError("account not found")
+            sessions = await conn.execute(_DELETE_SESSIONS, account_id)
+            links = await conn.execute(_VOID_SIGN_IN_LINKS, account_id)
+        return _row_count(sessions), _row_count(links)
 
     async def disable_account(self, account_id: str) -> AccountRow:
         async with self._connection() as conn:
@@ -1402,6 +1461,11 @@ async def _notify(
         channel_id=channel_id, revision=revision, message_id=message_id, ask_ids=ask_ids
     )
     await conn.execute(_NOTIFY, EVENTS_CHANNEL, event.to_payload())
+
+
+def _row_count(status: str) -> int:
+    """The row count of a command status such as "DELETE 3" (asyncpg's `execute` result)."""
+    return int(status.rsplit(" ", 1)[-1])
 
 
 _PAGE_TOKEN_VERSION: Final = "p1"  # noqa: S105 - a format tag, not a secret

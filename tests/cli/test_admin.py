@@ -139,3 +139,33 @@ def test_admin_usage_errors_come_from_argparse(compass_cli: Callable[..., Ran]) 
     missing = compass_cli("admin", "create-channel", "--name", "x")
     assert missing.code == 2
     assert "--workspace" in missing.stderr
+
+
+def test_sign_in_links_and_revoking_sessions(compass_cli: Callable[..., Ran]) -> None:
+    person = ok_json(compass_cli("admin", "create-account", "--kind", "human", "--name", "Ada"))
+    robot = ok_json(compass_cli("admin", "create-account", "--kind", "agent", "--name", "R2"))
+    account = str(person["account_id"])
+    link = ok_json(
+        compass_cli(
+            "admin", "sign-in-link", "--account", account, "--url", "https://compass.example/"
+        )
+    )
+    assert link["account_id"] == account
+    url = str(link["url"])
+    assert url.startswith("https://compass.example/#/sign-in/cmpl_"), url
+    assert len(url.rsplit("/", 1)[1]) > 40
+    assert str(link["expires_at"]).endswith("+00:00")
+    # Without --url: the server's own address from the settings.
+    default = ok_json(compass_cli("admin", "sign-in-link", "--account", account, "--minutes", "5"))
+    assert str(default["url"]).startswith("http://127.0.0.1:8000/#/sign-in/cmpl_"), default
+    failed(
+        compass_cli("admin", "sign-in-link", "--account", account, "--minutes", "0"),
+        "--minutes must be a whole number from 1 to 10080",
+    )
+    failed(
+        compass_cli("admin", "sign-in-link", "--account", str(robot["account_id"])),
+        "sign-in links are for enabled accounts of people",
+    )
+    failed(compass_cli("admin", "sign-in-link", "--account", "acct_nope"), "account not found")
+    revoked = ok_json(compass_cli("admin", "revoke-sessions", "--account", account))
+    assert revoked == {"account_id": account, "sessions_ended": 0, "links_voided": 2}
