@@ -45,6 +45,10 @@ class ChangeHub:
     def __init__(self) -> None:
         self._by_channel: dict[str, set[Signal]] = {}
         self._by_ask: dict[str, set[Signal]] = {}
+        # channel -> its events published so far; kept after its last watcher leaves (one int
+        # per channel ever watched), so the count never goes back (see SharedReads).
+        self._seen: dict[str, int] = {}
+        self._resyncs = 0
         self._closed = False
 
     @property
@@ -65,7 +69,13 @@ class ChangeHub:
         """Feed the hub from `store` until cancelled."""
         await store.listen(self.publish, self.resync)
 
+    def seen(self, channel_id: str) -> int:
+        """How many changes of a watched channel the hub has published (resyncs included):
+        a store read started after this count was taken sees every one of them."""
+        return self._seen.get(channel_id, 0) + self._resyncs
+
     def publish(self, event: ChangeEvent) -> None:
+        self._seen[event.channel_id] = self._seen.get(event.channel_id, 0) + 1
         for signal in self._by_channel.get(event.channel_id, ()):
             signal.set()
         for ask_id in event.ask_ids:
@@ -73,6 +83,7 @@ class ChangeHub:
                 signal.set()
 
     def resync(self) -> None:
+        self._resyncs += 1
         for signals in (*self._by_channel.values(), *self._by_ask.values()):
             for signal in signals:
                 signal.set()

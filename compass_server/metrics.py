@@ -119,6 +119,12 @@ class Metrics:
             "Questions recorded timed_out by CloseAsk TIMED_OUT (the runtime's automatic pick)",
             registry=r,
         )
+        self.watch_reads = Counter(
+            "compass_watch_reads",
+            "Store reads made by WatchChannel streams (shared: one per change and channel, "
+            "however many watch it in this process)",
+            registry=r,
+        )
         self.time_to_answer = Histogram(
             "compass_ask_time_to_answer_seconds",
             "From an ask's creation to its answer (asks created by this process)",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
 from compass_server.errors import InvalidArgumentError, UnavailableError
+from compass_server.shared_reads import SharedReads
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
 from gen.compass.v1.agent_connect import AgentService
@@ -82,6 +83,9 @@ class _Handlers:
         self._auth = auth
         self._hub = hub
         self._recheck = recheck_seconds
+        self._reads = SharedReads(
+            store, hub, on_read=metrics.watch_reads.inc if metrics is not None else None
+        )
 
 
 class CommsHandlers(_Handlers, CommsService):
@@ -159,7 +163,7 @@ class CommsHandlers(_Handlers, CommsService):
         with self._hub.channel(request.channel_id) as signal:
             announce = True
             while True:
-                rows = await self._store.messages_after(
+                rows = await self._reads.messages_after(
                     actor, request.channel_id, last, limit=REPLAY_BATCH
                 )
                 for row in rows:

@@ -1,0 +1,83 @@
+"""One store read per change per channel, shared by every local watcher of that channel.
+
+Without this, N watchers of one channel woken by one change each re-read the store: N
+queries for one change (1,000 watchers: ~1,000 queries). Watchers that want the messages
+changed after the same revision of the same channel now share one read in flight
+("single flight"), so one change costs one read per process however many watch.
+
+Joining a read already running is only correct when that read started after the change the
+watcher was woken for had been published: PostgreSQL delivers a NOTIFY after its
+transaction committed, so a read that began after the hub saw revision R sees R. The hub
+counts what it has published per channel (`ChangeHub.seen`); a read remembers that count at
+its start, and a watcher joins it only if the count it was woken at is not newer.
+
+Why hand-written: the single-flight pattern is a dozen lines over asyncio futures here,
+and it needs the hub's publish count to decide who may join; no maintained library offers
+that condition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from compass_server.hub import ChangeHub
+    from compass_server.store import AccountRow, MessageRow, Store
+
+
+@dataclass(slots=True)
+class _Flight:
+    covers: int
+    """The hub's publish count for the channel when this read started."""
+    task: asyncio.Task[Sequence[MessageRow]]
+
+
+class SharedReads:
+    """`messages_after` with one read in flight per (channel, after_revision, limit)."""
+
+    def __init__(
+        self, store: Store, hub: ChangeHub, on_read: Callable[[], None] | None = None
+    ) -> None:
+        self._store = store
+        self._hub = hub
+        self._on_read = on_read
+        self._flights: dict[tuple[str, int, int], _Flight] = {}
+        self.reads = 0
+        """Store reads started (for tests and benchmarks)."""
+
+    async def messages_after(
+        self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int
+    ) -> Sequence[MessageRow]:
+        """As `Store.messages_after`. Every actor sharing a read could see the channel when
+        its watch began (the handler checked it); the read runs as the first of them."""
+        key = (channel_id, after_revision, limit)
+        wanted = self._hub.seen(channel_id)
+        flight = self._flights.get(key)
+        if flight is None or flight.covers < wanted:
+            flight = self._start(key, actor, wanted)
+        # shield: one watcher leaving must not cancel the read the others wait for.
+        return await asyncio.shield(flight.task)
+
+    def _start(self, key: tuple[str, int, int], actor: AccountRow, covers: int) -> _Flight:
+        channel_id, after_revision, limit = key
+        self.reads += 1
+        if self._on_read is not None:
+            self._on_read()
+        task = asyncio.ensure_future(
+            self._store.messages_after(actor, channel_id, after_revision, limit=limit)
+        )
+        flight = _Flight(covers=covers, task=task)
+        self._flights[key] = flight
+
+        def done(finished: asyncio.Task[Sequence[MessageRow]]) -> None:
+            if self._flights.get(key) is flight:
+                del self._flights[key]
+            if not finished.cancelled():
+                finished.exception()  # retrieved: a failure is raised to every waiter instead
+
+        task.add_done_callback(done)
+        return flight
