@@ -1468,6 +1468,8 @@ def _row_count(status: str) -> int:
     return int(status.rsplit(" ", 1)[-1])
 
 
+MAX_INT64: Final = 2**63 - 1
+"""The largest PostgreSQL bigint (revisions are bigints)."""
 _PAGE_TOKEN_VERSION: Final = "p1"  # noqa: S105 - a format tag, not a secret
 _INBOX_TOKEN_VERSION: Final = "i1"  # noqa: S105 - a format tag, not a secret
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -1532,6 +1534,6 @@ def _decode_page_token(token: str, channel_id: str) -> int:
         after = int(revision)
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise bad from None
-    if version != _PAGE_TOKEN_VERSION or token_channel != channel_id or after < 0:
-        raise bad
+    if version != _PAGE_TOKEN_VERSION or token_channel != channel_id or not 0 <= after <= MAX_INT64:
+        raise bad  # a revision past bigint would fail in the database, not here
     return after

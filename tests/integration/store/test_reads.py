@@ -137,3 +137,20 @@ async def test_messages_after_checks_its_arguments(
 ) -> None:
     with pytest.raises(InvalidArgumentError):
         await store.messages_after(world.human, world.channel.channel_id, after, limit=limit)
+
+
+@pytest.mark.parametrize("revision", [2**63 - 1, 2**63, 2**64, 10**40, -(2**63)])
+async def test_a_page_token_revision_outside_bigint_is_invalid_or_an_empty_page(
+    store: PostgresStore, world: World, revision: int
+) -> None:
+    """Issue 12 F5: a revision >= 2^63 reached the database and came back INTERNAL."""
+    await post_many(store, world, 2)
+    raw = f"p1:{revision}:{world.channel.channel_id}".encode()
+    token = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    if 0 <= revision < 2**63:
+        page = await store.list_messages(world.human, world.channel.channel_id, page_token=token)
+        assert page.messages == ()
+        return
+    with pytest.raises(InvalidArgumentError) as caught:
+        await store.list_messages(world.human, world.channel.channel_id, page_token=token)
+    assert [v.field for v in caught.value.violations] == ["page_token"]
