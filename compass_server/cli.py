@@ -120,14 +120,78 @@ async def _migrate(dsn: str) -> list[int]:
 
     from compass_server.store.migrate import migrate
 
+    target = describe_dsn(dsn)
     try:
         conn = await asyncpg.connect(dsn, timeout=10)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise CliError(f"cannot connect to the database: {type(exc).__name__}") from exc
+    except (ValueError, TypeError, asyncpg.ClientConfigurationError) as exc:
+        raise CliError(
+            "COMPASS_DATABASE_URL is not a valid PostgreSQL URL; use "
+            "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
+        ) from exc
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        raise CliError(
+            f"cannot connect to PostgreSQL at {target}: {_why(exc)}. Check that PostgreSQL "
+            "runs there and that COMPASS_DATABASE_URL names the right host, port, database "
+            "and user"
+        ) from exc
     try:
         return await migrate(conn)
     finally:
         await conn.close()
+
+
+def describe_dsn(dsn: str) -> str:
+    """Host, port, database and user of a PostgreSQL URL, for messages (never the password).
+
+    Raises:
+        CliError: `dsn` is not a postgresql:// URL with a valid port.
+    """
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    malformed = CliError(
+        "COMPASS_DATABASE_URL is not a valid PostgreSQL URL; use "
+        "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
+    )
+    try:
+        parts = urlsplit(dsn)
+        port = parts.port
+    except ValueError:
+        raise malformed from None
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise malformed
+    query = parse_qs(parts.query)
+    host = parts.hostname or (query.get("host") or ["localhost"])[0]
+    database = unquote(parts.path.lstrip("/")) or (query.get("dbname") or [""])[0]
+    user = parts.username or (query.get("user") or [""])[0]
+    shown = f"{unquote(host)}:{port or 5432}"
+    if database:
+        shown += f", database {database!r}"
+    if user:
+        shown += f", user {unquote(user)!r}"
+    return shown
+
+
+def _why(exc: BaseException) -> str:
+    """A few words on why a connection failed (the exception's class alone says little)."""
+    import socket
+
+    import asyncpg
+
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return "unknown host"
+    if isinstance(exc, TimeoutError):
+        return "no answer within 10 s"
+    if isinstance(exc, asyncpg.InvalidCatalogNameError):
+        return "that database does not exist"
+    if isinstance(
+        exc, asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError
+    ):
+        return "the user or password was not accepted"
+    if isinstance(exc, asyncpg.PostgresError):
+        return f"the server refused ({exc.sqlstate})"
+    return f"{type(exc).__name__}"
 
 
 @contextlib.asynccontextmanager
