@@ -48,5 +48,7 @@ def test_migrate_reports_an_unreachable_database_in_one_line() -> None:
     ran = run_cli(["migrate"], env)
     assert ran.code == 1, ran
     assert ran.stdout == ""
-    assert ran.stderr.startswith("compass: cannot connect to the database"), ran.stderr
+    assert ran.stderr.startswith(
+        "compass: cannot connect to PostgreSQL at 127.0.0.1:9, database 'none'"
+    ), ran.stderr
     assert "Traceback" not in ran.stderr
