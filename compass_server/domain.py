@@ -22,7 +22,7 @@ from compass_agent.limits import (
     MAX_QUESTIONS_PER_ASK,
     NUL,
 )
-from compass_server.errors import FieldViolation, InvalidArgumentError
+from compass_server.errors import FailedPreconditionError, FieldViolation, InvalidArgumentError
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -291,6 +291,30 @@ def check_ask_update(
     violations = ask_update_violations(stored, blocks)
     if violations:
         raise InvalidArgumentError("the update changes the message's asks", violations)
+    sent = [block.ask for block in blocks if block.HasField("ask")]
+    for was, now in zip(stored, sent, strict=False):
+        if was.status not in _OPEN_STATUSES and _asked(was) != _asked(now):
+            # What a person answered (or saw closed) must stay what was asked.
+            raise FailedPreconditionError(
+                f"ask {was.ask_id} is {comms_pb2.AskStatus.Name(was.status).removeprefix('ASK_STATUS_').lower()}"
+                ": its questions and options can no longer change"
+            )
+
+
+_OPEN_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_PENDING, comms_pb2.ASK_STATUS_UNSPECIFIED})
+
+
+def _asked(ask: comms_pb2.Ask) -> list[bytes]:
+    """What an ask asks: its questions without answer state, comparable across copies."""
+    asked: list[bytes] = []
+    for question in ask.questions:
+        bare = comms_pb2.AskQuestion()
+        bare.CopyFrom(question)
+        bare.ClearField("chosen_option_ids")
+        bare.ClearField("custom_text")
+        bare.ClearField("timed_out")
+        asked.append(bare.SerializeToString(deterministic=True))
+    return asked
 
 
 def _minted_ask_violation(

@@ -10,7 +10,12 @@ import asyncpg
 import pytest
 
 from compass_server.domain import MAX_ASKS_PER_MESSAGE
-from compass_server.errors import InvalidArgumentError, NotFoundError, PermissionDeniedError
+from compass_server.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from compass_server.store.postgres import PostgresStore, new_id
 from tests.integration.store._seed import World, answer, ask, question, seed, text, with_ask_ids
 
@@ -446,18 +451,19 @@ async def test_adding_an_ask_keeps_the_stored_answers(store: PostgresStore, worl
     assert not (await store.get_ask(world.human, updated.ask_ids[2])).answered
 
 
-async def test_an_answered_ask_keeps_its_shape_but_may_change_texts(
+async def test_an_answered_ask_keeps_its_shape_and_its_texts(
     store: PostgresStore, world: World
 ) -> None:
+    # Issue 12 made answered and closed asks immutable: what a person answered stays what
+    # was asked (a reworded label would change the meaning of the stored answer).
     message_id, ids = await post_original(store, world)
     real = await store.answer_ask(world.human, ids[0], [answer("db", "1")])
     reworded = with_ask_ids(list(ORIGINAL), ids)
     reworded[1].ask.questions[0].question = "Which database, really?"
     reworded[1].ask.questions[0].options[1].label = "MySQL"
-    updated = await store.update_message(world.agent, message_id, reworded)
-    assert updated.blocks[1].ask.questions[0].question == "Which database, really?"
-    assert list(updated.blocks[1].ask.questions[0].chosen_option_ids) == ["1"]
-    assert updated.blocks[1].ask.answered_at == real.ask.answered_at
+    with pytest.raises(FailedPreconditionError):
+        await store.update_message(world.agent, message_id, reworded)
+    assert (await store.get_ask(world.human, ids[0])).ask == real.ask
 
     for reshape in ("question_id", "option", "multi"):
         blocks = with_ask_ids(list(ORIGINAL), ids)
@@ -518,3 +524,31 @@ async def test_minting_a_new_ask_retries_on_collision(database_url: str) -> None
     assert fresh not in ids
     assert listed == updated
     assert await asks_in_table(database_url, message_id) == {*ids, fresh}
+
+
+async def test_an_answered_or_closed_ask_can_no_longer_be_rewritten(
+    store: PostgresStore, world: World
+) -> None:
+    """Issue 12: after a person answered, the agent could still change what was asked."""
+    message_id, ids = await post_original(store, world)
+    await store.answer_ask(world.human, ids[0], [answer("db", "1")])
+    await store.decline_ask(world.human, ids[1], "not now")
+    before = await store.list_messages(world.human, world.channel.channel_id)
+    for index in (0, 1):
+        changed = with_ask_ids(list(ORIGINAL), ids)
+        changed[1 + index].ask.questions[0].options[0].description = "now it means something else"
+        with pytest.raises(FailedPreconditionError) as caught:
+            await store.update_message(world.agent, message_id, changed)
+        status = "answered" if index == 0 else "declined"
+        assert caught.value.message == (
+            f"ask {ids[index]} is {status}: its questions and options can no longer change"
+        )
+    # Nothing was stored; the same questions (and new text around them) still go through,
+    # whatever answer state the frame carries (the stored answer wins).
+    assert await store.list_messages(world.human, world.channel.channel_id) == before
+    frame = with_ask_ids([text("Thanks!"), *ORIGINAL[1:]], ids)
+    frame[1].ask.questions[0].custom_text = "forged"
+    updated = await store.update_message(world.agent, message_id, frame)
+    assert updated.blocks[0].text.text == "Thanks!"
+    assert updated.blocks[1].ask.questions[0].chosen_option_ids == ["1"]
+    assert updated.blocks[1].ask.questions[0].custom_text == ""
