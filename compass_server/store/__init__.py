@@ -474,7 +474,8 @@ class Store(Protocol):
         ...
 
     async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
-        """One ask visible to `actor`, with its answer state.
+        """One ask visible to `actor`, with its answer state. A person sees the asks of its
+        workspaces' channels; an agent only those of channels it participates in.
 
         Raises:
             NotFoundError: no such ask, or not visible to `actor` (same message).

@@ -800,7 +800,9 @@ class PostgresStore(Store):
     async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
         async with self._connection() as conn:
             row = await conn.fetchrow(_SELECT_ASK, ask_id, actor.account_id)
-        if row is None:
+        # An agent sees only the asks of channels it takes part in (its WatchAsk): being in
+        # the workspace is not enough to follow another agent's questions and answers.
+        if row is None or (actor.kind is AccountKind.AGENT and not row["participant"]):
             raise NotFoundError("ask not found")
         return _ask_row(row)
 

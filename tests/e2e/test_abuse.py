@@ -43,3 +43,39 @@ def test_any_forged_page_token_revision_is_a_page_or_invalid_argument(
 
         one()
     assert seen == {"ok", "invalid_argument"}
+
+
+async def test_an_agent_follows_only_the_asks_of_its_own_channels(
+    module_server: RunningServer, module_world: SeededWorld
+) -> None:
+    """Issue 12: any agent of a workspace could WatchAsk any ask whose id it knew."""
+    from compass_server.store import AccountKind
+    from compass_server.store.postgres import PostgresStore
+    from tests.e2e._asks import post_ask
+    from tests.e2e._connect import call, open_stream
+
+    async with PostgresStore(module_server.dsn, pool_min=1, pool_max=1) as store:
+        nosy, nosy_token = await store.create_account(AccountKind.AGENT, "Nosy Agent")
+        await store.add_workspace_member(module_world.workspace_id, nosy.account_id)
+        side = await store.create_channel(module_world.workspace_id, "side")
+        await store.add_participant(side.channel_id, nosy.account_id)
+    async with httpx.AsyncClient(base_url=module_server.url, timeout=30) as http:
+        ask_id = await post_ask(http, module_world.agent.token, module_world.channel_id)
+        async with open_stream(http, "WatchAsk", {"askId": ask_id}, nosy_token) as watch:
+            end = await watch.end()
+        assert end.error() == {"code": "not_found", "message": "ask not found"}
+        async with open_stream(http, "WatchAsk", {"askId": "ask_nope"}, nosy_token) as watch:
+            assert (await watch.end()).error() == end.error()  # same as a missing ask
+        refused = await call(
+            http, "CloseAsk", {"askId": ask_id, "status": "ASK_STATUS_WITHDRAWN"}, nosy_token
+        )
+        assert refused.code in ("not_found", "permission_denied"), refused
+        # The asking agent (a participant) still follows it, and a person of the
+        # workspace who does not participate may still look at it.
+        async with open_stream(
+            http, "WatchAsk", {"askId": ask_id}, module_world.agent.token
+        ) as watch:
+            first = await watch.message()
+        assert isinstance(first["ask"], dict)
+        seen = await call(http, "GetAsk", {"askId": ask_id}, module_world.member.token)
+        assert seen.ok, seen
