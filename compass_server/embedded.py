@@ -162,6 +162,36 @@ class _OsUser:
     """True when we are root and run every PostgreSQL program as this user."""
 
 
+def _private_dir(path: Path, user: _OsUser) -> None:
+    """Make `path` (a predictable name in the shared temp dir) a 0700 directory of `user`, or
+    refuse: anyone may have created that name first, e.g. as a symlink to a directory of
+    theirs or of root's. So: create it ourselves (no symlink is followed by mkdir), change the
+    owner only of what we just created and without following links, and accept an existing
+    one only when `lstat` shows a real directory (not a link) already owned by `user`, 0700.
+    """
+    try:
+        path.mkdir(0o700)
+    except FileExistsError:
+        created = False
+    else:
+        created = True
+        path.chmod(0o700, follow_symlinks=False)  # whatever the umask made of it
+        if user.switch:
+            os.chown(path, user.uid, user.gid, follow_symlinks=False)
+    info = os.lstat(path)
+    if (
+        not stat.S_ISDIR(info.st_mode)
+        or info.st_uid != user.uid
+        or stat.S_IMODE(info.st_mode) != 0o700
+    ):
+        what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not ours"
+        raise EmbeddedPostgresError(
+            f"refusing the socket directory {path}: it is {what} (it must be a 0700 directory "
+            f"owned by {user.name}{'' if created else ', created by Compass'}); remove it, or set "
+            "COMPASS_DATA_DIR to a shorter path so the socket can live in the data directory"
+        )
+
+
 def default_data_dir() -> Path:
     """Where `compass serve` keeps its embedded cluster when COMPASS_DATA_DIR is unset.
 
@@ -593,15 +623,7 @@ class LocalPostgres:
         if socket_dir == self._config.pgdata:
             return  # created by initdb, 0700, owned by the server's user
         if self._config.socket_dir is None:
-            # Our private fallback under the shared temp dir: it must be ours and closed.
-            socket_dir.mkdir(mode=0o700, exist_ok=True)
-            if user.switch and socket_dir.stat().st_uid == 0:
-                os.chown(socket_dir, user.uid, user.gid)
-            info = socket_dir.stat()
-            if info.st_uid != user.uid or stat.S_IMODE(info.st_mode) != 0o700:
-                raise EmbeddedPostgresError(
-                    f"{socket_dir} must be a 0700 directory owned by {user.name}"
-                )
+            _private_dir(socket_dir, user)
         elif not socket_dir.is_dir():
             raise EmbeddedPostgresError(f"socket dir {socket_dir} does not exist")
 
