@@ -20,6 +20,7 @@ from compass_server.gate import AuthContext, ConnectGate
 from compass_server.hub import ChangeHub
 from compass_server.interceptors import ErrorMapping
 from compass_server.metrics import Metrics, metrics_endpoint
+from compass_server.revocation import Revocations
 from compass_server.service import AgentHandlers, CommsHandlers
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
@@ -147,15 +148,16 @@ def create_app(
         else:
             await store.listen(hub.publish, listener_connected)
 
+    revocations = Revocations(store.valid_tokens, interval=settings.auth_recheck_seconds)
     compressions = [wire.BoundedGzip(settings.max_request_bytes)]
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
-        AgentHandlers(store, auth, hub, metrics=metrics),
+        AgentHandlers(store, auth, hub, metrics=metrics, revocations=revocations),
         interceptors=interceptors,
         compressions=compressions,
     )
     comms_rpc = CommsServiceASGIApplication(
-        CommsHandlers(store, auth, hub, metrics=metrics),
+        CommsHandlers(store, auth, hub, metrics=metrics, revocations=revocations),
         interceptors=interceptors,
         compressions=compressions,
     )
@@ -178,10 +180,11 @@ def create_app(
                 await stack.enter_async_context(owned)
             listener = asyncio.create_task(listen(), name="compass-change-listener")
             sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
+            rechecking = asyncio.create_task(revocations.run(), name="compass-token-recheck")
             try:
                 yield
             finally:
-                for task in (sweeping, listener):
+                for task in (rechecking, sweeping, listener):
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task

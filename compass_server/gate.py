@@ -44,6 +44,7 @@ class AuthContext(Generic[A]):
     def __init__(self) -> None:
         self._var: ContextVar[A | None] = ContextVar("compass_account", default=None)
         self._gone: ContextVar[asyncio.Event | None] = ContextVar("compass_gone", default=None)
+        self._token: ContextVar[str] = ContextVar("compass_token", default="")
 
     def current(self) -> A:
         """The caller's account.
@@ -56,6 +57,10 @@ class AuthContext(Generic[A]):
             raise UnauthenticatedError("authentication required")
         return account
 
+    def token(self) -> str:
+        """The bearer token the current request was admitted with ("" outside one)."""
+        return self._token.get()
+
     def client_gone(self) -> asyncio.Event:
         """Set once the client of the current request has disconnected.
 
@@ -65,14 +70,18 @@ class AuthContext(Generic[A]):
         return self._gone.get() or asyncio.Event()
 
     @contextlib.contextmanager
-    def bound(self, account: A, gone: asyncio.Event | None = None) -> Generator[None]:
-        token = self._var.set(account)
-        gone_token = self._gone.set(gone)
+    def bound(
+        self, account: A, gone: asyncio.Event | None = None, token: str = ""
+    ) -> Generator[None]:
+        account_reset = self._var.set(account)
+        gone_reset = self._gone.set(gone)
+        token_reset = self._token.set(token)
         try:
             yield
         finally:
-            self._gone.reset(gone_token)
-            self._var.reset(token)
+            self._token.reset(token_reset)
+            self._gone.reset(gone_reset)
+            self._var.reset(account_reset)
 
 
 class _Reject(Exception):  # noqa: N818 - internal control flow, never escapes this module
@@ -151,7 +160,8 @@ class ConnectGate(Generic[A]):
             await _send_error(send, reject.code, reject.message, streaming, content_type)
             return
         gone = asyncio.Event()
-        with self._auth.bound(account, gone):
+        token = bearer_token(headers.get("authorization")) or ""
+        with self._auth.bound(account, gone, token):
             await self._app(scope, _replay(body, receive, gone), _Hygiene(send, streaming))
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:

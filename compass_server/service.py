@@ -8,10 +8,11 @@ its Connect code by the interceptor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
-from compass_server.errors import InvalidArgumentError, UnavailableError
+from compass_server.errors import InvalidArgumentError, UnauthenticatedError, UnavailableError
 from compass_server.shared_reads import SharedReads
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from compass_server.gate import AuthContext
     from compass_server.hub import ChangeHub, Signal
     from compass_server.metrics import Metrics
+    from compass_server.revocation import Revocations
     from compass_server.store import AccountRow, AskRow, MessageRow, Store
 
     # Handlers never read the context's message types; the gate did the header work.
@@ -45,7 +47,16 @@ def _require_id(field: str, value: str) -> None:
 SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
 
 
-async def _woken(hub: ChangeHub, signal: Signal, gone: asyncio.Event, seconds: float) -> bool:
+REVOKED: Final = "your access was revoked; sign in again"
+
+
+async def _woken(
+    hub: ChangeHub,
+    signal: Signal,
+    gone: asyncio.Event,
+    seconds: float,
+    revoked: asyncio.Event | None = None,
+) -> bool:
     """Wait for a change notification, or `seconds` at most (then re-read anyway).
 
     Returns:
@@ -53,9 +64,15 @@ async def _woken(hub: ChangeHub, signal: Signal, gone: asyncio.Event, seconds: f
 
     Raises:
         UnavailableError: the server is shutting down (before or while waiting).
+        UnauthenticatedError: the stream's token was revoked (before or while waiting).
     """
-    if not hub.closed and not gone.is_set():
-        waits = {asyncio.ensure_future(signal.wait()), asyncio.ensure_future(gone.wait())}
+    revoked = revoked or asyncio.Event()
+    if not hub.closed and not gone.is_set() and not revoked.is_set():
+        waits = {
+            asyncio.ensure_future(signal.wait()),
+            asyncio.ensure_future(gone.wait()),
+            asyncio.ensure_future(revoked.wait()),
+        }
         try:
             await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -63,6 +80,8 @@ async def _woken(hub: ChangeHub, signal: Signal, gone: asyncio.Event, seconds: f
                 wait.cancel()
     if hub.closed:
         raise UnavailableError(SHUTTING_DOWN)
+    if revoked.is_set():
+        raise UnauthenticatedError(REVOKED)
     return not gone.is_set()
 
 
@@ -77,7 +96,9 @@ class _Handlers:
         *,
         recheck_seconds: float = RECHECK_SECONDS,
         metrics: Metrics | None = None,
+        revocations: Revocations | None = None,
     ) -> None:
+        self._revocations = revocations
         self._metrics = metrics
         self._store = store
         self._auth = auth
@@ -86,6 +107,14 @@ class _Handlers:
         self._reads = SharedReads(
             store, hub, on_read=metrics.watch_reads.inc if metrics is not None else None
         )
+
+    def _revoked(self) -> contextlib.AbstractContextManager[asyncio.Event]:
+        """An event set when the current stream's token is revoked (never, without a
+        registry or a token)."""
+        token = self._auth.token()
+        if self._revocations is None or not token:
+            return contextlib.nullcontext(asyncio.Event())
+        return self._revocations.watching(token)
 
 
 class CommsHandlers(_Handlers, CommsService):
@@ -160,7 +189,7 @@ class CommsHandlers(_Handlers, CommsService):
         last = request.after_revision
         # Subscribe before the first read: a change landing between the read and the wait
         # still wakes us.
-        with self._hub.channel(request.channel_id) as signal:
+        with self._hub.channel(request.channel_id) as signal, self._revoked() as revoked:
             announce = True
             while True:
                 rows = await self._reads.messages_after(
@@ -180,7 +209,9 @@ class CommsHandlers(_Handlers, CommsService):
                     # a first message.
                     yield comms_pb2.WatchChannelResponse(caught_up=True)
                     announce = False
-                if not await _woken(self._hub, signal, self._auth.client_gone(), self._recheck):
+                if not await _woken(
+                    self._hub, signal, self._auth.client_gone(), self._recheck, revoked
+                ):
                     return
 
     async def respond_to_ask(
@@ -240,7 +271,7 @@ class AgentHandlers(_Handlers, AgentService):
         _require_id("ask_id", request.ask_id)
         actor = self._auth.current()
         await self._store.get_ask(actor, request.ask_id)  # NOT_FOUND before streaming
-        with self._hub.ask(request.ask_id) as signal:
+        with self._hub.ask(request.ask_id) as signal, self._revoked() as revoked:
             sent: bytes | None = None
             while True:
                 row = await self._store.get_ask(actor, request.ask_id)
@@ -250,7 +281,9 @@ class AgentHandlers(_Handlers, AgentService):
                     sent = state
                 if row.final:  # any outcome: answered, declined, withdrawn, timed out, expired
                     return
-                if not await _woken(self._hub, signal, self._auth.client_gone(), self._recheck):
+                if not await _woken(
+                    self._hub, signal, self._auth.client_gone(), self._recheck, revoked
+                ):
                     return
 
     async def close_ask(

@@ -345,6 +345,10 @@ class Store(Protocol):
         """
         ...
 
+    async def valid_tokens(self, tokens: Sequence[str]) -> set[str]:
+        """Those of `tokens` that still authenticate (known, account enabled): one query."""
+        ...
+
     async def create_sign_in_link(self, account_id: str, ttl: timedelta) -> tuple[str, datetime]:
         """A one-time sign-in code for a person's account, valid for `ttl`.
 

@@ -245,6 +245,12 @@ _VOID_SIGN_IN_LINKS: Final = """
     UPDATE sign_in_links SET revoked_at = now()
     WHERE account_id = $1 AND used_at IS NULL AND revoked_at IS NULL
 """
+_SELECT_VALID_TOKEN_HASHES: Final = """
+    SELECT t.token_hash
+    FROM api_tokens t
+    JOIN accounts a ON a.account_id = t.account_id
+    WHERE t.token_hash = ANY($1::bytea[]) AND NOT a.disabled
+"""  # noqa: S105 - SQL, not a secret
 _SELECT_ACCOUNT_BY_TOKEN: Final = """
     SELECT t.token_hash, a.account_id, a.kind, a.name, a.disabled, a.created_at
     FROM api_tokens t
@@ -648,6 +654,12 @@ class PostgresStore(Store):
         if row is None:
             raise NotFoundError("account not found")
         return _account_row(row)
+
+    async def valid_tokens(self, tokens: Sequence[str]) -> set[str]:
+        by_hash = {_token_hash(token): token for token in tokens}
+        async with self._connection() as conn:
+            rows = await conn.fetch(_SELECT_VALID_TOKEN_HASHES, list(by_hash))
+        return {by_hash[bytes(row["token_hash"])] for row in rows}
 
     async def create_sign_in_link(self, account_id: str, ttl: timedelta) -> tuple[str, datetime]:
         account = await self.get_account(account_id)
