@@ -60,6 +60,7 @@ def _database(settings: Settings, *, owner: bool) -> Generator[str]:
         StartOutcome,
         default_data_dir,
         stop_on_signals,
+        supervised,
     )
 
     if not _has_embedded_wheel():
@@ -86,7 +87,12 @@ def _database(settings: Settings, *, owner: bool) -> Generator[str]:
     # `compass serve` is running must survive a Ctrl-C of `compass admin` beside it.
     ours = owner or pg.outcome is not StartOutcome.ATTACHED
     try:
-        with stop_on_signals(pg) if ours else contextlib.nullcontext():
+        with (
+            stop_on_signals(pg) if ours else contextlib.nullcontext(),
+            # `compass serve` keeps its cluster alive (issue 12 F7): a killed postmaster is
+            # restarted instead of leaving the server answering UNAVAILABLE forever.
+            supervised(pg) if owner and ours else contextlib.nullcontext(),
+        ):
             asyncio.run(_ensure_database(pg))
             yield pg.dsn_for(EMBEDDED_DATABASE)
     finally:

@@ -309,6 +309,7 @@ class LocalPostgres:
         # Re-entrant so a signal handler (stop_on_signals) may stop the cluster while the main
         # thread is inside start(); _lock_depth makes the file lock re-entrant for the same reason.
         self._mutex = threading.RLock()
+        self._stop_requested = False  # set by stop(), cleared by start(): `supervised` reads it
         self._lock_fd: int | None = None
         self._lock_depth = 0
         self._user: _OsUser | None = None
@@ -385,6 +386,20 @@ class LocalPostgres:
     def is_running(self) -> bool:
         return self.postmaster_pid() is not None
 
+    def revive(self) -> bool:
+        """Start the server again if it died without `stop()` having been asked for (see
+        `supervised`); True when it did. Under the cluster's mutex, so a concurrent stop()
+        (a signal handler) either ran first and is respected, or waits for this start.
+
+        Raises:
+            EmbeddedPostgresError: as `start()`.
+        """
+        with self._mutex:
+            if self._stop_requested or self.is_running():
+                return False
+            self.start()
+            return True
+
     def __repr__(self) -> str:
         return f"LocalPostgres(data_dir={str(self._config.data_dir)!r}, port={self._config.port})"
 
@@ -400,6 +415,7 @@ class LocalPostgres:
                 carries the end of its log).
         """
         with self._mutex, self._data_dir_lock():
+            self._stop_requested = False
             binaries = self._prepare()
             pid = _live_postmaster(self._config.pgdata)
             if pid is not None and self._await_ready(pid):
@@ -431,6 +447,8 @@ class LocalPostgres:
         Raises:
             EmbeddedPostgresError: the server was still alive after SIGKILL.
         """
+        with self._mutex:
+            self._stop_requested = True
         if not self._config.data_dir.exists():
             return
         with self._mutex, self._data_dir_lock():
@@ -816,6 +834,38 @@ class LocalPostgres:
             raise EmbeddedPostgresError(
                 f"{Path(argv[0]).name} did not finish within {timeout:g}s"
             ) from exc
+
+
+@contextlib.contextmanager
+def supervised(pg: LocalPostgres, *, interval: float = 1.0) -> Generator[None]:
+    """Within the block, restart `pg`'s server whenever it dies (a `kill -9`, the OOM killer)
+    without having been asked to stop: checked every `interval` seconds from a thread, retried
+    with backoff (up to 10 s) while a restart fails. The server's clients see UNAVAILABLE
+    meanwhile and recover by themselves (the pool reconnects; the LISTEN connection is
+    re-established and resyncs every watch). For `compass serve`, which owns its cluster.
+    """
+    done = threading.Event()
+
+    def watch() -> None:
+        delay = interval
+        while not done.wait(delay):
+            try:
+                revived = pg.revive()
+            except EmbeddedPostgresError as exc:
+                delay = min(delay * 2, 10.0)
+                logger.error("could not restart PostgreSQL (retrying in %.0f s): %s", delay, exc)
+                continue
+            if revived:
+                logger.warning("PostgreSQL in %s had died; restarted it", pg.config.data_dir)
+            delay = interval
+
+    thread = threading.Thread(target=watch, name="compass-pg-supervisor", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(timeout=60)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,9 @@ so the test also signs in with the printed human token and sees the example ask.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import queue
 import shutil
 import signal
@@ -195,3 +197,42 @@ async def test_ctrl_c_stops_the_server_and_its_postgres_quietly(data_dir: Path) 
     assert "Traceback" not in output
     assert LocalPostgres(data_dir=data_dir).postmaster_pid() is None
     assert _postgres_processes_in(pgdata) == [], output
+
+
+async def test_a_killed_embedded_postgres_is_restarted_and_the_server_recovers(
+    data_dir: Path,
+) -> None:
+    """Issue 12 F7: after `kill -9` of the postmaster the server answered UNAVAILABLE forever."""
+    env = cli_env(COMPASS_DATA_DIR=str(data_dir))
+    pgdata = data_dir / "pgdata"
+    server = Serve(env, "--demo")
+    try:
+        url, before = server.until_ready()
+        human = _demo_json(before)["human"]
+        assert isinstance(human, dict)
+        cluster = LocalPostgres(data_dir=data_dir)
+        postmaster = cluster.postmaster_pid()
+        assert postmaster is not None
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            assert (await client.get("/readyz")).status_code == 200
+            killed = time.monotonic()
+            os.kill(postmaster, signal.SIGKILL)
+            recovered: float | None = None
+            while time.monotonic() - killed < 60:
+                try:
+                    ready = (await client.get("/readyz")).status_code == 200
+                except httpx.HTTPError:
+                    ready = False
+                if ready and cluster.postmaster_pid() not in (None, postmaster):
+                    recovered = time.monotonic() - killed
+                    break
+                await asyncio.sleep(0.1)
+            assert recovered is not None, "".join(server.output)
+            channels = await call(client, "ListChannels", {}, str(human["token"]))
+            assert channels.ok, channels
+        print(f"killed postmaster -> /readyz ok again: {recovered:.2f} s")  # noqa: T201 - for the note, with -s
+        assert "had died; restarted it" in "".join(server.output)
+    finally:
+        exit_code = server.stop()
+    assert exit_code in STOPPED_BY_SIGTERM, "".join(server.output)
+    assert _postgres_processes_in(pgdata) == [], "".join(server.output)
