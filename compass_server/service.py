@@ -12,7 +12,12 @@ import contextlib
 from typing import TYPE_CHECKING, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
-from compass_server.errors import InvalidArgumentError, UnauthenticatedError, UnavailableError
+from compass_server.errors import (
+    InvalidArgumentError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+    UnavailableError,
+)
 from compass_server.shared_reads import SharedReads
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -237,6 +242,17 @@ class CommsHandlers(_Handlers, CommsService):
 
 class AgentHandlers(_Handlers, AgentService):
     """AgentService: what agent processes call to post frames and wait for answers."""
+
+    async def get_channel(
+        self, request: agent_pb2.GetChannelRequest, ctx: Ctx
+    ) -> agent_pb2.GetChannelResponse:
+        _require_id("channel_id", request.channel_id)
+        actor = self._auth.current()
+        channel = await self._store.get_channel(actor, request.channel_id)  # NOT_FOUND first
+        mine = await self._store.list_channels(actor)
+        if all(row.channel_id != channel.channel_id for row in mine):
+            raise PermissionDeniedError("only participants of the channel may post in it")
+        return agent_pb2.GetChannelResponse(channel=channel.to_proto())
 
     async def append_message(
         self, request: agent_pb2.AppendMessageRequest, ctx: Ctx

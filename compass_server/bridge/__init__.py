@@ -168,6 +168,12 @@ def main(args: argparse.Namespace) -> int:
         drain_timeout=drain_timeout,
         prompt=prompt,
     )
+    from compass_server.bridge.startup import start_problem
+
+    problem = asyncio.run(start_problem(options))
+    if problem is not None:
+        sys.stderr.write(f"compass agent-bridge: {problem}\n")
+        return EXIT_USAGE
     if protocol == "acp":
         from compass_server.bridge import acp_run
 

@@ -270,7 +270,7 @@ async def _drain(bridge: AcpBridge, limit: float | None) -> bool:
     try:
         await asyncio.wait_for(bridge.poster.drain(), timeout=limit)
     except TimeoutError:
-        logger.error("gave up posting %d queued message(s)", bridge.poster.pending)
+        logger.error("gave up posting %d queued message(s); they are lost", bridge.poster.pending)
         return False
     if bridge.failure.done():
         logger.error("compass agent-bridge: %s", bridge.failure.result())

@@ -152,6 +152,13 @@ class AgentClient:
         await self._unary("AppendMessage", request, response)
         return response.message
 
+    async def get_channel(self, channel_id: str) -> comms_pb2.Channel:
+        """GetChannel: the channel, if this agent may post in it (one attempt)."""
+        request = agent_pb2.GetChannelRequest(channel_id=channel_id)
+        response = agent_pb2.GetChannelResponse()
+        await self._unary("GetChannel", request, response)
+        return response.channel
+
     async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
         request = agent_pb2.UpdateMessageRequest(frame=frame)
         response = agent_pb2.UpdateMessageResponse()

@@ -407,7 +407,7 @@ class _Session:
                     "gave up posting %d queued message(s); they are lost",
                     bridge.poster.pending,
                 )
-                return True
+                return False  # exit non-zero: what the runtime said did not all arrive
         finally:
             drain.cancel()
             signalled.cancel()

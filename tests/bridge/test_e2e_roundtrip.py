@@ -165,20 +165,39 @@ async def test_a_second_ask_after_the_first_was_answered_is_answered_too(
 async def test_a_bridge_the_server_refuses_stops_its_runtime_and_exits_1(
     module_server: RunningServer, world: SeededWorld, tmp_path: Path
 ) -> None:
+    # A token that passes the start-up check and is refused later (its account disabled
+    # while the runtime runs): the bridge stops the runtime and exits 1.
+    from compass_server.store import AccountKind
+    from compass_server.store.postgres import PostgresStore
+
+    async with PostgresStore(module_server.dsn, pool_min=1, pool_max=1) as store:
+        agent, token = await store.create_account(AccountKind.AGENT, "Short-lived Agent")
+        await store.add_participant(world.channel_id, agent.account_id)
+    started, go = tmp_path / "started", tmp_path / "go"
     steps = [
+        {"touch": str(started)},
+        {"wait_file": str(go)},
         *ev.emit(ev.assistant_message("m-1", "Hello.")),
         {"wait_file": str(tmp_path / "never")},
     ]
     with start_bridge(
         server_url=module_server.url,
         channel_id=world.channel_id,
-        token=world.human.token,  # a human account may not call AgentService
+        token=token,
         steps=steps,
         workdir=tmp_path,
     ) as bridge:
+        async with PostgresStore(module_server.dsn, pool_min=1, pool_max=1) as store:
+            for _ in range(600):  # the runtime starts once the start-up check passed
+                if started.exists() or bridge.process.poll() is not None:
+                    break
+                await asyncio.sleep(0.05)
+            assert started.exists(), bridge.log()
+            await store.disable_account(agent.account_id)
+        go.touch()
         assert await wait_exit(bridge, seconds=30) == 1, bridge.log()
-    assert "permission_denied" in bridge.log()
-    assert world.human.token not in bridge.log()
+    assert "unauthenticated" in bridge.log()
+    assert token not in bridge.log()
 
 
 async def test_stdin_mode_reads_events_on_stdin_and_replies_on_stdout(

@@ -153,6 +153,7 @@ def test_services_list_every_rpc() -> None:
         "UpdateMessage",
         "WatchAsk",
         "CloseAsk",
+        "GetChannel",
     }
     streaming = {m.name for s in (comms, agent) for m in s.methods if m.server_streaming}
     assert streaming == {"WatchChannel", "WatchAsk"}

@@ -46,6 +46,7 @@ SERVICE_OF: Final = {
     "UpdateMessage": AGENT,
     "WatchAsk": AGENT,
     "CloseAsk": AGENT,
+    "GetChannel": AGENT,
 }
 STREAMING: Final = frozenset({"WatchChannel", "WatchAsk"})
 CAUGHT_UP: Final = {"caughtUp": True}

@@ -69,6 +69,7 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "UpdateMessage": agent_pb2.UpdateMessageRequest,
     "WatchAsk": agent_pb2.WatchAskRequest,
     "CloseAsk": agent_pb2.CloseAskRequest,
+    "GetChannel": agent_pb2.GetChannelRequest,
 }
 RESPONSE_TYPES: dict[str, type[Message]] = {
     "GetMe": comms_pb2.GetMeResponse,
@@ -83,6 +84,7 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "UpdateMessage": agent_pb2.UpdateMessageResponse,
     "WatchAsk": agent_pb2.WatchAskResponse,
     "CloseAsk": agent_pb2.CloseAskResponse,
+    "GetChannel": agent_pb2.GetChannelResponse,
 }
 
 #: Connect codes a client may get here, with their HTTP status for unary errors.
@@ -157,6 +159,8 @@ class FuzzWorld:
                 return {}
             case "ListPendingAsks":
                 return {"pageSize": 2}
+            case "GetChannel":
+                return {"channelId": self.channel_id}
             case "ListMessages":
                 return {"channelId": self.channel_id, "pageSize": 2}
             case "GetAsk" | "WatchAsk":

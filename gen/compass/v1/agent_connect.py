@@ -29,6 +29,9 @@ class AgentService(Protocol):
     async def close_ask(self, request: compass_dot_v1_dot_agent__pb2.CloseAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.CloseAskResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
+    async def get_channel(self, request: compass_dot_v1_dot_agent__pb2.GetChannelRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.GetChannelResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+
 
 class AgentServiceASGIApplication(ConnectASGIApplication[AgentService]):
     def __init__(self, service: AgentService | AsyncGenerator[AgentService], *, interceptors: Iterable[Interceptor]=(), read_max_bytes: int | None = None, compressions: Iterable[Compression] | None = None) -> None:
@@ -74,6 +77,16 @@ class AgentServiceASGIApplication(ConnectASGIApplication[AgentService]):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=svc.close_ask,
+                ),
+                "/compass.v1.AgentService/GetChannel": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetChannel",
+                        service_name="compass.v1.AgentService",
+                        input=compass_dot_v1_dot_agent__pb2.GetChannelRequest,
+                        output=compass_dot_v1_dot_agent__pb2.GetChannelResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=svc.get_channel,
                 ),
             },
             interceptors=interceptors,
@@ -168,6 +181,26 @@ class AgentServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
         )
 
+    async def get_channel(
+        self,
+        request: compass_dot_v1_dot_agent__pb2.GetChannelRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_agent__pb2.GetChannelResponse:
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetChannel",
+                service_name="compass.v1.AgentService",
+                input=compass_dot_v1_dot_agent__pb2.GetChannelRequest,
+                output=compass_dot_v1_dot_agent__pb2.GetChannelResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
 
 class AgentServiceSync(Protocol):
     def append_message(self, request: compass_dot_v1_dot_agent__pb2.AppendMessageRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.AppendMessageResponse:
@@ -177,6 +210,8 @@ class AgentServiceSync(Protocol):
     def watch_ask(self, request: compass_dot_v1_dot_agent__pb2.WatchAskRequest, ctx: RequestContext) -> Iterator[compass_dot_v1_dot_agent__pb2.WatchAskResponse]:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
     def close_ask(self, request: compass_dot_v1_dot_agent__pb2.CloseAskRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.CloseAskResponse:
+        raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
+    def get_channel(self, request: compass_dot_v1_dot_agent__pb2.GetChannelRequest, ctx: RequestContext) -> compass_dot_v1_dot_agent__pb2.GetChannelResponse:
         raise ConnectError(Code.UNIMPLEMENTED, "Not implemented")
 
 
@@ -223,6 +258,16 @@ class AgentServiceWSGIApplication(ConnectWSGIApplication):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=service.close_ask,
+                ),
+                "/compass.v1.AgentService/GetChannel": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetChannel",
+                        service_name="compass.v1.AgentService",
+                        input=compass_dot_v1_dot_agent__pb2.GetChannelRequest,
+                        output=compass_dot_v1_dot_agent__pb2.GetChannelResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=service.get_channel,
                 ),
             },
             interceptors=interceptors,
@@ -311,6 +356,26 @@ class AgentServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.AgentService",
                 input=compass_dot_v1_dot_agent__pb2.CloseAskRequest,
                 output=compass_dot_v1_dot_agent__pb2.CloseAskResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
+    def get_channel(
+        self,
+        request: compass_dot_v1_dot_agent__pb2.GetChannelRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None,
+        timeout_ms: int | None = None,
+    ) -> compass_dot_v1_dot_agent__pb2.GetChannelResponse:
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetChannel",
+                service_name="compass.v1.AgentService",
+                input=compass_dot_v1_dot_agent__pb2.GetChannelRequest,
+                output=compass_dot_v1_dot_agent__pb2.GetChannelResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
             ),
             headers=headers,

@@ -62,3 +62,15 @@ class CloseAskResponse(_message.Message):
     ASK_FIELD_NUMBER: _ClassVar[int]
     ask: _comms_pb2.Ask
     def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ...) -> None: ...
+
+class GetChannelRequest(_message.Message):
+    __slots__ = ("channel_id",)
+    CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
+    channel_id: str
+    def __init__(self, channel_id: _Optional[str] = ...) -> None: ...
+
+class GetChannelResponse(_message.Message):
+    __slots__ = ("channel",)
+    CHANNEL_FIELD_NUMBER: _ClassVar[int]
+    channel: _comms_pb2.Channel
+    def __init__(self, channel: _Optional[_Union[_comms_pb2.Channel, _Mapping]] = ...) -> None: ...
