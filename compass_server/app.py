@@ -152,12 +152,26 @@ def create_app(
     compressions = [wire.BoundedGzip(settings.max_request_bytes)]
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
-        AgentHandlers(store, auth, hub, metrics=metrics, revocations=revocations),
+        AgentHandlers(
+            store,
+            auth,
+            hub,
+            metrics=metrics,
+            revocations=revocations,
+            max_streams_per_account=settings.max_streams_per_account,
+        ),
         interceptors=interceptors,
         compressions=compressions,
     )
     comms_rpc = CommsServiceASGIApplication(
-        CommsHandlers(store, auth, hub, metrics=metrics, revocations=revocations),
+        CommsHandlers(
+            store,
+            auth,
+            hub,
+            metrics=metrics,
+            revocations=revocations,
+            max_streams_per_account=settings.max_streams_per_account,
+        ),
         interceptors=interceptors,
         compressions=compressions,
     )

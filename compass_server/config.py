@@ -24,6 +24,7 @@ METRICS_TOKEN: Final = "COMPASS_METRICS_TOKEN"  # noqa: S105 - the variable's na
 METRICS_PORT: Final = "COMPASS_METRICS_PORT"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
 AUTH_RECHECK: Final = "COMPASS_AUTH_RECHECK_SECONDS"
+MAX_STREAMS: Final = "COMPASS_MAX_STREAMS_PER_ACCOUNT"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -43,6 +44,7 @@ ENV_VARS: Final = frozenset(
         METRICS_PORT,
         LOG_FORMAT,
         AUTH_RECHECK,
+        MAX_STREAMS,
     }
 )
 
@@ -71,6 +73,8 @@ class Settings:
     """Largest accepted request body; larger requests are refused before parsing."""
     sweep_interval_seconds: float = 1.0
     auth_recheck_seconds: float = 2.0
+    max_streams_per_account: int = 64
+    """Open WatchChannel + WatchAsk streams one account may hold in one server process."""
     """How often the tokens of live streams are re-checked (a revoked one ends its streams)."""
     """How often the deadline sweeper looks for asks to expire."""
     expiry_grace_seconds: float = 60.0
@@ -103,6 +107,7 @@ class Settings:
             max_request_bytes=_int(source, MAX_REQUEST_BYTES, 1 << 20, low=1024, high=1 << 30),
             sweep_interval_seconds=_float(source, SWEEP_INTERVAL, 1.0),
             auth_recheck_seconds=_float(source, AUTH_RECHECK, 2.0, low=0.05, high=300.0),
+            max_streams_per_account=_int(source, MAX_STREAMS, 64, low=1, high=100_000),
             expiry_grace_seconds=_float(source, EXPIRY_GRACE, 60.0, low=0.0, high=86400.0),
             metrics_token=source.get(METRICS_TOKEN) or None,
             metrics_port=_int(source, METRICS_PORT, 0, low=0, high=65535) or None,

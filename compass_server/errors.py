@@ -66,6 +66,10 @@ class ConflictError(CompassError):
     """A concurrent change won; the operation may be retried."""
 
 
+class ResourceExhaustedError(CompassError):
+    """The caller holds as much as it may (e.g. open streams); retry after releasing some."""
+
+
 class UnavailableError(CompassError):
     """The database (or another dependency) cannot be reached; retry later."""
 

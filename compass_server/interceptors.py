@@ -23,6 +23,7 @@ from compass_server.errors import (
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    ResourceExhaustedError,
     UnauthenticatedError,
     UnavailableError,
 )
@@ -48,6 +49,7 @@ _CODES: Final[Mapping[type[CompassError], Code]] = {
     AlreadyExistsError: Code.ALREADY_EXISTS,
     ConflictError: Code.ABORTED,
     UnavailableError: Code.UNAVAILABLE,
+    ResourceExhaustedError: Code.RESOURCE_EXHAUSTED,
 }
 
 

@@ -15,6 +15,7 @@ from compass_server.domain import MAX_ID_LENGTH, check_text
 from compass_server.errors import (
     InvalidArgumentError,
     PermissionDeniedError,
+    ResourceExhaustedError,
     UnauthenticatedError,
     UnavailableError,
 )
@@ -25,7 +26,7 @@ from gen.compass.v1.agent_connect import AgentService
 from gen.compass.v1.comms_connect import CommsService
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Generator
     from typing import TypeAlias
 
     from connectrpc.request import RequestContext
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 REPLAY_BATCH: Final = 200
 """Messages read per store call while a WatchChannel catches up."""
+MAX_STREAMS_PER_ACCOUNT: Final = 64
+"""Default cap of one account's open WatchChannel + WatchAsk streams per server process."""
 RECHECK_SECONDS: Final = 30.0
 """A watch re-reads the store at least this often even without a notification."""
 
@@ -102,8 +105,11 @@ class _Handlers:
         recheck_seconds: float = RECHECK_SECONDS,
         metrics: Metrics | None = None,
         revocations: Revocations | None = None,
+        max_streams_per_account: int = MAX_STREAMS_PER_ACCOUNT,
     ) -> None:
         self._revocations = revocations
+        self._max_streams = max_streams_per_account
+        self._streams: dict[str, int] = {}  # account id -> open watch streams here
         self._metrics = metrics
         self._store = store
         self._auth = auth
@@ -112,6 +118,26 @@ class _Handlers:
         self._reads = SharedReads(
             store, hub, on_read=metrics.watch_reads.inc if metrics is not None else None
         )
+
+    @contextlib.contextmanager
+    def _stream_slot(self, account_id: str) -> Generator[None]:
+        """One of the account's open watch streams in this process, up to the cap (each
+        holds a connection, a task and a replay batch): the one over it is refused."""
+        held = self._streams.get(account_id, 0)
+        if held >= self._max_streams:
+            raise ResourceExhaustedError(
+                f"this account already has {held} open watch streams here (the most allowed); "
+                "close one first"
+            )
+        self._streams[account_id] = held + 1
+        try:
+            yield
+        finally:
+            left = self._streams[account_id] - 1
+            if left:
+                self._streams[account_id] = left
+            else:
+                del self._streams[account_id]
 
     def _revoked(self) -> contextlib.AbstractContextManager[asyncio.Event]:
         """An event set when the current stream's token is revoked (never, without a
@@ -194,7 +220,11 @@ class CommsHandlers(_Handlers, CommsService):
         last = request.after_revision
         # Subscribe before the first read: a change landing between the read and the wait
         # still wakes us.
-        with self._hub.channel(request.channel_id) as signal, self._revoked() as revoked:
+        with (
+            self._stream_slot(actor.account_id),
+            self._hub.channel(request.channel_id) as signal,
+            self._revoked() as revoked,
+        ):
             announce = True
             while True:
                 rows = await self._reads.messages_after(
@@ -205,8 +235,8 @@ class CommsHandlers(_Handlers, CommsService):
                     last = max(last, row.revision)
                     if self._metrics is not None:
                         self._metrics.viewed(row.ask_ids)
-                if len(rows) == REPLAY_BATCH:
-                    continue  # more to replay
+                if rows.more:
+                    continue  # more to replay (a batch ends at REPLAY_BATCH or its bytes)
                 if announce or not rows:
                     # Caught up: said once after the replay, then as a keepalive each time a
                     # re-check (every `recheck_seconds` at most) finds nothing new. It also
@@ -287,7 +317,11 @@ class AgentHandlers(_Handlers, AgentService):
         _require_id("ask_id", request.ask_id)
         actor = self._auth.current()
         await self._store.get_ask(actor, request.ask_id)  # NOT_FOUND before streaming
-        with self._hub.ask(request.ask_id) as signal, self._revoked() as revoked:
+        with (
+            self._stream_slot(actor.account_id),
+            self._hub.ask(request.ask_id) as signal,
+            self._revoked() as revoked,
+        ):
             sent: bytes | None = None
             while True:
                 row = await self._store.get_ask(actor, request.ask_id)

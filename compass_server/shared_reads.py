@@ -23,17 +23,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from compass_server.hub import ChangeHub
-    from compass_server.store import AccountRow, MessageRow, Store
+    from compass_server.store import AccountRow, ReplayBatch, Store
 
 
 @dataclass(slots=True)
 class _Flight:
     covers: int
     """The hub's publish count for the channel when this read started."""
-    task: asyncio.Task[Sequence[MessageRow]]
+    task: asyncio.Task[ReplayBatch]
 
 
 class SharedReads:
@@ -51,7 +51,7 @@ class SharedReads:
 
     async def messages_after(
         self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int
-    ) -> Sequence[MessageRow]:
+    ) -> ReplayBatch:
         """As `Store.messages_after`. Every actor sharing a read could see the channel when
         its watch began (the handler checked it); the read runs as the first of them."""
         key = (channel_id, after_revision, limit)
@@ -73,7 +73,7 @@ class SharedReads:
         flight = _Flight(covers=covers, task=task)
         self._flights[key] = flight
 
-        def done(finished: asyncio.Task[Sequence[MessageRow]]) -> None:
+        def done(finished: asyncio.Task[ReplayBatch]) -> None:
             if self._flights.get(key) is flight:
                 del self._flights[key]
             if not finished.cancelled():

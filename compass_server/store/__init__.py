@@ -142,6 +142,13 @@ class MessageRow:
         return message
 
 
+class ReplayBatch(list[MessageRow]):
+    """A `messages_after` batch (a list, in revision order); `more` is True when the store
+    stopped before the channel's end (at the count limit or its byte budget)."""
+
+    more: bool = False
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessagePage:
     messages: tuple[MessageRow, ...]
@@ -462,7 +469,7 @@ class Store(Protocol):
 
     async def messages_after(
         self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
-    ) -> Sequence[MessageRow]:
+    ) -> ReplayBatch:
         """Messages of a visible channel changed after `after_revision`, in revision order
         (WatchChannel replay). Each message appears once, as of its latest revision.
 

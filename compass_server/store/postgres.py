@@ -70,6 +70,7 @@ from compass_server.store import (
     MessageRow,
     PendingAskPage,
     PendingAskRow,
+    ReplayBatch,
     Store,
     WorkspaceRow,
 )
@@ -93,6 +94,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TOKEN_PREFIX: Final = "cmp_"  # noqa: S105 - a public prefix, not a secret
+PAGE_BYTES: Final = 2 << 20
+"""Default byte budget of one ListMessages page (stored blocks, as JSON text)."""
+REPLAY_BYTES: Final = 1 << 20
+"""Default byte budget of one WatchChannel replay batch."""
 SIGN_IN_CODE_PREFIX: Final = "cmpl_"
 """Starts every one-time sign-in code (a public prefix, not a secret)."""
 MAX_SIGN_IN_CODE: Final = 100
@@ -293,19 +298,34 @@ _SELECT_MEMBER_WORKSPACES: Final = """
     WHERE wm.account_id = $1
     ORDER BY w.name, w.workspace_id
 """
-_SELECT_MESSAGE_PAGE: Final = f"""
-    SELECT {_MESSAGE_COLUMNS}
+# Pages and replay batches are bounded by bytes as well as by count (issue 12 F1: one
+# ListMessages of 500 x 1 MB messages took the server to ~1 GB). The sizes are read first
+# (only integers come back), then only the rows that fit, in the same snapshot.
+_SELECT_PAGE_SIZES: Final = """
+    SELECT created_revision AS position, octet_length(blocks::text) AS bytes
     FROM messages
     WHERE channel_id = $1 AND created_revision > $2
     ORDER BY created_revision
     LIMIT $3
-"""  # noqa: S608 -- only our own column list is interpolated
-_SELECT_MESSAGES_AFTER: Final = f"""
+"""
+_SELECT_MESSAGE_PAGE: Final = f"""
     SELECT {_MESSAGE_COLUMNS}
+    FROM messages
+    WHERE channel_id = $1 AND created_revision > $2 AND created_revision <= $3
+    ORDER BY created_revision
+"""  # noqa: S608 -- only our own column list is interpolated
+_SELECT_REPLAY_SIZES: Final = """
+    SELECT revision AS position, octet_length(blocks::text) AS bytes
     FROM messages
     WHERE channel_id = $1 AND revision > $2
     ORDER BY revision
     LIMIT $3
+"""
+_SELECT_MESSAGES_AFTER: Final = f"""
+    SELECT {_MESSAGE_COLUMNS}
+    FROM messages
+    WHERE channel_id = $1 AND revision > $2 AND revision <= $3
+    ORDER BY revision
 """  # noqa: S608 -- only our own column list is interpolated
 _SELECT_MESSAGE: Final = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE message_id = $1"  # noqa: S608 -- only our own column list is interpolated
 _SELECT_MESSAGE_BY_CLIENT_ID: Final = f"""
@@ -516,6 +536,8 @@ class PostgresStore(Store):
         pool_max: int = 10,
         timeout: float = 10.0,
         id_factory: Callable[[str], str] = new_id,
+        page_bytes: int = PAGE_BYTES,
+        replay_bytes: int = REPLAY_BYTES,
     ) -> None:
         """
         Args:
@@ -525,7 +547,13 @@ class PostgresStore(Store):
             timeout: seconds for connecting, acquiring a pooled connection and each command;
                 exceeding it is reported as `UnavailableError`.
             id_factory: mints ids from a prefix (tests inject collisions through it).
+            page_bytes: most bytes of stored blocks one ListMessages page holds (but always
+                one message).
+            replay_bytes: the same for one `messages_after` batch (a WatchChannel replay
+                holds one batch while its client drains it).
         """
+        self._page_bytes = page_bytes
+        self._replay_bytes = replay_bytes
         self._dsn = dsn
         self._pool_min = pool_min
         self._pool_max = pool_max
@@ -777,18 +805,19 @@ class PostgresStore(Store):
         after = _decode_page_token(page_token, channel_id) if page_token else 0
         async with self._snapshot() as conn:
             await _visible_channel(conn, actor, channel_id)
-            rows = await conn.fetch(_SELECT_MESSAGE_PAGE, channel_id, after, size + 1)
-            messages = await _message_rows(conn, rows[:size])
-        next_token = (
-            _encode_page_token(channel_id, int(rows[size - 1]["created_revision"]))
-            if len(rows) > size
-            else ""
-        )
+            sizes = await conn.fetch(_SELECT_PAGE_SIZES, channel_id, after, size + 1)
+            last = _fitting(sizes, size, self._page_bytes)
+            if last is None:
+                return MessagePage(messages=(), next_page_token="")
+            rows = await conn.fetch(_SELECT_MESSAGE_PAGE, channel_id, after, last)
+            messages = await _message_rows(conn, rows)
+        more = len(sizes) > len(messages)
+        next_token = _encode_page_token(channel_id, last) if more else ""
         return MessagePage(messages=tuple(messages), next_page_token=next_token)
 
     async def messages_after(
         self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
-    ) -> Sequence[MessageRow]:
+    ) -> ReplayBatch:
         violations: list[FieldViolation] = []
         if after_revision < 0:
             violations.append(
@@ -806,8 +835,14 @@ class PostgresStore(Store):
             raise InvalidArgumentError("invalid replay request", violations)
         async with self._snapshot() as conn:
             await _visible_channel(conn, actor, channel_id)
-            rows = await conn.fetch(_SELECT_MESSAGES_AFTER, channel_id, after_revision, limit)
-            return await _message_rows(conn, rows)
+            sizes = await conn.fetch(_SELECT_REPLAY_SIZES, channel_id, after_revision, limit + 1)
+            last = _fitting(sizes, limit, self._replay_bytes)
+            if last is None:
+                return ReplayBatch()
+            rows = await conn.fetch(_SELECT_MESSAGES_AFTER, channel_id, after_revision, last)
+            batch = ReplayBatch(await _message_rows(conn, rows))
+        batch.more = len(sizes) > len(batch)
+        return batch
 
     async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
         async with self._connection() as conn:
@@ -1487,6 +1522,20 @@ MAX_INT64: Final = 2**63 - 1
 _PAGE_TOKEN_VERSION: Final = "p1"  # noqa: S105 - a format tag, not a secret
 _INBOX_TOKEN_VERSION: Final = "i1"  # noqa: S105 - a format tag, not a secret
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _fitting(sizes: Sequence[asyncpg.Record], count: int, budget: int) -> int | None:
+    """The position (created_revision or revision) of the last of `sizes`' leading rows to
+    take: at most `count`, and no more than `budget` bytes of blocks in all, but always the
+    first (a single message larger than the budget is still delivered). None: no rows."""
+    last: int | None = None
+    total = 0
+    for taken, row in enumerate(sizes[:count]):
+        total += int(row["bytes"])
+        if taken and total > budget:
+            break
+        last = int(row["position"])
+    return last
 
 
 def _page_size(page_size: int) -> int:
