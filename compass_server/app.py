@@ -20,6 +20,7 @@ from compass_server.gate import AuthContext, ConnectGate
 from compass_server.hub import ChangeHub
 from compass_server.interceptors import ErrorMapping
 from compass_server.metrics import Metrics, metrics_endpoint
+from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
 from compass_server.service import AgentHandlers, CommsHandlers
 from compass_server.signin import sign_in_endpoint
@@ -159,6 +160,7 @@ def create_app(
             metrics=metrics,
             revocations=revocations,
             max_streams_per_account=settings.max_streams_per_account,
+            quota=PostQuota(settings.posts_per_minute, settings.post_burst),
         ),
         interceptors=interceptors,
         compressions=compressions,

@@ -25,6 +25,8 @@ METRICS_PORT: Final = "COMPASS_METRICS_PORT"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
 AUTH_RECHECK: Final = "COMPASS_AUTH_RECHECK_SECONDS"
 MAX_STREAMS: Final = "COMPASS_MAX_STREAMS_PER_ACCOUNT"
+POSTS_PER_MINUTE: Final = "COMPASS_POSTS_PER_MINUTE"
+POST_BURST: Final = "COMPASS_POST_BURST"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -45,6 +47,8 @@ ENV_VARS: Final = frozenset(
         LOG_FORMAT,
         AUTH_RECHECK,
         MAX_STREAMS,
+        POSTS_PER_MINUTE,
+        POST_BURST,
     }
 )
 
@@ -74,6 +78,10 @@ class Settings:
     sweep_interval_seconds: float = 1.0
     auth_recheck_seconds: float = 2.0
     max_streams_per_account: int = 64
+    posts_per_minute: int = 1200
+    """AppendMessage + UpdateMessage calls one account may make per minute (per process)."""
+    post_burst: int = 300
+    """How many of them may come at once."""
     """Open WatchChannel + WatchAsk streams one account may hold in one server process."""
     """How often the tokens of live streams are re-checked (a revoked one ends its streams)."""
     """How often the deadline sweeper looks for asks to expire."""
@@ -108,6 +116,8 @@ class Settings:
             sweep_interval_seconds=_float(source, SWEEP_INTERVAL, 1.0),
             auth_recheck_seconds=_float(source, AUTH_RECHECK, 2.0, low=0.05, high=300.0),
             max_streams_per_account=_int(source, MAX_STREAMS, 64, low=1, high=100_000),
+            posts_per_minute=_int(source, POSTS_PER_MINUTE, 1200, low=1, high=10_000_000),
+            post_burst=_int(source, POST_BURST, 300, low=1, high=10_000_000),
             expiry_grace_seconds=_float(source, EXPIRY_GRACE, 60.0, low=0.0, high=86400.0),
             metrics_token=source.get(METRICS_TOKEN) or None,
             metrics_port=_int(source, METRICS_PORT, 0, low=0, high=65535) or None,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from compass_server.gate import AuthContext
     from compass_server.hub import ChangeHub, Signal
     from compass_server.metrics import Metrics
+    from compass_server.quota import PostQuota
     from compass_server.revocation import Revocations
     from compass_server.store import AccountRow, AskRow, MessageRow, Store
 
@@ -106,7 +107,9 @@ class _Handlers:
         metrics: Metrics | None = None,
         revocations: Revocations | None = None,
         max_streams_per_account: int = MAX_STREAMS_PER_ACCOUNT,
+        quota: PostQuota | None = None,
     ) -> None:
+        self._quota = quota
         self._revocations = revocations
         self._max_streams = max_streams_per_account
         self._streams: dict[str, int] = {}  # account id -> open watch streams here
@@ -230,14 +233,24 @@ class CommsHandlers(_Handlers, CommsService):
                 rows = await self._reads.messages_after(
                     actor, request.channel_id, last, limit=REPLAY_BATCH
                 )
-                for row in rows:
-                    yield comms_pb2.WatchChannelResponse(message=row.to_proto())
+                more, found = rows.more, bool(rows)
+                # The batch may be shared with other watchers (SharedReads): this watch keeps
+                # its own list of what it has not sent yet and drops each row before the
+                # yield, so a slow client holds only that.
+                pending = list(reversed(rows))
+                del rows
+                while pending:
+                    row = pending.pop()
                     last = max(last, row.revision)
                     if self._metrics is not None:
                         self._metrics.viewed(row.ask_ids)
-                if rows.more:
+                    response = comms_pb2.WatchChannelResponse(message=row.to_proto())
+                    del row
+                    yield response
+                    del response
+                if more:
                     continue  # more to replay (a batch ends at REPLAY_BATCH or its bytes)
-                if announce or not rows:
+                if announce or not found:
                     # Caught up: said once after the replay, then as a keepalive each time a
                     # re-check (every `recheck_seconds` at most) finds nothing new. It also
                     # makes connect-python send the response headers without waiting for
@@ -288,6 +301,8 @@ class AgentHandlers(_Handlers, AgentService):
         self, request: agent_pb2.AppendMessageRequest, ctx: Ctx
     ) -> agent_pb2.AppendMessageResponse:
         _require_id("channel_id", request.channel_id)
+        if self._quota is not None:
+            self._quota.take(self._auth.current().account_id)
         if request.frame.message_id:
             raise InvalidArgumentError(
                 "frame.message_id must be empty on AppendMessage (the server assigns it)"
@@ -305,6 +320,8 @@ class AgentHandlers(_Handlers, AgentService):
         self, request: agent_pb2.UpdateMessageRequest, ctx: Ctx
     ) -> agent_pb2.UpdateMessageResponse:
         _require_id("frame.message_id", request.frame.message_id)
+        if self._quota is not None:
+            self._quota.take(self._auth.current().account_id)
         row = await self._store.update_message(
             self._auth.current(), request.frame.message_id, request.frame.blocks
         )

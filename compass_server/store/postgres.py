@@ -96,7 +96,7 @@ logger = logging.getLogger(__name__)
 TOKEN_PREFIX: Final = "cmp_"  # noqa: S105 - a public prefix, not a secret
 PAGE_BYTES: Final = 2 << 20
 """Default byte budget of one ListMessages page (stored blocks, as JSON text)."""
-REPLAY_BYTES: Final = 1 << 20
+REPLAY_BYTES: Final = 256 << 10
 """Default byte budget of one WatchChannel replay batch."""
 SIGN_IN_CODE_PREFIX: Final = "cmpl_"
 """Starts every one-time sign-in code (a public prefix, not a secret)."""

@@ -79,3 +79,33 @@ async def test_an_agent_follows_only_the_asks_of_its_own_channels(
         assert isinstance(first["ask"], dict)
         seen = await call(http, "GetAsk", {"askId": ask_id}, module_world.member.token)
         assert seen.ok, seen
+
+
+async def test_posting_faster_than_the_quota_is_resource_exhausted(database_url: str) -> None:
+    """Issue 12: no posting quota per account."""
+    from tests import _server
+    from tests.e2e._asks import append_request, text_block
+    from tests.e2e._connect import call
+
+    env = {"COMPASS_POST_BURST": "3", "COMPASS_POSTS_PER_MINUTE": "6"}
+    with _server.serve(database_url, env=env) as server:
+        world = await _server.seed_world(database_url)
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            codes = [
+                (
+                    await call(
+                        http,
+                        "AppendMessage",
+                        append_request(world.channel_id, text_block(f"m{i}")),
+                        world.agent.token,
+                    )
+                ).code
+                for i in range(4)
+            ]
+            assert codes == ["ok", "ok", "ok", "resource_exhausted"], codes
+            listed = await call(
+                http, "ListMessages", {"channelId": world.channel_id}, world.human.token
+            )
+            messages = listed.body["messages"]
+            assert isinstance(messages, list)
+            assert len(messages) == 3  # the refused post stored nothing  # pyright: ignore[reportUnknownArgumentType]
