@@ -126,14 +126,20 @@ class ConnectGate(Generic[A]):
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        scope = _normalized_media_type(scope)
         headers = _headers(scope)
         content_type = headers.get("content-type", "")
         streaming = wire.is_streaming(content_type)
         try:
             account = await self._admit(scope, headers)
             if wire.is_grpc(content_type):
-                await _send_unsupported_media_type(send)
-                return
+                # gRPC needs HTTP trailers, which uvicorn does not offer, and the gate's error
+                # and hygiene handling speaks only the Connect protocol: refuse gRPC and
+                # gRPC-Web up front, as a Connect error a client can read.
+                raise _Reject(
+                    Code.UNIMPLEMENTED,
+                    "gRPC and gRPC-Web are not served here; use the Connect protocol",
+                )
             if not _utf8_headers(scope):
                 # connect-python decodes headers as UTF-8 and would fail with the codec's text.
                 raise _Reject(Code.INVALID_ARGUMENT, "request headers must be valid UTF-8")
@@ -213,14 +219,20 @@ def _utf8_headers(scope: Scope) -> bool:
     return True
 
 
-async def _send_unsupported_media_type(send: Send) -> None:
-    # What connect-python answers for a codec it does not know. gRPC needs HTTP trailers,
-    # which uvicorn does not offer (connect-python then fails with its own text), and the
-    # gate's error and hygiene handling speaks only the Connect protocol: refuse both gRPC
-    # and gRPC-Web up front.
-    accept = (b"accept-post", b"application/json, application/proto")
-    await send({"type": "http.response.start", "status": 415, "headers": [accept]})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+def _normalized_media_type(scope: Scope) -> Scope:
+    """`scope` with the media type of its content-type in lower case (parameters kept):
+    media types are case-insensitive (RFC 9110), connect-python compares them exactly."""
+    raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    changed = False
+    headers: list[tuple[bytes, bytes]] = []
+    for name, value in raw:
+        kept = value
+        if name.lower() == b"content-type":
+            media, sep, params = value.partition(b";")
+            kept = media.strip().lower() + sep + params
+            changed = changed or kept != value
+        headers.append((name, kept))
+    return {**scope, "headers": headers} if changed else scope
 
 
 def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
@@ -245,7 +257,7 @@ def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
 async def _send_error(
     send: Send, code: Code, message: str, streaming: bool, content_type: str
 ) -> None:
-    if streaming:
+    if streaming and not wire.is_grpc(content_type):
         status, headers, body = wire.stream_error(code, message, content_type)
     else:
         status, headers, body = wire.unary_error(code, message)

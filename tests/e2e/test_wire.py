@@ -48,7 +48,7 @@ def assert_clean(body: bytes) -> None:
     ],
 )
 @pytest.mark.parametrize("method", ["ListChannels", "WatchChannel"])
-async def test_grpc_protocols_are_an_unsupported_media_type(
+async def test_grpc_protocols_are_connect_unimplemented(
     http: httpx.AsyncClient, module_world: SeededWorld, content_type: str, method: str
 ) -> None:
     response = await http.post(
@@ -59,7 +59,8 @@ async def test_grpc_protocols_are_an_unsupported_media_type(
             "authorization": f"Bearer {module_world.human.token}",
         },
     )
-    assert response.status_code == 415, response.content
+    assert response.status_code == 501, response.content
+    assert response.json()["code"] == "unimplemented"
     assert_clean(response.content)
 
 

@@ -1,0 +1,57 @@
+"""Connect protocol details third-party clients rely on (issue 12): refused protocols get a
+Connect error body, and media types are case-insensitive. Over real HTTP against
+`compass serve`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.e2e._connect import envelope, path
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tests._server import SeededWorld
+
+pytestmark = pytest.mark.usefixtures("module_world")
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/grpc", "application/grpc-web+proto", "Application/GRPC+json"]
+)
+async def test_refused_protocols_are_connect_unimplemented(
+    http: httpx.AsyncClient, module_world: SeededWorld, content_type: str
+) -> None:
+    response = await http.post(
+        path("ListChannels"),
+        content=envelope(b""),
+        headers={
+            "content-type": content_type,
+            "authorization": f"Bearer {module_world.human.token}",
+        },
+    )
+    assert response.status_code == 501, response.content
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["code"] == "unimplemented"
+    assert "Connect" in body["message"]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["Application/JSON", "APPLICATION/JSON; charset=UTF-8", "application/Proto"],
+)
+async def test_unary_media_types_are_case_insensitive(
+    http: httpx.AsyncClient, module_world: SeededWorld, content_type: str
+) -> None:
+    response = await http.post(
+        path("ListChannels"),
+        content=b"" if "proto" in content_type.lower() else b"{}",
+        headers={
+            "content-type": content_type,
+            "authorization": f"Bearer {module_world.human.token}",
+        },
+    )
+    assert response.status_code == 200, response.content
