@@ -143,6 +143,14 @@ class ConnectGate(Generic[A]):
             if not _utf8_headers(scope):
                 # connect-python decodes headers as UTF-8 and would fail with the codec's text.
                 raise _Reject(Code.INVALID_ARGUMENT, "request headers must be valid UTF-8")
+            encoding = headers.get("connect-content-encoding")
+            if streaming and encoding not in {None, "identity", wire.STREAM_COMPRESSION}:
+                # connect-python would decode such a stream as identity (Connect protocol:
+                # an unsupported compression is unimplemented, naming the supported ones).
+                raise _Reject(
+                    Code.UNIMPLEMENTED,
+                    f"unsupported connect-content-encoding; supported: {wire.STREAM_COMPRESSION}",
+                )
             body = await self._read_body(headers, receive)
             if streaming and wire.compressed_without_encoding(
                 body, headers.get("connect-content-encoding")
@@ -259,6 +267,8 @@ async def _send_error(
 ) -> None:
     if streaming and not wire.is_grpc(content_type):
         status, headers, body = wire.stream_error(code, message, content_type)
+        if code is Code.UNIMPLEMENTED:
+            headers.append((b"connect-accept-encoding", wire.STREAM_COMPRESSION.encode()))
     else:
         status, headers, body = wire.unary_error(code, message)
     await send({"type": "http.response.start", "status": status, "headers": headers})

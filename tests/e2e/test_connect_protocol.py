@@ -4,11 +4,12 @@ Connect error body, and media types are case-insensitive. Over real HTTP against
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.e2e._connect import envelope, path
+from tests.e2e._connect import envelope, path, split_frames
 
 if TYPE_CHECKING:
     import httpx
@@ -55,3 +56,25 @@ async def test_unary_media_types_are_case_insensitive(
         },
     )
     assert response.status_code == 200, response.content
+
+
+@pytest.mark.parametrize("encoding", ["br", "GZIP", "zstd"])
+async def test_an_unsupported_stream_compression_is_unimplemented(
+    http: httpx.AsyncClient, module_world: SeededWorld, encoding: str
+) -> None:
+    response = await http.post(
+        path("WatchChannel"),
+        content=envelope(json.dumps({"channelId": module_world.channel_id}).encode()),
+        headers={
+            "content-type": "application/connect+json",
+            "authorization": f"Bearer {module_world.human.token}",
+            "connect-content-encoding": encoding,
+        },
+    )
+    assert response.status_code == 200, response.content
+    assert response.headers["connect-accept-encoding"] == "gzip"
+    (frame,) = split_frames(bytearray(response.content))
+    assert frame.end
+    error = frame.error()
+    assert error is not None
+    assert error["code"] == "unimplemented", error
