@@ -166,7 +166,9 @@ class ConnectGate(Generic[A]):
             return
         gone = asyncio.Event()
         with self._auth.bound(account, gone):
-            await self._app(scope, _replay(body, receive, gone), _Hygiene(send, streaming))
+            await self._app(
+                scope, _replay(body, receive, gone), _Hygiene(send, streaming, content_type)
+            )
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -278,16 +280,18 @@ async def _send_error(
 class _Hygiene:
     """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error"."""
 
-    def __init__(self, send: Send, streaming: bool) -> None:
+    def __init__(self, send: Send, streaming: bool, content_type: str = "") -> None:
         self._send = send
         self._streaming = streaming
+        self._content_type = content_type
         self._held_start: Message | None = None
         self._held_body: list[bytes] = []
 
     async def __call__(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            if int(message.get("status", 200)) >= 500:
+            status = int(message.get("status", 200))
+            if status >= 500 or (self._streaming and status != 200):
                 # Also for a streaming request: connect-python answers failures before the
                 # stream starts with a unary-style JSON error (streams themselves send 200).
                 self._held_start = message  # decide once the body is complete
@@ -309,7 +313,17 @@ class _Hygiene:
 
     async def _flush_unary(self, start: Message) -> None:
         body = b"".join(self._held_body)
-        if _unary_error_code(body) == Code.UNKNOWN.value:
+        if self._streaming and (error := _unary_error(body)) is not None:
+            # connect-python answers failures before a stream starts (a bad
+            # connect-protocol-version, ...) unary-style; a stream's error belongs in its
+            # end-stream frame, with HTTP 200.
+            code, text = error
+            if code == Code.UNKNOWN.value:
+                logger.error("rewrote a leaked UNKNOWN error: %r", body)
+                code, text = Code.INTERNAL.value, INTERNAL_MESSAGE
+            status, headers, body = wire.stream_error(Code(code), text, self._content_type)
+            start = {**start, "status": status, "headers": headers}
+        elif _unary_error_code(body) == Code.UNKNOWN.value:
             logger.error("rewrote a leaked UNKNOWN error: %r", body)
             status, headers, body = wire.unary_error(Code.INTERNAL, INTERNAL_MESSAGE)
             start = {**start, "status": status, "headers": headers}
@@ -327,3 +341,13 @@ def _unary_error_code(body: bytes) -> str | None:
         if isinstance(code, str):
             return code
     return None
+
+
+def _unary_error(body: bytes) -> tuple[str, str] | None:
+    """(code, message) of a unary Connect error body with a known code, else None."""
+    code = _unary_error_code(body)
+    if code is None or code not in {c.value for c in Code}:
+        return None
+    doc: dict[str, object] = json.loads(body)
+    message = doc.get("message")
+    return code, message if isinstance(message, str) else ""

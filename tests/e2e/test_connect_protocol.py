@@ -78,3 +78,24 @@ async def test_an_unsupported_stream_compression_is_unimplemented(
     error = frame.error()
     assert error is not None
     assert error["code"] == "unimplemented", error
+
+
+async def test_a_bad_header_on_a_stream_is_an_end_stream_error(
+    http: httpx.AsyncClient, module_world: SeededWorld
+) -> None:
+    response = await http.post(
+        path("WatchChannel"),
+        content=envelope(json.dumps({"channelId": module_world.channel_id}).encode()),
+        headers={
+            "content-type": "application/connect+json",
+            "authorization": f"Bearer {module_world.human.token}",
+            "connect-protocol-version": "2",
+        },
+    )
+    assert response.status_code == 200, response.content
+    assert response.headers["content-type"] == "application/connect+json"
+    (frame,) = split_frames(bytearray(response.content))
+    assert frame.end
+    error = frame.error()
+    assert error is not None
+    assert error["code"] == "invalid_argument", error
