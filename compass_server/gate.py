@@ -143,6 +143,14 @@ class ConnectGate(Generic[A]):
             if not _utf8_headers(scope):
                 # connect-python decodes headers as UTF-8 and would fail with the codec's text.
                 raise _Reject(Code.INVALID_ARGUMENT, "request headers must be valid UTF-8")
+            timeout = headers.get("connect-timeout-ms")
+            if timeout is not None and not (
+                timeout.isascii() and timeout.isdigit() and len(timeout) <= 10
+            ):
+                # connect-python accepts whatever int() does ("-5", " 5", "1_000").
+                raise _Reject(
+                    Code.INVALID_ARGUMENT, "connect-timeout-ms must be 1 to 10 ASCII digits"
+                )
             encoding = headers.get("connect-content-encoding")
             if streaming and encoding not in {None, "identity", wire.STREAM_COMPRESSION}:
                 # connect-python would decode such a stream as identity (Connect protocol:

@@ -99,3 +99,32 @@ async def test_a_bad_header_on_a_stream_is_an_end_stream_error(
     error = frame.error()
     assert error is not None
     assert error["code"] == "invalid_argument", error
+
+
+@pytest.mark.parametrize("value", ["12345678901", "-5", "+5", "5x", "5ms", "1_000"])
+@pytest.mark.parametrize("method", ["ListChannels", "WatchChannel"])
+async def test_a_malformed_timeout_is_invalid_argument(
+    http: httpx.AsyncClient, module_world: SeededWorld, method: str, value: str
+) -> None:
+    streaming = method == "WatchChannel"
+    response = await http.post(
+        path(method),
+        content=envelope(json.dumps({"channelId": module_world.channel_id}).encode())
+        if streaming
+        else b"{}",
+        headers={
+            "content-type": "application/connect+json" if streaming else "application/json",
+            "authorization": f"Bearer {module_world.human.token}",
+            "connect-timeout-ms": value,
+        },
+    )
+    if streaming:
+        assert response.status_code == 200, response.content
+        (frame,) = split_frames(bytearray(response.content))
+        error = frame.error()
+        assert error is not None
+    else:
+        assert response.status_code == 400, response.content
+        error = response.json()
+    assert error["code"] == "invalid_argument", error
+    assert error["message"] == "connect-timeout-ms must be 1 to 10 ASCII digits", error
