@@ -132,6 +132,9 @@ async def measure(args: argparse.Namespace) -> int:
             env = {
                 "COMPASS_METRICS_TOKEN": METRICS_TOKEN,
                 "COMPASS_SWEEP_INTERVAL_SECONDS": "600",  # no sweeper transactions in the count
+                # 1,000 streams from this one address: past the default connection caps.
+                "COMPASS_MAX_CONNECTIONS": str(args.watchers + 100),
+                "COMPASS_MAX_CONNECTIONS_PER_CLIENT": "0",
             }
             with _server.serve(dsn, env=env, timeout=120) as server:
                 world = await _server.seed_world(dsn)

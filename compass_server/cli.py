@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Final
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
+from compass_server import config as config_names, netguard
 from compass_server.config import ConfigError, Settings
+from compass_server.netguard import ensure_open_files, guarded_protocol
 
 if TYPE_CHECKING:
     import socket
@@ -38,6 +40,8 @@ EMBEDDED_DATABASE: Final = "compass"
 """The database Compass uses inside the embedded cluster."""
 SHUTDOWN_GRACE_SECONDS: Final = 10
 """How long a stopping server waits for running requests before cancelling them."""
+ACCEPT_ERROR_LOG_INTERVAL_SECONDS: Final = 10.0
+"""accept() failing for want of file descriptors is logged at most once per this long."""
 
 
 class CliError(Exception):
@@ -236,6 +240,7 @@ def _serve(args: argparse.Namespace) -> int:
         if applied:
             logger.info("applied migrations %s", applied)
         app = create_app(_with_database(settings, dsn))
+        _check_open_files(settings)
         config = uvicorn.Config(
             app,
             host=host,
@@ -248,10 +253,37 @@ def _serve(args: argparse.Namespace) -> int:
             # Live watches are ended by begin_shutdown; this bounds anything else that
             # would keep the process from stopping (a stalled client, a hung query).
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+            # Connection caps and a request-read deadline (uvicorn has neither for a client
+            # that sends half a request); see compass_server/netguard.py.
+            http=guarded_protocol(
+                max_connections=settings.max_connections,
+                max_per_client=settings.max_connections_per_client,
+                read_timeout=settings.request_read_timeout_seconds,
+            ),
+            timeout_keep_alive=settings.keepalive_timeout_seconds,
+            backlog=min(2048, settings.max_connections),
         )
         server = _AnnouncingServer(config, app=app, settings=settings, dsn=dsn, demo=args.demo)
         asyncio.run(_serve_with_metrics(server, app, host, settings.metrics_port))
     return 0
+
+
+def _check_open_files(settings: Settings) -> None:
+    """Raise the open-files limit to what the connection cap needs, or say it is too low."""
+    have, needed = ensure_open_files(
+        settings.max_connections + settings.pool_max + netguard.FD_RESERVE
+    )
+    if have < needed:
+        logger.warning(
+            "the open-files limit is %d but %s=%d needs about %d: raise it (ulimit -n %d, "
+            "LimitNOFILE= in systemd, --ulimit nofile= in Docker) or lower %s",
+            have,
+            config_names.MAX_CONNECTIONS,
+            settings.max_connections,
+            needed,
+            needed,
+            config_names.MAX_CONNECTIONS,
+        )
 
 
 async def _serve_with_metrics(
@@ -319,6 +351,9 @@ class _AnnouncingServer(uvicorn.Server):
         await super().shutdown(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        netguard.install_accept_error_limiter(
+            asyncio.get_running_loop(), interval=ACCEPT_ERROR_LOG_INTERVAL_SECONDS
+        )
         await super().startup(sockets=sockets)
         if self.should_exit:
             return

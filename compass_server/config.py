@@ -27,6 +27,10 @@ AUTH_RECHECK: Final = "COMPASS_AUTH_RECHECK_SECONDS"
 MAX_STREAMS: Final = "COMPASS_MAX_STREAMS_PER_ACCOUNT"
 POSTS_PER_MINUTE: Final = "COMPASS_POSTS_PER_MINUTE"
 POST_BURST: Final = "COMPASS_POST_BURST"
+MAX_CONNECTIONS: Final = "COMPASS_MAX_CONNECTIONS"
+MAX_CONNECTIONS_PER_CLIENT: Final = "COMPASS_MAX_CONNECTIONS_PER_CLIENT"
+REQUEST_READ_TIMEOUT: Final = "COMPASS_REQUEST_READ_TIMEOUT_SECONDS"
+KEEPALIVE_TIMEOUT: Final = "COMPASS_KEEPALIVE_TIMEOUT_SECONDS"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -49,6 +53,10 @@ ENV_VARS: Final = frozenset(
         MAX_STREAMS,
         POSTS_PER_MINUTE,
         POST_BURST,
+        MAX_CONNECTIONS,
+        MAX_CONNECTIONS_PER_CLIENT,
+        REQUEST_READ_TIMEOUT,
+        KEEPALIVE_TIMEOUT,
     }
 )
 
@@ -94,6 +102,17 @@ class Settings:
     """A separate port (on `host`) serving /metrics without a token."""
     log_format: str = "text"
     """"text" or "json" (one JSON object per line)."""
+    max_connections: int = 1000
+    """Open client connections the server keeps; more are answered 503 and closed. The
+    process needs this many file descriptors plus headroom (`ulimit -n`)."""
+    max_connections_per_client: int = 200
+    """Open connections from one peer address; 0: no per-client cap (behind a proxy that
+    connects from one address)."""
+    request_read_timeout_seconds: float = 10.0
+    """A connection must deliver a whole request within this long of being opened (or of its
+    previous response), else it is closed: half-sent requests cannot pile up."""
+    keepalive_timeout_seconds: int = 5
+    """How long an idle kept-alive connection stays open between requests."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -122,6 +141,12 @@ class Settings:
             metrics_token=source.get(METRICS_TOKEN) or None,
             metrics_port=_int(source, METRICS_PORT, 0, low=0, high=65535) or None,
             log_format=_log_format(source.get(LOG_FORMAT) or "text"),
+            max_connections=_int(source, MAX_CONNECTIONS, 1000, low=1, high=1_000_000),
+            max_connections_per_client=_int(
+                source, MAX_CONNECTIONS_PER_CLIENT, 200, low=0, high=1_000_000
+            ),
+            request_read_timeout_seconds=_float(source, REQUEST_READ_TIMEOUT, 10.0),
+            keepalive_timeout_seconds=_int(source, KEEPALIVE_TIMEOUT, 5, low=1, high=3600),
         )
 
 

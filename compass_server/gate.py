@@ -135,17 +135,39 @@ class ConnectGate(Generic[A]):
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        scope = _normalized_media_type(scope)
         headers = _headers(scope)
         content_type = headers.get("content-type", "")
         streaming = wire.is_streaming(content_type)
         try:
             account = await self._admit(scope, headers)
             if wire.is_grpc(content_type):
-                await _send_unsupported_media_type(send)
-                return
+                # gRPC needs HTTP trailers, which uvicorn does not offer, and the gate's error
+                # and hygiene handling speaks only the Connect protocol: refuse gRPC and
+                # gRPC-Web up front, as a Connect error a client can read.
+                raise _Reject(
+                    Code.UNIMPLEMENTED,
+                    "gRPC and gRPC-Web are not served here; use the Connect protocol",
+                )
             if not _utf8_headers(scope):
                 # connect-python decodes headers as UTF-8 and would fail with the codec's text.
                 raise _Reject(Code.INVALID_ARGUMENT, "request headers must be valid UTF-8")
+            timeout = headers.get("connect-timeout-ms")
+            if timeout is not None and not (
+                timeout.isascii() and timeout.isdigit() and len(timeout) <= 10
+            ):
+                # connect-python accepts whatever int() does ("-5", " 5", "1_000").
+                raise _Reject(
+                    Code.INVALID_ARGUMENT, "connect-timeout-ms must be 1 to 10 ASCII digits"
+                )
+            encoding = headers.get("connect-content-encoding")
+            if streaming and encoding not in {None, "identity", wire.STREAM_COMPRESSION}:
+                # connect-python would decode such a stream as identity (Connect protocol:
+                # an unsupported compression is unimplemented, naming the supported ones).
+                raise _Reject(
+                    Code.UNIMPLEMENTED,
+                    f"unsupported connect-content-encoding; supported: {wire.STREAM_COMPRESSION}",
+                )
             body = await self._read_body(headers, receive)
             if streaming and wire.compressed_without_encoding(
                 body, headers.get("connect-content-encoding")
@@ -162,7 +184,9 @@ class ConnectGate(Generic[A]):
         gone = asyncio.Event()
         token = bearer_token(headers.get("authorization")) or ""
         with self._auth.bound(account, gone, token):
-            await self._app(scope, _replay(body, receive, gone), _Hygiene(send, streaming))
+            await self._app(
+                scope, _replay(body, receive, gone), _Hygiene(send, streaming, content_type)
+            )
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -223,14 +247,20 @@ def _utf8_headers(scope: Scope) -> bool:
     return True
 
 
-async def _send_unsupported_media_type(send: Send) -> None:
-    # What connect-python answers for a codec it does not know. gRPC needs HTTP trailers,
-    # which uvicorn does not offer (connect-python then fails with its own text), and the
-    # gate's error and hygiene handling speaks only the Connect protocol: refuse both gRPC
-    # and gRPC-Web up front.
-    accept = (b"accept-post", b"application/json, application/proto")
-    await send({"type": "http.response.start", "status": 415, "headers": [accept]})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+def _normalized_media_type(scope: Scope) -> Scope:
+    """`scope` with the media type of its content-type in lower case (parameters kept):
+    media types are case-insensitive (RFC 9110), connect-python compares them exactly."""
+    raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    changed = False
+    headers: list[tuple[bytes, bytes]] = []
+    for name, value in raw:
+        kept = value
+        if name.lower() == b"content-type":
+            media, sep, params = value.partition(b";")
+            kept = media.strip().lower() + sep + params
+            changed = changed or kept != value
+        headers.append((name, kept))
+    return {**scope, "headers": headers} if changed else scope
 
 
 def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
@@ -255,8 +285,10 @@ def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
 async def _send_error(
     send: Send, code: Code, message: str, streaming: bool, content_type: str
 ) -> None:
-    if streaming:
+    if streaming and not wire.is_grpc(content_type):
         status, headers, body = wire.stream_error(code, message, content_type)
+        if code is Code.UNIMPLEMENTED:
+            headers.append((b"connect-accept-encoding", wire.STREAM_COMPRESSION.encode()))
     else:
         status, headers, body = wire.unary_error(code, message)
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -266,16 +298,18 @@ async def _send_error(
 class _Hygiene:
     """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error"."""
 
-    def __init__(self, send: Send, streaming: bool) -> None:
+    def __init__(self, send: Send, streaming: bool, content_type: str = "") -> None:
         self._send = send
         self._streaming = streaming
+        self._content_type = content_type
         self._held_start: Message | None = None
         self._held_body: list[bytes] = []
 
     async def __call__(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            if int(message.get("status", 200)) >= 500:
+            status = int(message.get("status", 200))
+            if status >= 500 or (self._streaming and status != 200):
                 # Also for a streaming request: connect-python answers failures before the
                 # stream starts with a unary-style JSON error (streams themselves send 200).
                 self._held_start = message  # decide once the body is complete
@@ -297,7 +331,17 @@ class _Hygiene:
 
     async def _flush_unary(self, start: Message) -> None:
         body = b"".join(self._held_body)
-        if _unary_error_code(body) == Code.UNKNOWN.value:
+        if self._streaming and (error := _unary_error(body)) is not None:
+            # connect-python answers failures before a stream starts (a bad
+            # connect-protocol-version, ...) unary-style; a stream's error belongs in its
+            # end-stream frame, with HTTP 200.
+            code, text = error
+            if code == Code.UNKNOWN.value:
+                logger.error("rewrote a leaked UNKNOWN error: %r", body)
+                code, text = Code.INTERNAL.value, INTERNAL_MESSAGE
+            status, headers, body = wire.stream_error(Code(code), text, self._content_type)
+            start = {**start, "status": status, "headers": headers}
+        elif _unary_error_code(body) == Code.UNKNOWN.value:
             logger.error("rewrote a leaked UNKNOWN error: %r", body)
             status, headers, body = wire.unary_error(Code.INTERNAL, INTERNAL_MESSAGE)
             start = {**start, "status": status, "headers": headers}
@@ -315,3 +359,13 @@ def _unary_error_code(body: bytes) -> str | None:
         if isinstance(code, str):
             return code
     return None
+
+
+def _unary_error(body: bytes) -> tuple[str, str] | None:
+    """(code, message) of a unary Connect error body with a known code, else None."""
+    code = _unary_error_code(body)
+    if code is None or code not in {c.value for c in Code}:
+        return None
+    doc: dict[str, object] = json.loads(body)
+    message = doc.get("message")
+    return code, message if isinstance(message, str) else ""

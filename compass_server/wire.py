@@ -143,7 +143,8 @@ def is_streaming(content_type: str) -> bool:
 
 def is_grpc(content_type: str) -> bool:
     """Whether a content type selects gRPC or gRPC-Web (as connect-python negotiates it)."""
-    return content_type == GRPC_CONTENT_TYPE or content_type.startswith(
+    media = content_type.lower()
+    return media == GRPC_CONTENT_TYPE or media.startswith(
         (f"{GRPC_CONTENT_TYPE}+", f"{GRPC_CONTENT_TYPE}-web")
     )
 

@@ -22,7 +22,7 @@ from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Generator, Mapping
+    from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 
     from starlette.applications import Starlette
 
@@ -49,15 +49,21 @@ class RunningServer:
 
 @contextlib.contextmanager
 def serve(
-    dsn: str, *, port: int = 0, env: Mapping[str, str] | None = None, timeout: float = 30.0
+    dsn: str,
+    *,
+    port: int = 0,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    prefix: Sequence[str] = (),
 ) -> Generator[RunningServer]:
     """Start `compass serve` on `dsn` (on `port`, default a free one); stop it (SIGTERM)
     afterwards. Restarting on the same `port` lets a test take a server away and bring it
-    back under its clients."""
+    back under its clients. `prefix` runs it under a wrapper command (e.g. `prlimit`)."""
     child_env = {**os.environ, "COMPASS_DATABASE_URL": dsn, **(env or {})}
     child_env.pop("COMPASS_PUBLIC_URL", None)
     process = subprocess.Popen(
         [
+            *prefix,
             sys.executable,
             "-m",
             "compass_server.cli",

@@ -82,3 +82,27 @@ def test_operating_variables() -> None:
     assert Settings.from_env({}).metrics_port is None
     with pytest.raises(ConfigError, match="COMPASS_LOG_FORMAT"):
         Settings.from_env({"COMPASS_LOG_FORMAT": "xml"})
+
+
+def test_connection_limits_are_read_and_range_checked() -> None:
+    settings = Settings.from_env(
+        {
+            config.MAX_CONNECTIONS: "50",
+            config.MAX_CONNECTIONS_PER_CLIENT: "0",
+            config.REQUEST_READ_TIMEOUT: "2.5",
+            config.KEEPALIVE_TIMEOUT: "7",
+        }
+    )
+    assert settings.max_connections == 50
+    assert settings.max_connections_per_client == 0
+    assert settings.request_read_timeout_seconds == 2.5
+    assert settings.keepalive_timeout_seconds == 7
+    defaults = Settings.from_env({})
+    assert (defaults.max_connections, defaults.max_connections_per_client) == (1000, 200)
+    for name, bad in (
+        (config.MAX_CONNECTIONS, "0"),
+        (config.REQUEST_READ_TIMEOUT, "0"),
+        (config.KEEPALIVE_TIMEOUT, "0"),
+    ):
+        with pytest.raises(ConfigError, match=name):
+            Settings.from_env({name: bad})

@@ -1,0 +1,130 @@
+"""Connect protocol details third-party clients rely on (issue 12): refused protocols get a
+Connect error body, and media types are case-insensitive. Over real HTTP against
+`compass serve`."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.e2e._connect import envelope, path, split_frames
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tests._server import SeededWorld
+
+pytestmark = pytest.mark.usefixtures("module_world")
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/grpc", "application/grpc-web+proto", "Application/GRPC+json"]
+)
+async def test_refused_protocols_are_connect_unimplemented(
+    http: httpx.AsyncClient, module_world: SeededWorld, content_type: str
+) -> None:
+    response = await http.post(
+        path("ListChannels"),
+        content=envelope(b""),
+        headers={
+            "content-type": content_type,
+            "authorization": f"Bearer {module_world.human.token}",
+        },
+    )
+    assert response.status_code == 501, response.content
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["code"] == "unimplemented"
+    assert "Connect" in body["message"]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["Application/JSON", "APPLICATION/JSON; charset=UTF-8", "application/Proto"],
+)
+async def test_unary_media_types_are_case_insensitive(
+    http: httpx.AsyncClient, module_world: SeededWorld, content_type: str
+) -> None:
+    response = await http.post(
+        path("ListChannels"),
+        content=b"" if "proto" in content_type.lower() else b"{}",
+        headers={
+            "content-type": content_type,
+            "authorization": f"Bearer {module_world.human.token}",
+        },
+    )
+    assert response.status_code == 200, response.content
+
+
+@pytest.mark.parametrize("encoding", ["br", "GZIP", "zstd"])
+async def test_an_unsupported_stream_compression_is_unimplemented(
+    http: httpx.AsyncClient, module_world: SeededWorld, encoding: str
+) -> None:
+    response = await http.post(
+        path("WatchChannel"),
+        content=envelope(json.dumps({"channelId": module_world.channel_id}).encode()),
+        headers={
+            "content-type": "application/connect+json",
+            "authorization": f"Bearer {module_world.human.token}",
+            "connect-content-encoding": encoding,
+        },
+    )
+    assert response.status_code == 200, response.content
+    assert response.headers["connect-accept-encoding"] == "gzip"
+    (frame,) = split_frames(bytearray(response.content))
+    assert frame.end
+    error = frame.error()
+    assert error is not None
+    assert error["code"] == "unimplemented", error
+
+
+async def test_a_bad_header_on_a_stream_is_an_end_stream_error(
+    http: httpx.AsyncClient, module_world: SeededWorld
+) -> None:
+    response = await http.post(
+        path("WatchChannel"),
+        content=envelope(json.dumps({"channelId": module_world.channel_id}).encode()),
+        headers={
+            "content-type": "application/connect+json",
+            "authorization": f"Bearer {module_world.human.token}",
+            "connect-protocol-version": "2",
+        },
+    )
+    assert response.status_code == 200, response.content
+    assert response.headers["content-type"] == "application/connect+json"
+    (frame,) = split_frames(bytearray(response.content))
+    assert frame.end
+    error = frame.error()
+    assert error is not None
+    assert error["code"] == "invalid_argument", error
+
+
+@pytest.mark.parametrize("value", ["12345678901", "-5", "+5", "5x", "5ms", "1_000"])
+@pytest.mark.parametrize("method", ["ListChannels", "WatchChannel"])
+async def test_a_malformed_timeout_is_invalid_argument(
+    http: httpx.AsyncClient, module_world: SeededWorld, method: str, value: str
+) -> None:
+    streaming = method == "WatchChannel"
+    response = await http.post(
+        path(method),
+        content=envelope(json.dumps({"channelId": module_world.channel_id}).encode())
+        if streaming
+        else b"{}",
+        headers={
+            "content-type": "application/connect+json" if streaming else "application/json",
+            "authorization": f"Bearer {module_world.human.token}",
+            "connect-timeout-ms": value,
+        },
+    )
+    if streaming:
+        assert response.status_code == 200, response.content
+        (frame,) = split_frames(bytearray(response.content))
+        error = frame.error()
+        assert error is not None
+    else:
+        assert response.status_code == 400, response.content
+        error = response.json()
+    assert error["code"] == "invalid_argument", error
+    assert error["message"] == "connect-timeout-ms must be 1 to 10 ASCII digits", error
