@@ -1,8 +1,8 @@
--- Compass schema, version 5: sign-in per device without pasting a token (issue 13).
+-- Compass schema, version 4: sign-in per device without pasting a token (issue 13).
 -- `compass admin sign-in-link` mints a one-time code (only its SHA-256 is kept, like tokens);
 -- the browser exchanges it once, before it expires, for a session token: an api_tokens row
 -- of kind 'session', revocable with `compass admin revoke-sessions` (deleted; an ordinary
--- token is never touched). Version 4 is the webhooks' (a separate change).
+-- token is never touched).
 -- Forward-only: never edit this file once applied (the runner records its checksum).
 
 CREATE TABLE sign_in_links (
