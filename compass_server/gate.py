@@ -183,10 +183,14 @@ class ConnectGate(Generic[A]):
             return
         gone = asyncio.Event()
         token = bearer_token(headers.get("authorization")) or ""
+        hygiene = _Hygiene(send, streaming, content_type)
         with self._auth.bound(account, gone, token):
-            await self._app(
-                scope, _replay(body, receive, gone), _Hygiene(send, streaming, content_type)
-            )
+            call = self._app(scope, _replay(body, receive, gone), hygiene)
+            timeout = headers.get("connect-timeout-ms")
+            if timeout is None:
+                await call
+            else:
+                await _within_deadline(call, int(timeout) / 1000, hygiene)
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -295,8 +299,28 @@ async def _send_error(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+async def _within_deadline(call: Awaitable[None], seconds: float, hygiene: _Hygiene) -> None:
+    """Run `call` (the Connect app) until the client's Connect-Timeout-Ms passes; then cancel
+    it and answer DEADLINE_EXCEEDED (a unary error, or the stream's end frame).
+
+    connect-python 0.9 parses the header but enforces no deadline. Whatever the cancelled
+    app still tries to send (its own CANCELED end frame) is dropped.
+    """
+    task = asyncio.ensure_future(call)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if task in done:
+        task.result()
+        return
+    hygiene.closed = True
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    await hygiene.deadline_exceeded()
+
+
 class _Hygiene:
-    """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error"."""
+    """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error"; it also
+    answers DEADLINE_EXCEEDED for `_within_deadline`."""
 
     def __init__(self, send: Send, streaming: bool, content_type: str = "") -> None:
         self._send = send
@@ -304,8 +328,39 @@ class _Hygiene:
         self._content_type = content_type
         self._held_start: Message | None = None
         self._held_body: list[bytes] = []
+        self._started = False  # a response start went out
+        self._finished = False  # and its last body
+        self.closed = False
+        """Set once the deadline passed: the app's later sends are dropped."""
+
+    async def deadline_exceeded(self) -> None:
+        if self._finished:
+            return
+        message = "the deadline (connect-timeout-ms) passed"
+        if self._streaming:
+            status, headers, frame = wire.stream_error(
+                Code.DEADLINE_EXCEEDED, message, self._content_type
+            )
+            if not self._started:
+                await self._raw(
+                    {"type": "http.response.start", "status": status, "headers": headers}
+                )
+            await self._raw({"type": "http.response.body", "body": frame, "more_body": False})
+        elif not self._started:
+            status, headers, body = wire.unary_error(Code.DEADLINE_EXCEEDED, message)
+            await self._raw({"type": "http.response.start", "status": status, "headers": headers})
+            await self._raw({"type": "http.response.body", "body": body, "more_body": False})
+
+    async def _raw(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self._started = True
+        elif not message.get("more_body", False):
+            self._finished = True
+        await self._send(message)
 
     async def __call__(self, message: Message) -> None:
+        if self.closed:
+            return
         kind = message["type"]
         if kind == "http.response.start":
             status = int(message.get("status", 200))
@@ -314,7 +369,7 @@ class _Hygiene:
                 # stream starts with a unary-style JSON error (streams themselves send 200).
                 self._held_start = message  # decide once the body is complete
                 return
-            await self._send(message)
+            await self._raw(message)
         elif kind == "http.response.body" and self._held_start is not None:
             self._held_body.append(message.get("body", b""))
             if not message.get("more_body", False):
@@ -325,9 +380,9 @@ class _Hygiene:
                 logger.error("rewrote a leaked UNKNOWN stream error: %r", body[5:])
                 _, _, body = wire.stream_error(Code.INTERNAL, INTERNAL_MESSAGE, "")
                 message = {**message, "body": body}
-            await self._send(message)
+            await self._raw(message)
         else:
-            await self._send(message)
+            await self._raw(message)
 
     async def _flush_unary(self, start: Message) -> None:
         body = b"".join(self._held_body)
@@ -345,8 +400,8 @@ class _Hygiene:
             logger.error("rewrote a leaked UNKNOWN error: %r", body)
             status, headers, body = wire.unary_error(Code.INTERNAL, INTERNAL_MESSAGE)
             start = {**start, "status": status, "headers": headers}
-        await self._send(start)
-        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+        await self._raw(start)
+        await self._raw({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _unary_error_code(body: bytes) -> str | None:

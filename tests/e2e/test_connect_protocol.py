@@ -128,3 +128,46 @@ async def test_a_malformed_timeout_is_invalid_argument(
         error = response.json()
     assert error["code"] == "invalid_argument", error
     assert error["message"] == "connect-timeout-ms must be 1 to 10 ASCII digits", error
+
+
+async def test_a_passed_deadline_is_deadline_exceeded_unary_and_streaming(
+    http: httpx.AsyncClient, module_world: SeededWorld
+) -> None:
+    """Connect-Timeout-Ms is enforced: connect-python 0.9 parsed it and let calls run on."""
+    import time
+
+    from tests.e2e._asks import post_ask
+    from tests.e2e._connect import CAUGHT_UP, call, open_stream
+
+    token = module_world.human.token
+    expired = await call(http, "ListChannels", {}, token, headers={"connect-timeout-ms": "0"})
+    assert (expired.status, expired.code) == (504, "deadline_exceeded"), expired
+    roomy = await call(http, "ListChannels", {}, token, headers={"connect-timeout-ms": "10000"})
+    assert roomy.ok, roomy
+
+    # A live watch with a 400 ms deadline: its messages, then the deadline in its end frame.
+    watch = {"channelId": module_world.channel_id}
+    started = time.monotonic()
+    async with open_stream(
+        http, "WatchChannel", watch, token, headers={"connect-timeout-ms": "400"}
+    ) as stream:
+        while (frame := await stream.next(5)).json() != CAUGHT_UP:
+            assert not frame.end, frame.payload
+        end = await stream.end(5)
+    took = time.monotonic() - started
+    assert end.error() == {
+        "code": "deadline_exceeded",
+        "message": "the deadline (connect-timeout-ms) passed",
+    }
+    assert 0.3 < took < 3, took
+    ask_id = await post_ask(http, module_world.agent.token, module_world.channel_id)
+    async with open_stream(
+        http,
+        "WatchAsk",
+        {"askId": ask_id},
+        module_world.agent.token,
+        headers={"connect-timeout-ms": "300"},
+    ) as ask_watch:
+        await ask_watch.message()
+        ask_end = await ask_watch.end(5)
+    assert (ask_end.error() or {}).get("code") == "deadline_exceeded"

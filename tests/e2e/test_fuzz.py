@@ -97,6 +97,10 @@ DEFINED: dict[str, int] = {
     "already_exists": 409,
     "aborted": 409,
     "unimplemented": 501,
+    # A fuzzed Connect-Timeout-Ms of 0 has passed before the call starts.
+    "deadline_exceeded": 504,
+    # The posting quota (COMPASS_POST_BURST) may run out over thousands of requests.
+    "resource_exhausted": 429,
 }
 #: Answers without a Connect body: connect-python's unsupported media type (and the gate's).
 BARE_STATUSES = {415}
