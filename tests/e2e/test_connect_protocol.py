@@ -171,3 +171,23 @@ async def test_a_passed_deadline_is_deadline_exceeded_unary_and_streaming(
         await ask_watch.message()
         ask_end = await ask_watch.end(5)
     assert (ask_end.error() or {}).get("code") == "deadline_exceeded"
+
+
+async def test_streaming_media_types_are_case_insensitive(
+    http: httpx.AsyncClient, module_world: SeededWorld
+) -> None:
+    from tests.e2e._connect import CAUGHT_UP, open_stream
+
+    headers = {"content-type": "Application/Connect+JSON"}
+    async with open_stream(
+        http,
+        "WatchChannel",
+        {"channelId": module_world.channel_id},
+        module_world.human.token,
+        headers=headers,
+    ) as stream:
+        response = await stream.response()
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/connect+json"
+        while (frame := await stream.next(5)).json() != CAUGHT_UP:
+            assert not frame.end, frame.payload
