@@ -324,7 +324,6 @@ def echo_app(token: str, account_id: str) -> Starlette:
     from gen.compass.v1.comms_connect import CommsService, CommsServiceASGIApplication
 
     settings = Settings()
-    wire.install_hardened_codecs()
     auth: AuthContext[AccountRow] = AuthContext()
     account = AccountRow(
         account_id=account_id,
@@ -345,17 +344,13 @@ def echo_app(token: str, account_id: str) -> Starlette:
             auth.current()
             return comms_pb2.RespondToAskResponse()
 
-    compressions = [wire.BoundedGzip(settings.max_request_bytes)]
-    comms = CommsServiceASGIApplication(
-        EmptyComms(), interceptors=[ErrorMapping()], compressions=compressions
-    )
+    options = wire.app_options(settings.max_request_bytes)
+    comms = CommsServiceASGIApplication(EmptyComms(), interceptors=[ErrorMapping()], **options)
 
     class NoAgent(AgentService):
         """Routed like the product's AgentService, never called here."""
 
-    agent = AgentServiceASGIApplication(
-        NoAgent(), interceptors=[ErrorMapping()], compressions=compressions
-    )
+    agent = AgentServiceASGIApplication(NoAgent(), interceptors=[ErrorMapping()], **options)
 
     def gated(rpc: ASGIApp) -> ASGIApp:
         return ConnectGate(

@@ -120,7 +120,6 @@ def create_app(
             pool_max=settings.pool_max,
             timeout=settings.db_timeout_seconds,
         )
-    wire.install_hardened_codecs()
     auth: AuthContext[AccountRow] = AuthContext()
     hub = ChangeHub()
     sweeper = Sweeper(
@@ -150,7 +149,7 @@ def create_app(
             await store.listen(hub.publish, listener_connected)
 
     revocations = Revocations(store.valid_tokens, interval=settings.auth_recheck_seconds)
-    compressions = [wire.BoundedGzip(settings.max_request_bytes)]
+    options = wire.app_options(settings.max_request_bytes)
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
         AgentHandlers(
@@ -163,7 +162,7 @@ def create_app(
             quota=PostQuota(settings.posts_per_minute, settings.post_burst),
         ),
         interceptors=interceptors,
-        compressions=compressions,
+        **options,
     )
     comms_rpc = CommsServiceASGIApplication(
         CommsHandlers(
@@ -175,7 +174,7 @@ def create_app(
             max_streams_per_account=settings.max_streams_per_account,
         ),
         interceptors=interceptors,
-        compressions=compressions,
+        **options,
     )
 
     def gated(rpc: ASGIApp) -> ASGIApp:

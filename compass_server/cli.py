@@ -27,7 +27,7 @@ from compass_server.netguard import ensure_open_files, guarded_protocol
 
 if TYPE_CHECKING:
     import socket
-    from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
 
     from starlette.applications import Starlette
 
@@ -264,7 +264,7 @@ def _serve(args: argparse.Namespace) -> int:
             backlog=min(2048, settings.max_connections),
         )
         server = _AnnouncingServer(config, app=app, settings=settings, dsn=dsn, demo=args.demo)
-        asyncio.run(_serve_with_metrics(server, app, host, settings.metrics_port))
+        asyncio.run(_serve_all(server, app, host, settings))
     return 0
 
 
@@ -286,35 +286,60 @@ def _check_open_files(settings: Settings) -> None:
         )
 
 
-async def _serve_with_metrics(
-    server: uvicorn.Server, app: Starlette, host: str, metrics_port: int | None
-) -> None:
-    """Run `server`; with COMPASS_METRICS_PORT, also a tiny /metrics-only server on `host`."""
-    if metrics_port is None:
-        await server.serve()
-        return
-    from starlette.applications import Starlette as _Starlette
-    from starlette.routing import Route
+async def _serve_all(server: uvicorn.Server, app: Starlette, host: str, settings: Settings) -> None:
+    """Run `server`; beside it, with COMPASS_METRICS_PORT a tiny /metrics-only server, and with
+    COMPASS_GRPC_PORT the HTTP/2 listener for gRPC (compass_server/h2.py). The side servers
+    stop when the main one does."""
+    sides: list[asyncio.Task[None]] = []
+    stopping = asyncio.Event()
+    metrics_server: uvicorn.Server | None = None
+    if settings.metrics_port is not None:
+        from starlette.applications import Starlette as _Starlette
+        from starlette.routing import Route
 
-    from compass_server.metrics import open_metrics_endpoint
+        from compass_server.metrics import open_metrics_endpoint
 
-    side = uvicorn.Server(
-        uvicorn.Config(
-            _Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))]),
-            host=host,
-            port=metrics_port,
-            lifespan="off",
-            log_level="warning",
-            access_log=False,
+        metrics_server = uvicorn.Server(
+            uvicorn.Config(
+                _Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))]),
+                host=host,
+                port=settings.metrics_port,
+                lifespan="off",
+                log_level="warning",
+                access_log=False,
+            )
         )
-    )
-    side.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
-    side_task = asyncio.create_task(side.serve(), name="compass-metrics-server")
+        metrics_server.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
+        sides.append(asyncio.create_task(metrics_server.serve(), name="compass-metrics-server"))
+    if settings.grpc_port is not None:
+        from compass_server.h2 import serve_h2
+
+        h2_task = asyncio.create_task(
+            serve_h2(
+                app,
+                host=host,
+                port=settings.grpc_port,
+                keepalive_seconds=settings.keepalive_timeout_seconds,
+                graceful_seconds=SHUTDOWN_GRACE_SECONDS,
+                shutdown=stopping.wait,
+            ),
+            name="compass-h2-server",
+        )
+        sides.append(h2_task)
+
+        async def stop_h2() -> None:
+            stopping.set()
+            await asyncio.wait({h2_task})
+
+        if isinstance(server, _AnnouncingServer):
+            server.before_shutdown.append(stop_h2)
     try:
         await server.serve()
     finally:
-        side.should_exit = True
-        await side_task
+        stopping.set()
+        if metrics_server is not None:
+            metrics_server.should_exit = True
+        await asyncio.gather(*sides)
 
 
 def _with_database(settings: Settings, dsn: str) -> Settings:
@@ -341,6 +366,7 @@ class _AnnouncingServer(uvicorn.Server):
         self._settings = settings
         self._dsn = dsn
         self._demo = demo
+        self.before_shutdown: list[Callable[[], Awaitable[None]]] = []
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         from compass_server.app import begin_shutdown
@@ -348,6 +374,9 @@ class _AnnouncingServer(uvicorn.Server):
         # uvicorn waits for every running response to finish; a live watch would run until
         # its client leaves (SIGTERM would never stop a server a browser is watching).
         begin_shutdown(self._app)
+        # Side listeners (COMPASS_GRPC_PORT) stop first: the lifespan's end closes the pool.
+        for stop in self.before_shutdown:
+            await stop()
         await super().shutdown(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:

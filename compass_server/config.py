@@ -22,6 +22,7 @@ SWEEP_INTERVAL: Final = "COMPASS_SWEEP_INTERVAL_SECONDS"
 EXPIRY_GRACE: Final = "COMPASS_EXPIRY_GRACE_SECONDS"
 METRICS_TOKEN: Final = "COMPASS_METRICS_TOKEN"  # noqa: S105 - the variable's name
 METRICS_PORT: Final = "COMPASS_METRICS_PORT"
+GRPC_PORT: Final = "COMPASS_GRPC_PORT"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
 AUTH_RECHECK: Final = "COMPASS_AUTH_RECHECK_SECONDS"
 MAX_STREAMS: Final = "COMPASS_MAX_STREAMS_PER_ACCOUNT"
@@ -48,6 +49,7 @@ ENV_VARS: Final = frozenset(
         EXPIRY_GRACE,
         METRICS_TOKEN,
         METRICS_PORT,
+        GRPC_PORT,
         LOG_FORMAT,
         AUTH_RECHECK,
         MAX_STREAMS,
@@ -100,6 +102,9 @@ class Settings:
     """Bearer token that /metrics requires; without it (and without `metrics_port`) 404."""
     metrics_port: int | None = None
     """A separate port (on `host`) serving /metrics without a token."""
+    grpc_port: int | None = None
+    """A second listener (on `host`) speaking HTTP/2 as well as HTTP/1.1, so gRPC clients
+    (which need HTTP/2 trailers) are served; everything else is the same app."""
     log_format: str = "text"
     """"text" or "json" (one JSON object per line)."""
     max_connections: int = 1000
@@ -140,6 +145,7 @@ class Settings:
             expiry_grace_seconds=_float(source, EXPIRY_GRACE, 60.0, low=0.0, high=86400.0),
             metrics_token=source.get(METRICS_TOKEN) or None,
             metrics_port=_int(source, METRICS_PORT, 0, low=0, high=65535) or None,
+            grpc_port=_int(source, GRPC_PORT, 0, low=0, high=65535) or None,
             log_format=_log_format(source.get(LOG_FORMAT) or "text"),
             max_connections=_int(source, MAX_CONNECTIONS, 1000, low=1, high=1_000_000),
             max_connections_per_client=_int(

@@ -1,13 +1,18 @@
 """ASGI gate in front of the Connect apps: authentication, request size, error hygiene.
 
-It runs before connect-python decodes anything, which is what makes SPEC §4's guard order
-hold for every request: no or bad token -> UNAUTHENTICATED before a malformed or oversize
-body -> INVALID_ARGUMENT. The authenticated account is put in a ContextVar for the handlers
-(the Connect handler runs in the same task as this middleware).
+It runs before connectrpc reads anything, which is what makes SPEC §4's guard order hold for
+every request and every protocol (Connect, gRPC, gRPC-Web): no or bad token ->
+UNAUTHENTICATED before a malformed or oversize body -> INVALID_ARGUMENT. (connectrpc 0.13's
+metadata interceptors also run before the body is read, but it reports an oversize body as
+RESOURCE_EXHAUSTED and decodes headers as UTF-8 unchecked, and the size limit must hold before
+anything is buffered.) The authenticated account is put in a ContextVar for the handlers (the
+Connect handler runs in the same task as this middleware). Errors the gate answers itself are
+written in the request's protocol.
 
-Last-resort hygiene: connect-python answers failures it did not expect (a header that is not
-UTF-8, a protocol it cannot serve here) with UNKNOWN and the exception text. The gate rewrites
-such responses to INTERNAL "internal error" and logs what they said.
+Last-resort hygiene: connectrpc answers exceptions raised outside a handler (our interceptors
+map everything raised inside one) with UNKNOWN and the exception text. The gate rewrites such
+responses to INTERNAL "internal error" and logs what they said; a streaming call's
+unary-style error (raised before its stream starts) becomes its end-stream frame.
 """
 
 from __future__ import annotations
@@ -85,10 +90,12 @@ class AuthContext(Generic[A]):
 
 
 class _Reject(Exception):  # noqa: N818 - internal control flow, never escapes this module
-    def __init__(self, code: Code, message: str) -> None:
+    def __init__(self, code: Code, message: str, *, body_read: bool = False) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.body_read = body_read
+        """Whether the request's body has been read to its end (or the client left)."""
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -139,35 +146,21 @@ class ConnectGate(Generic[A]):
         headers = _headers(scope)
         content_type = headers.get("content-type", "")
         streaming = wire.is_streaming(content_type)
+        grpc = wire.is_grpc(content_type)
         try:
             account = await self._admit(scope, headers)
-            if wire.is_grpc(content_type):
-                # gRPC needs HTTP trailers, which uvicorn does not offer, and the gate's error
-                # and hygiene handling speaks only the Connect protocol: refuse gRPC and
-                # gRPC-Web up front, as a Connect error a client can read.
+            if grpc and not wire.is_grpc_web(content_type) and not _has_trailers(scope):
+                # gRPC ends every response with HTTP trailers: only the HTTP/2 listener
+                # (COMPASS_GRPC_PORT) has them; uvicorn's HTTP/1.1 does not. gRPC-Web carries
+                # its trailers in the body and is served on every listener.
                 raise _Reject(
                     Code.UNIMPLEMENTED,
-                    "gRPC and gRPC-Web are not served here; use the Connect protocol",
+                    "gRPC is served on the HTTP/2 listener (COMPASS_GRPC_PORT); on this one, "
+                    "use gRPC-Web or the Connect protocol",
                 )
             if not _utf8_headers(scope):
-                # connect-python decodes headers as UTF-8 and would fail with the codec's text.
+                # connectrpc decodes headers as UTF-8 and would fail with the codec's text.
                 raise _Reject(Code.INVALID_ARGUMENT, "request headers must be valid UTF-8")
-            timeout = headers.get("connect-timeout-ms")
-            if timeout is not None and not (
-                timeout.isascii() and timeout.isdigit() and len(timeout) <= 10
-            ):
-                # connect-python accepts whatever int() does ("-5", " 5", "1_000").
-                raise _Reject(
-                    Code.INVALID_ARGUMENT, "connect-timeout-ms must be 1 to 10 ASCII digits"
-                )
-            encoding = headers.get("connect-content-encoding")
-            if streaming and encoding not in {None, "identity", wire.STREAM_COMPRESSION}:
-                # connect-python would decode such a stream as identity (Connect protocol:
-                # an unsupported compression is unimplemented, naming the supported ones).
-                raise _Reject(
-                    Code.UNIMPLEMENTED,
-                    f"unsupported connect-content-encoding; supported: {wire.STREAM_COMPRESSION}",
-                )
             body = await self._read_body(headers, receive)
             if streaming and wire.compressed_without_encoding(
                 body, headers.get("connect-content-encoding")
@@ -179,18 +172,18 @@ class ConnectGate(Generic[A]):
                     "supported compression",
                 )
         except _Reject as reject:
-            await _send_error(send, reject.code, reject.message, streaming, content_type)
+            if grpc:
+                if _has_trailers(scope) and not reject.body_read:
+                    await _drain(receive)
+                await _send_grpc_error(send, reject.code, reject.message, content_type, scope)
+            else:
+                await _send_error(send, reject.code, reject.message, streaming, content_type)
             return
         gone = asyncio.Event()
         token = bearer_token(headers.get("authorization")) or ""
-        hygiene = _Hygiene(send, streaming, content_type)
+        hygiene: Send = _GrpcHygiene(send) if grpc else _Hygiene(send, streaming, content_type)
         with self._auth.bound(account, gone, token):
-            call = self._app(scope, _replay(body, receive, gone), hygiene)
-            timeout = headers.get("connect-timeout-ms")
-            if timeout is None:
-                await call
-            else:
-                await _within_deadline(call, int(timeout) / 1000, hygiene)
+            await self._app(scope, _replay(body, receive, gone), hygiene)
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -224,10 +217,11 @@ class ConnectGate(Generic[A]):
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise _Reject(Code.CANCELED, "client disconnected")
+                raise _Reject(Code.CANCELED, "client disconnected", body_read=True)
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > self._max_body:
+                too_large.body_read = not message.get("more_body", False)
                 raise too_large
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -286,10 +280,53 @@ def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
     return replay
 
 
+DRAIN_SECONDS: Final = 5.0
+"""How long a refused HTTP/2 request's body is read (and dropped) before the error is sent."""
+
+
+async def _drain(receive: Receive) -> None:
+    """Read and drop what is left of a refused request's body, for at most DRAIN_SECONDS.
+
+    hypercorn (0.18) drops an HTTP/2 connection when DATA arrives for a stream whose response
+    is complete (a KeyError in its event loop), which would fail every other call on the
+    connection; so the body is consumed first. Nothing is kept: memory stays flat."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                    return
+
+
+def _has_trailers(scope: Scope) -> bool:
+    """Whether the ASGI server can send HTTP trailers on this request's response."""
+    extensions: dict[str, object] = scope.get("extensions") or {}
+    return "http.response.trailers" in extensions
+
+
+async def _send_grpc_error(
+    send: Send, code: Code, message: str, content_type: str, scope: Scope
+) -> None:
+    """A gRPC or gRPC-Web error response with no messages. Where the server has trailers
+    (HTTP/2) the status goes in them: a "trailers-only" response needs END_STREAM on the
+    HEADERS frame, which ASGI cannot ask for (a server ends such a response with an empty DATA
+    frame, and gRPC clients then report "Stream removed"). Without trailers (gRPC-Web over
+    HTTP/1.1) the status goes in the headers, which gRPC-Web clients read."""
+    media = (b"content-type", wire.grpc_media_type(content_type))
+    status = wire.grpc_status(code, message)
+    if wire.is_grpc_web(content_type) or not _has_trailers(scope):
+        await send({"type": "http.response.start", "status": 200, "headers": [media, *status]})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [media], "trailers": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    await send({"type": "http.response.trailers", "headers": status, "more_trailers": False})
+
+
 async def _send_error(
     send: Send, code: Code, message: str, streaming: bool, content_type: str
 ) -> None:
-    if streaming and not wire.is_grpc(content_type):
+    if streaming:
         status, headers, body = wire.stream_error(code, message, content_type)
         if code is Code.UNIMPLEMENTED:
             headers.append((b"connect-accept-encoding", wire.STREAM_COMPRESSION.encode()))
@@ -299,28 +336,9 @@ async def _send_error(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _within_deadline(call: Awaitable[None], seconds: float, hygiene: _Hygiene) -> None:
-    """Run `call` (the Connect app) until the client's Connect-Timeout-Ms passes; then cancel
-    it and answer DEADLINE_EXCEEDED (a unary error, or the stream's end frame).
-
-    connect-python 0.9 parses the header but enforces no deadline. Whatever the cancelled
-    app still tries to send (its own CANCELED end frame) is dropped.
-    """
-    task = asyncio.ensure_future(call)
-    done, _ = await asyncio.wait({task}, timeout=seconds)
-    if task in done:
-        task.result()
-        return
-    hygiene.closed = True
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
-    await hygiene.deadline_exceeded()
-
-
 class _Hygiene:
-    """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error"; it also
-    answers DEADLINE_EXCEEDED for `_within_deadline`."""
+    """send() wrapper turning a leaked UNKNOWN error into INTERNAL "internal error", and a
+    streaming call's unary-style error into its end-stream frame."""
 
     def __init__(self, send: Send, streaming: bool, content_type: str = "") -> None:
         self._send = send
@@ -328,39 +346,11 @@ class _Hygiene:
         self._content_type = content_type
         self._held_start: Message | None = None
         self._held_body: list[bytes] = []
-        self._started = False  # a response start went out
-        self._finished = False  # and its last body
-        self.closed = False
-        """Set once the deadline passed: the app's later sends are dropped."""
-
-    async def deadline_exceeded(self) -> None:
-        if self._finished:
-            return
-        message = "the deadline (connect-timeout-ms) passed"
-        if self._streaming:
-            status, headers, frame = wire.stream_error(
-                Code.DEADLINE_EXCEEDED, message, self._content_type
-            )
-            if not self._started:
-                await self._raw(
-                    {"type": "http.response.start", "status": status, "headers": headers}
-                )
-            await self._raw({"type": "http.response.body", "body": frame, "more_body": False})
-        elif not self._started:
-            status, headers, body = wire.unary_error(Code.DEADLINE_EXCEEDED, message)
-            await self._raw({"type": "http.response.start", "status": status, "headers": headers})
-            await self._raw({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _raw(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self._started = True
-        elif not message.get("more_body", False):
-            self._finished = True
         await self._send(message)
 
     async def __call__(self, message: Message) -> None:
-        if self.closed:
-            return
         kind = message["type"]
         if kind == "http.response.start":
             status = int(message.get("status", 200))
@@ -402,6 +392,63 @@ class _Hygiene:
             start = {**start, "status": status, "headers": headers}
         await self._raw(start)
         await self._raw({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class _GrpcHygiene:
+    """send() wrapper for gRPC and gRPC-Web: a leaked UNKNOWN status (grpc-status 2, with
+    whatever exception text connectrpc put in grpc-message) becomes INTERNAL "internal error",
+    in the headers of a trailers-only response, in the trailers, or in gRPC-Web's trailer
+    frame."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+
+    async def __call__(self, message: Message) -> None:
+        kind = message["type"]
+        if kind in {"http.response.start", "http.response.trailers"}:
+            headers: list[tuple[bytes, bytes]] = message.get("headers", [])
+            if (b"grpc-status", b"2") in headers:
+                logger.error("rewrote a leaked UNKNOWN gRPC status: %r", headers)
+                message = {**message, "headers": _internal_status(headers)}
+        elif kind == "http.response.body":
+            body: bytes = message.get("body", b"")
+            rewritten = _grpc_web_trailer_frame_unknown_to_internal(body)
+            if rewritten is not None:
+                logger.error("rewrote a leaked UNKNOWN gRPC-Web status: %r", body)
+                message = {**message, "body": rewritten}
+        await self._send(message)
+
+
+def _internal_status(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    kept = [(k, v) for k, v in headers if k not in {b"grpc-status", b"grpc-message"}]
+    internal = str(wire.GRPC_STATUS[Code.INTERNAL]).encode()
+    return [*kept, (b"grpc-status", internal), (b"grpc-message", INTERNAL_MESSAGE.encode())]
+
+
+def _grpc_web_trailer_frame_unknown_to_internal(body: bytes) -> bytes | None:
+    """`body` with its gRPC-Web trailer frame (flag 0x80, uncompressed) saying grpc-status 2
+    rewritten to INTERNAL; None when it has no such frame."""
+    offset = 0
+    while len(body) - offset >= 5:
+        flags = body[offset]
+        length = int.from_bytes(body[offset + 1 : offset + 5], "big")
+        if flags == 0x80:
+            lines = body[offset + 5 : offset + 5 + length].split(b"\r\n")
+            fields = [tuple(part.strip() for part in line.split(b":", 1)) for line in lines if line]
+            if (b"grpc-status", b"2") not in fields:
+                return None
+            kept = [
+                line
+                for line in lines
+                if line and not line.lower().startswith((b"grpc-status:", b"grpc-message:"))
+            ]
+            status = str(wire.GRPC_STATUS[Code.INTERNAL]).encode()
+            kept += [b"grpc-status: " + status, b"grpc-message: " + INTERNAL_MESSAGE.encode()]
+            trailer = b"\r\n".join(kept) + b"\r\n"
+            frame = bytes([0x80]) + len(trailer).to_bytes(4, "big") + trailer
+            return body[:offset] + frame + body[offset + 5 + length :]
+        offset += 5 + length
+    return None
 
 
 def _unary_error_code(body: bytes) -> str | None:

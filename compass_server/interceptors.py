@@ -12,8 +12,9 @@ import logging
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from connectrpc.code import Code
-from connectrpc.errors import ConnectError
+from connectrpc.errors import ConnectError, ErrorDetail
 from google.rpc import error_details_pb2  # pyright: ignore[reportMissingTypeStubs] - ships .pyi files but no py.typed marker
+from protobuf.wkt import Any
 
 from compass_server.errors import (
     AlreadyExistsError,
@@ -69,14 +70,21 @@ def to_connect_error(exc: Exception, method: str) -> ConnectError:
     return ConnectError(Code.INTERNAL, INTERNAL_MESSAGE)
 
 
-def _details(exc: CompassError) -> list[error_details_pb2.BadRequest]:
+def _details(exc: CompassError) -> list[ErrorDetail]:
     if not isinstance(exc, InvalidArgumentError) or not exc.violations:
         return []
     violations = [
         error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
         for v in exc.violations
     ]
-    return [error_details_pb2.BadRequest(field_violations=violations)]
+    bad_request = error_details_pb2.BadRequest(field_violations=violations)
+    # connectrpc packs details as protobuf-py messages; ours are Google protobuf messages,
+    # so the Any is built from the serialized bytes (the wire form is the same).
+    packed = Any(
+        type_url=f"type.googleapis.com/{bad_request.DESCRIPTOR.full_name}",
+        value=bad_request.SerializeToString(),
+    )
+    return [ErrorDetail(packed)]
 
 
 class ErrorMapping:
@@ -91,7 +99,7 @@ class ErrorMapping:
         try:
             return await call_next(request, ctx)
         except Exception as exc:  # noqa: BLE001 - translated and re-raised, never swallowed
-            raise to_connect_error(exc, ctx.method().name) from None
+            raise to_connect_error(exc, ctx.method.name) from None
 
     async def intercept_server_stream(
         self,
@@ -103,4 +111,4 @@ class ErrorMapping:
             async for response in call_next(request, ctx):
                 yield response
         except Exception as exc:  # noqa: BLE001 - translated and re-raised, never swallowed
-            raise to_connect_error(exc, ctx.method().name) from None
+            raise to_connect_error(exc, ctx.method.name) from None

@@ -291,7 +291,7 @@ class RpcObserver:
         ctx: RequestContext[REQ, RES],
     ) -> AsyncIterator[RES]:
         start = time.perf_counter()
-        kind = ctx.method().name
+        kind = ctx.method.name
         gauge = self._m.streams.labels(kind=kind) if kind in STREAM_KINDS else None
         if gauge is not None:
             gauge.inc()
@@ -312,10 +312,10 @@ class RpcObserver:
 
     def _done(self, ctx: RequestContext[REQ, RES], code: str, start: float) -> None:
         seconds = time.perf_counter() - start
-        method = ctx.method().name
+        method = ctx.method.name
         self._m.rpc_total.labels(method=method, code=code).inc()
         self._m.rpc_seconds.labels(method=method, code=code).observe(seconds)
-        incoming = ctx.request_headers().get("x-request-id") or ""
+        incoming = ctx.request_headers.get("x-request-id") or ""
         request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
         try:
             account_id = self._auth.current().account_id

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
 from compass_server.errors import (
@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from compass_server.revocation import Revocations
     from compass_server.store import AccountRow, AskRow, MessageRow, Store
 
-    # Handlers never read the context's message types; the gate did the header work.
-    Ctx: TypeAlias = RequestContext[object, object]
+    # Handlers never read the context's message types; the gate did the header work. (The
+    # generated protocols type it per method; Any keeps one alias for all of them.)
+    Ctx: TypeAlias = RequestContext[Any, Any]
 
 REPLAY_BATCH: Final = 200
 """Messages read per store call while a WatchChannel catches up."""

@@ -40,6 +40,7 @@ import os
 import zlib
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from compass_server import wire
 from gen.compass.v1 import agent_pb2, comms_pb2
 
 if TYPE_CHECKING:
@@ -80,6 +81,9 @@ _MAX_ERROR_BYTES: Final = 64 * 1024
 _ENVELOPE_HEADER: Final = 5
 _END_STREAM: Final = 0b10
 _COMPRESSED: Final = 0b01
+_GRPC_WEB_TRAILER: Final = 0x80
+#: gRPC status numbers -> Connect code names (0, OK, is not an error).
+_GRPC_CODES: Final = {str(n): code.value for code, n in wire.GRPC_STATUS.items()}
 
 _UNTRACED_PATHS: Final = frozenset({"/healthz", "/readyz"})
 _QUERY_KEY: Final = "compass.telemetry.query_string"
@@ -325,8 +329,10 @@ class ConnectCodeReader:
     """Finds the Connect code of a response from its ASGI messages, keeping nothing else.
 
     A unary error is a JSON document `{"code": ...}` with a non-200 status; a stream's code is
-    in its end-of-stream envelope (flag 0x02) `{"error": {"code": ...}}`. Message envelopes are
-    skipped, not kept. `code` is None for a success.
+    in its end-of-stream envelope (flag 0x02) `{"error": {"code": ...}}`. gRPC's status is a
+    `grpc-status` field: in the headers of a trailers-only response, in the trailers, or in
+    gRPC-Web's trailer envelope (flag 0x80). Message envelopes are skipped, not kept. `code` is
+    None for a success.
     """
 
     def __init__(self) -> None:
@@ -340,20 +346,26 @@ class ConnectCodeReader:
         self._header = bytearray()
         self._flags = 0
         self._remaining = 0
+        self._trailers = False  # the response ends with an http.response.trailers message
 
     def feed(self, message: Message) -> None:
         if self.done:
             return
-        if message["type"] == "http.response.start":
+        if message["type"] == "http.response.trailers":
+            fields = cast("list[Any]", message.get("headers", []))
+            self._grpc_status({bytes(k).lower(): bytes(v) for k, v in fields})
+            if not message.get("more_trailers", False):
+                self.done = True
+        elif message["type"] == "http.response.start":
             self._start(message)
         elif message["type"] == "http.response.body":
             body = cast("bytes", message.get("body", b""))
             if self._mode == "error":
                 if len(self._buffer) + len(body) <= _MAX_ERROR_BYTES:
                     self._buffer += body
-            elif self._mode == "stream":
+            elif self._mode in {"stream", "grpc"}:
                 self._read_envelopes(body)
-            if not message.get("more_body", False):
+            if not message.get("more_body", False) and not self._trailers:
                 self._finish()
 
     def _start(self, message: Message) -> None:
@@ -365,6 +377,10 @@ class ConnectCodeReader:
         self._gzip = headers.get(b"content-encoding", b"").strip().lower() == b"gzip"
         if content_type.startswith("application/connect+"):
             self._mode = "stream"
+        elif content_type.startswith("application/grpc"):
+            self._mode = "grpc"
+            self._trailers = bool(message.get("trailers", False))
+            self._grpc_status(headers)
         elif self._status != 200:
             self._mode = "error" if content_type.startswith("application/json") else ""
 
@@ -383,15 +399,30 @@ class ConnectCodeReader:
                     self._envelope_done()
                 continue
             take = min(self._remaining, len(view))
-            if self._flags & _END_STREAM and len(self._buffer) + take <= _MAX_ERROR_BYTES:
+            if self._flags & self._end_flag and len(self._buffer) + take <= _MAX_ERROR_BYTES:
                 self._buffer += view[:take]
             view = view[take:]
             self._remaining -= take
             if self._remaining == 0:
                 self._envelope_done()
 
+    @property
+    def _end_flag(self) -> int:
+        return _GRPC_WEB_TRAILER if self._mode == "grpc" else _END_STREAM
+
+    def _grpc_status(self, fields: dict[bytes, bytes]) -> None:
+        status = fields.get(b"grpc-status")
+        if status is not None:
+            name = _GRPC_CODES.get(status.strip().decode("latin-1"), "unknown")
+            self.code = None if status.strip() == b"0" else name
+
     def _envelope_done(self) -> None:
-        if self._flags & _END_STREAM:
+        if self._mode == "grpc" and self._flags & _GRPC_WEB_TRAILER:
+            lines = bytes(self._buffer).split(b"\r\n")
+            pairs = (line.partition(b":") for line in lines)
+            self._grpc_status({k.strip().lower(): v.strip() for k, _, v in pairs})
+            self._buffer.clear()
+        elif self._flags & _END_STREAM:
             payload = _inflate(bytes(self._buffer)) if self._flags & _COMPRESSED else self._buffer
             error = _json_object(payload).get("error")
             if isinstance(error, dict):
@@ -403,7 +434,7 @@ class ConnectCodeReader:
 
     def _finish(self) -> None:
         self.done = True
-        if self._mode == "stream" or self._status == 200:
+        if self._mode in {"stream", "grpc"} or self._status == 200:
             return
         payload = _inflate(bytes(self._buffer)) if self._gzip else self._buffer
         code = _json_object(payload).get("code") if self._mode == "error" else None

@@ -1,26 +1,28 @@
 """Connect wire details Compass owns: hardened codecs and compression, and error frames.
 
-connect-python (0.9) decodes request bodies before any interceptor runs, and reports a decode
-failure as UNKNOWN carrying the parser's exception text. We want INVALID_ARGUMENT with a message
-of our own, so the codec registry gets hardened codecs (the registry is a module-level dict in
-the pinned version; `install_hardened_codecs` is the one place that touches it). Gzip request
-bodies are decompressed with an output cap, so a small compressed body cannot expand into an
-unbounded allocation before the size check.
+connectrpc (0.13) reports a body it cannot decode or inflate as INVALID_ARGUMENT, but with the
+parser's exception text appended ("unmarshal message: ..."); no exception text reaches a
+client here, so the apps get codecs (`codecs()`) and a gzip (`BoundedGzip`) whose failures are
+ConnectErrors with messages of our own. The library then passes them through unchanged.
 """
 
 from __future__ import annotations
 
 import json
 import struct
+import urllib.parse
 import zlib
 from http import HTTPStatus
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypedDict, TypeVar
 
-from connectrpc import _codec as connect_codec  # pyright: ignore[reportPrivateUsage] - see module docstring
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 from google.protobuf.message import Message
+
+if TYPE_CHECKING:
+    from connectrpc.codec import Codec
+    from connectrpc.compression import Compression
 
 M = TypeVar("M", bound=Message)
 
@@ -44,15 +46,36 @@ HTTP_STATUS: Final[dict[Code, int]] = {
     Code.UNAUTHENTICATED: HTTPStatus.UNAUTHORIZED,
 }
 
+#: gRPC's status code numbers (grpc-status), per the gRPC protocol.
+GRPC_STATUS: Final[dict[Code, int]] = {
+    Code.CANCELED: 1,
+    Code.UNKNOWN: 2,
+    Code.INVALID_ARGUMENT: 3,
+    Code.DEADLINE_EXCEEDED: 4,
+    Code.NOT_FOUND: 5,
+    Code.ALREADY_EXISTS: 6,
+    Code.PERMISSION_DENIED: 7,
+    Code.RESOURCE_EXHAUSTED: 8,
+    Code.FAILED_PRECONDITION: 9,
+    Code.ABORTED: 10,
+    Code.OUT_OF_RANGE: 11,
+    Code.UNIMPLEMENTED: 12,
+    Code.INTERNAL: 13,
+    Code.UNAVAILABLE: 14,
+    Code.DATA_LOSS: 15,
+    Code.UNAUTHENTICATED: 16,
+}
+
 STREAMING_CONTENT_TYPE_PREFIX: Final = "application/connect+"
 GRPC_CONTENT_TYPE: Final = "application/grpc"
+GRPC_WEB_CONTENT_TYPE: Final = "application/grpc-web"
 STREAM_COMPRESSION: Final = "gzip"
 """The one request compression create_app registers besides identity (`BoundedGzip`)."""
 _END_STREAM: Final = 0b10
 _COMPRESSED: Final = 0b01
 
 
-def _malformed(message: Message, encoding: str) -> ConnectError:
+def _malformed(message: type[Message], encoding: str) -> ConnectError:
     name = message.DESCRIPTOR.full_name
     return ConnectError(Code.INVALID_ARGUMENT, f"request body is not a valid {name} in {encoding}")
 
@@ -66,11 +89,12 @@ class HardenedJSONCodec:
     def encode(self, message: Message) -> bytes:
         return json_format.MessageToJson(message, indent=None).encode()
 
-    def decode(self, data: bytes | bytearray, message: M) -> M:
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
+        message = message_class()
         try:
             json_format.Parse(bytes(data), message)
         except Exception:  # noqa: BLE001 - every parser failure means the same thing to a client
-            raise _malformed(message, "JSON") from None
+            raise _malformed(message_class, "JSON") from None
         return message
 
 
@@ -83,24 +107,30 @@ class HardenedBinaryCodec:
     def encode(self, message: Message) -> bytes:
         return message.SerializeToString()
 
-    def decode(self, data: bytes | bytearray, message: M) -> M:
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
+        message = message_class()
         try:
             message.ParseFromString(bytes(data))
         except Exception:  # noqa: BLE001 - every parser failure means the same thing to a client
-            raise _malformed(message, "protobuf binary") from None
+            raise _malformed(message_class, "protobuf binary") from None
         return message
 
 
-def install_hardened_codecs() -> None:
-    """Replace connect-python's codecs (process-wide, idempotent) with the hardened ones."""
-    json_codec = HardenedJSONCodec()
-    connect_codec._codecs.update(  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType] - the registry of the pinned version; see module docstring
-        {
-            connect_codec.CODEC_NAME_JSON: json_codec,
-            connect_codec.CODEC_NAME_JSON_CHARSET_UTF8: json_codec,
-            connect_codec.CODEC_NAME_PROTO: HardenedBinaryCodec(),
-        }
-    )
+class AppOptions(TypedDict):
+    """Keyword arguments of every generated `...ASGIApplication` here."""
+
+    codecs: list[Codec]
+    compressions: list[Compression]
+    read_max_bytes: int
+
+
+def app_options(max_request_bytes: int) -> AppOptions:
+    """Hardened codecs, the one request compression (bounded gzip) and the body limit."""
+    return {
+        "codecs": [HardenedBinaryCodec(), HardenedJSONCodec()],
+        "compressions": [BoundedGzip(max_request_bytes)],
+        "read_max_bytes": max_request_bytes,
+    }
 
 
 class BoundedGzip:
@@ -118,7 +148,11 @@ class BoundedGzip:
         compressor = zlib.compressobj(self._level, zlib.DEFLATED, 31)
         return compressor.compress(data) + compressor.flush()
 
-    def decompress(self, data: bytes | bytearray | memoryview) -> bytes:
+    def decompress(
+        self, data: bytes | bytearray | memoryview, read_max_bytes: int | None = None
+    ) -> bytes:
+        # The cap is ours (the gate's limit), whatever the app's read_max_bytes says.
+        del read_max_bytes
         inflater = zlib.decompressobj(31)
         try:
             out = inflater.decompress(data, self._max + 1)
@@ -142,11 +176,30 @@ def is_streaming(content_type: str) -> bool:
 
 
 def is_grpc(content_type: str) -> bool:
-    """Whether a content type selects gRPC or gRPC-Web (as connect-python negotiates it)."""
+    """Whether a content type selects gRPC or gRPC-Web (as connectrpc negotiates it)."""
     media = content_type.lower()
     return media == GRPC_CONTENT_TYPE or media.startswith(
         (f"{GRPC_CONTENT_TYPE}+", f"{GRPC_CONTENT_TYPE}-web")
     )
+
+
+def is_grpc_web(content_type: str) -> bool:
+    """Whether a content type selects gRPC-Web (trailers travel in the body: HTTP/1.1 will do)."""
+    return content_type.lower().startswith(GRPC_WEB_CONTENT_TYPE)
+
+
+def grpc_status(code: Code, message: str) -> list[tuple[bytes, bytes]]:
+    """The grpc-status and grpc-message fields (headers or trailers) of an error."""
+    return [
+        (b"grpc-status", str(GRPC_STATUS[code]).encode()),
+        # gRPC's percent-encoding of grpc-message (unreserved characters kept).
+        (b"grpc-message", urllib.parse.quote(message, safe="").encode()),
+    ]
+
+
+def grpc_media_type(content_type: str) -> bytes:
+    """The response content type for a gRPC or gRPC-Web request's `content_type`."""
+    return (content_type.partition(";")[0].strip().lower() or GRPC_CONTENT_TYPE).encode("latin-1")
 
 
 def compressed_without_encoding(body: bytes, encoding: str | None) -> bool:

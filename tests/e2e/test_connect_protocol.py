@@ -20,27 +20,6 @@ pytestmark = pytest.mark.usefixtures("module_world")
 
 
 @pytest.mark.parametrize(
-    "content_type", ["application/grpc", "application/grpc-web+proto", "Application/GRPC+json"]
-)
-async def test_refused_protocols_are_connect_unimplemented(
-    http: httpx.AsyncClient, module_world: SeededWorld, content_type: str
-) -> None:
-    response = await http.post(
-        path("ListChannels"),
-        content=envelope(b""),
-        headers={
-            "content-type": content_type,
-            "authorization": f"Bearer {module_world.human.token}",
-        },
-    )
-    assert response.status_code == 501, response.content
-    assert response.headers["content-type"] == "application/json"
-    body = response.json()
-    assert body["code"] == "unimplemented"
-    assert "Connect" in body["message"]
-
-
-@pytest.mark.parametrize(
     "content_type",
     ["Application/JSON", "APPLICATION/JSON; charset=UTF-8", "application/Proto"],
 )
@@ -72,12 +51,12 @@ async def test_an_unsupported_stream_compression_is_unimplemented(
         },
     )
     assert response.status_code == 200, response.content
-    assert response.headers["connect-accept-encoding"] == "gzip"
     (frame,) = split_frames(bytearray(response.content))
     assert frame.end
     error = frame.error()
     assert error is not None
     assert error["code"] == "unimplemented", error
+    assert "supported encodings are gzip" in str(error["message"]), error  # names what is served
 
 
 async def test_a_bad_header_on_a_stream_is_an_end_stream_error(
@@ -127,13 +106,14 @@ async def test_a_malformed_timeout_is_invalid_argument(
         assert response.status_code == 400, response.content
         error = response.json()
     assert error["code"] == "invalid_argument", error
-    assert error["message"] == "connect-timeout-ms must be 1 to 10 ASCII digits", error
+    assert str(error["message"]).startswith("Invalid timeout header"), error
 
 
 async def test_a_passed_deadline_is_deadline_exceeded_unary_and_streaming(
     http: httpx.AsyncClient, module_world: SeededWorld
 ) -> None:
-    """Connect-Timeout-Ms is enforced: connect-python 0.9 parsed it and let calls run on."""
+    """Connect-Timeout-Ms is enforced (connect-python 0.9 parsed it and let calls run on;
+    connectrpc 0.13 enforces it itself)."""
     import time
 
     from tests.e2e._asks import post_ask
@@ -155,10 +135,7 @@ async def test_a_passed_deadline_is_deadline_exceeded_unary_and_streaming(
             assert not frame.end, frame.payload
         end = await stream.end(5)
     took = time.monotonic() - started
-    assert end.error() == {
-        "code": "deadline_exceeded",
-        "message": "the deadline (connect-timeout-ms) passed",
-    }
+    assert (end.error() or {}).get("code") == "deadline_exceeded", end.payload
     assert 0.3 < took < 3, took
     ask_id = await post_ask(http, module_world.agent.token, module_world.channel_id)
     async with open_stream(

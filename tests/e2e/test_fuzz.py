@@ -24,6 +24,7 @@ import asyncio
 import gzip
 import json
 import struct
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -45,6 +46,7 @@ from tests.e2e._asks import (
     text_block,
 )
 from tests.e2e._connect import SERVICE_OF, STREAMING, envelope, path, split_frames
+from tests.e2e._grpc import grpc_status
 
 if TYPE_CHECKING:
     from google.protobuf.message import Message
@@ -488,6 +490,8 @@ def _send(client: httpx.Client, world: FuzzWorld, request: FuzzRequest) -> str:
     if not request.content_type:
         del headers["content-type"]
     url = path(request.method)
+    if request.content_type.lower().startswith("application/grpc"):
+        return _send_grpc(client, url, headers, request)
     if not request.content_type.startswith("application/connect+"):
         return _check_unary(request, client.post(url, content=request.body, headers=headers))
     buffer = bytearray()
@@ -509,6 +513,46 @@ def _send(client: httpx.Client, world: FuzzWorld, request: FuzzRequest) -> str:
             return _check_frames(request, buffer, content_type, complete=True)
     except httpx.ReadTimeout:
         return "silent"  # a live watch with nothing to send yet: no headers before a message
+
+
+def _send_grpc(
+    client: httpx.Client, url: str, headers: dict[str, str], request: FuzzRequest
+) -> str:
+    """gRPC-Web is served on this (HTTP/1.1) listener and gRPC refused, both as gRPC: HTTP 200,
+    a defined grpc-status (in the headers or gRPC-Web's trailer frame), decodable messages,
+    nothing leaked. A live watch may stay open: what arrived until it went quiet is checked."""
+    buffer = bytearray()
+    timeout = httpx.Timeout(10.0, read=QUIET_SECONDS)
+    try:
+        with client.stream(
+            "POST", url, content=request.body, headers=headers, timeout=timeout
+        ) as response:
+            assert response.status_code == 200, (response.status_code, request.describe())
+            assert response.headers["content-type"].startswith("application/grpc")
+            complete = True
+            try:
+                for chunk in response.iter_raw():
+                    buffer.extend(chunk)
+            except httpx.ReadTimeout:
+                complete = False
+    except httpx.ReadTimeout:
+        return "silent"
+    assert not _leaks(request, bytes(buffer)), (bytes(buffer[:500]), request.describe())
+    message = urllib.parse.unquote(response.headers.get("grpc-message", ""))
+    assert not _leaks(request, message.encode()), (message, request.describe())
+    if not complete:  # the whole frames so far must decode
+        for frame in split_frames(buffer):
+            assert not frame.flags & 0x80, ("a trailer frame, then silence", request.describe())
+            _decode(request.method, request.content_type.lower(), frame.payload)
+        return "open"
+    status, text, payloads = grpc_status(
+        httpx.Response(200, headers=response.headers, content=bytes(buffer))
+    )
+    assert 0 <= status <= 16, (status, request.describe())
+    assert not _leaks(request, urllib.parse.unquote(text).encode()), (text, request.describe())
+    for payload in payloads:
+        _decode(request.method, request.content_type.lower(), payload)
+    return "grpc ok" if status == 0 else f"grpc {status}"
 
 
 # -- the test ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from compass_server import wire
 from compass_server.gate import AuthContext, ConnectGate
 from tests.e2e._asks import post, text_block
 from tests.e2e._connect import envelope, open_stream, parse_reply, path, split_frames
+from tests.e2e._grpc import grpc_status
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -48,9 +49,12 @@ def assert_clean(body: bytes) -> None:
     ],
 )
 @pytest.mark.parametrize("method", ["ListChannels", "WatchChannel"])
-async def test_grpc_protocols_are_connect_unimplemented(
+async def test_grpc_protocols_answer_as_grpc_without_leaks(
     http: httpx.AsyncClient, module_world: SeededWorld, content_type: str, method: str
 ) -> None:
+    """On the HTTP/1.1 listener gRPC-Web is served and gRPC is refused, both in gRPC's terms
+    (tests/e2e/test_grpc.py has the round trips): HTTP 200 and a defined grpc-status, in the
+    headers or in gRPC-Web's trailer frame, never an exception's text."""
     response = await http.post(
         path(method),
         content=envelope(b""),
@@ -59,9 +63,14 @@ async def test_grpc_protocols_are_connect_unimplemented(
             "authorization": f"Bearer {module_world.human.token}",
         },
     )
-    assert response.status_code == 501, response.content
-    assert response.json()["code"] == "unimplemented"
+    assert response.status_code == 200, response.content
+    assert response.headers["content-type"].startswith("application/grpc")
+    status, message, _ = grpc_status(response)
+    assert 0 <= status <= 16, status
+    if "web" not in content_type:
+        assert status == 12  # UNIMPLEMENTED: gRPC needs the HTTP/2 listener
     assert_clean(response.content)
+    assert_clean(message.encode())
 
 
 @pytest.mark.parametrize(

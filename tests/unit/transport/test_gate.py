@@ -108,11 +108,10 @@ class ScriptedComms(CommsService):
 
 @pytest.fixture
 def client() -> httpx.AsyncClient:
-    wire.install_hardened_codecs()
     rpc = CommsServiceASGIApplication(
         ScriptedComms(),
         interceptors=[ErrorMapping()],
-        compressions=[wire.BoundedGzip(4096)],
+        **wire.app_options(4096),
     )
     app = ConnectGate(
         cast("ASGIApp", rpc),  # connect types its apps with asgiref's types when installed
@@ -325,6 +324,55 @@ async def test_leaked_unknown_errors_become_internal(
         assert response.json() == {"code": "internal", "message": "internal error"}
     assert SECRET not in response.text
     assert "rewrote a leaked UNKNOWN" in caplog.text
+
+
+def _grpc_web_leaking_app(trailers_only: bool) -> ConnectGate[Account]:
+    """A gate around an app answering gRPC-Web the way connectrpc does for an exception raised
+    outside a handler: grpc-status 2 (UNKNOWN) with the exception's text."""
+    leaked = [(b"grpc-status", b"2"), (b"grpc-message", SECRET.encode())]
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        media = (b"content-type", b"application/grpc-web+proto")
+        if trailers_only:
+            await send({"type": "http.response.start", "status": 200, "headers": [media, *leaked]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        trailer = b"".join(k + b": " + v + b"\r\n" for k, v in leaked)
+        frames = struct.pack(">BI", 0, 0) + struct.pack(">BI", 0x80, len(trailer)) + trailer
+        await send({"type": "http.response.start", "status": 200, "headers": [media]})
+        await send({"type": "http.response.body", "body": frames, "more_body": False})
+
+    return ConnectGate(
+        app, auth=AUTH, authenticate=authenticate, authorize=authorize, max_body_bytes=4096
+    )
+
+
+@pytest.mark.parametrize("trailers_only", [True, False])
+async def test_leaked_unknown_grpc_statuses_become_internal(
+    caplog: pytest.LogCaptureFixture, trailers_only: bool
+) -> None:
+    transport = httpx.ASGITransport(app=_grpc_web_leaking_app(trailers_only))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        with caplog.at_level(logging.ERROR):
+            response = await client.post(
+                "/compass.v1.CommsService/GetAsk",
+                content=_envelope(b""),
+                headers=_headers("human-token", "application/grpc-web+proto"),
+            )
+    assert response.status_code == 200
+    if trailers_only:
+        assert response.headers["grpc-status"] == "13"
+        assert response.headers["grpc-message"] == "internal error"
+    else:
+        trailer_at = response.content.index(bytes([0x80]), 5)
+        trailer = response.content[trailer_at + 5 :].decode()
+        assert "grpc-status: 13\r\n" in trailer, trailer
+        assert "grpc-message: internal error\r\n" in trailer, trailer
+        (length,) = struct.unpack(">I", response.content[trailer_at + 1 : trailer_at + 5])
+        assert length == len(trailer)
+    assert SECRET not in response.text
+    assert SECRET not in str(response.headers)
+    assert "rewrote a leaked UNKNOWN gRPC" in caplog.text
 
 
 def _envelope(payload: bytes) -> bytes:
