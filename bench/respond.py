@@ -24,7 +24,7 @@ What each side does per event:
   answers in one transaction and notifies watchers.
 - echo (floor 1): the same request through the same stack without a database: the same
   client, uvicorn, Starlette routes, ConnectGate (authentication is an in-memory token lookup),
-  connect-python with the hardened codecs and the ErrorMapping interceptor; the handler
+  connectrpc with the hardened codecs and the ErrorMapping interceptor; the handler
   returns `RespondToAskResponse{}` at once. A subprocess built here from the product's pieces
   (`serve-echo`); nothing of it is part of the product.
 - sql (floor 2): exactly the statements one RespondToAsk issues, with asyncpg from

@@ -165,7 +165,7 @@ class ConnectGate(Generic[A]):
             if streaming and wire.compressed_without_encoding(
                 body, headers.get("connect-content-encoding")
             ):
-                # connect-python reports this as INTERNAL; it is the client's mistake.
+                # connectrpc reports this as INTERNAL; it is the client's mistake.
                 raise _Reject(
                     Code.INVALID_ARGUMENT,
                     "a message is flagged compressed but connect-content-encoding names no "
@@ -229,7 +229,7 @@ class ConnectGate(Generic[A]):
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    # latin-1 never fails; connect-python decodes again (as UTF-8) on its own.
+    # latin-1 never fails; connectrpc decodes again (as UTF-8) on its own.
     raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
 
@@ -247,7 +247,7 @@ def _utf8_headers(scope: Scope) -> bool:
 
 def _normalized_media_type(scope: Scope) -> Scope:
     """`scope` with the media type of its content-type in lower case (parameters kept):
-    media types are case-insensitive (RFC 9110), connect-python compares them exactly."""
+    media types are case-insensitive (RFC 9110), connectrpc compares them exactly."""
     raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
     changed = False
     headers: list[tuple[bytes, bytes]] = []
@@ -263,7 +263,7 @@ def _normalized_media_type(scope: Scope) -> Scope:
 
 def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
     """A receive() that yields the already-read body once, then defers to the real one,
-    setting `gone` when that reports the client's disconnect (connect-python keeps reading
+    setting `gone` when that reports the client's disconnect (connectrpc keeps reading
     receive() while it serves a server stream, to learn exactly that)."""
     sent = False
 
@@ -355,7 +355,7 @@ class _Hygiene:
         if kind == "http.response.start":
             status = int(message.get("status", 200))
             if status >= 500 or (self._streaming and status != 200):
-                # Also for a streaming request: connect-python answers failures before the
+                # Also for a streaming request: connectrpc answers failures before the
                 # stream starts with a unary-style JSON error (streams themselves send 200).
                 self._held_start = message  # decide once the body is complete
                 return
@@ -377,7 +377,7 @@ class _Hygiene:
     async def _flush_unary(self, start: Message) -> None:
         body = b"".join(self._held_body)
         if self._streaming and (error := _unary_error(body)) is not None:
-            # connect-python answers failures before a stream starts (a bad
+            # connectrpc answers failures before a stream starts (a bad
             # connect-protocol-version, ...) unary-style; a stream's error belongs in its
             # end-stream frame, with HTTP 200.
             code, text = error

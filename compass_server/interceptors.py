@@ -3,7 +3,7 @@
 Domain errors (compass_server/errors.py) carry messages written for clients and map to one
 code each; InvalidArgumentError's violations travel as a google.rpc.BadRequest detail. Anything
 else is logged here with its traceback and reaches the client only as INTERNAL
-"internal error": connect-python would otherwise send `str(exc)` as an UNKNOWN error.
+"internal error": connectrpc would otherwise send `str(exc)` as an UNKNOWN error.
 """
 
 from __future__ import annotations

@@ -254,7 +254,7 @@ class CommsHandlers(_Handlers, CommsService):
                 if announce or not found:
                     # Caught up: said once after the replay, then as a keepalive each time a
                     # re-check (every `recheck_seconds` at most) finds nothing new. It also
-                    # makes connect-python send the response headers without waiting for
+                    # makes connectrpc send the response headers without waiting for
                     # a first message.
                     yield comms_pb2.WatchChannelResponse(caught_up=True)
                     announce = False

@@ -204,9 +204,9 @@ def grpc_media_type(content_type: str) -> bytes:
 
 def compressed_without_encoding(body: bytes, encoding: str | None) -> bool:
     """Whether a streaming request body has a message flagged compressed while its
-    `connect-content-encoding` names no supported compression (connect-python then
+    `connect-content-encoding` names no supported compression (connectrpc then
     decodes with identity and fails with INTERNAL)."""
-    if encoding == STREAM_COMPRESSION:  # compared as connect-python does: exactly
+    if encoding == STREAM_COMPRESSION:  # compared as connectrpc does: exactly
         return False
     offset = 0
     while len(body) - offset >= 5:

@@ -1,7 +1,8 @@
 """AgentService over Connect (protobuf binary) on httpx, with error classes and backoff.
 
-Why not the generated `AgentServiceClient` (connect-python 0.9 on pyqwest): it turns every
-failure it did not foresee into UNAVAILABLE carrying the exception text, it converts task
+Why not the generated `AgentServiceClient` (as evaluated on connect-python 0.9; connectrpc
+0.13's pyqwest client has not been re-evaluated for the bridge yet): it turned every
+failure it did not foresee into UNAVAILABLE carrying the exception text, it converted task
 cancellation into `ConnectError(CANCELED)` (so cancelling a waiting WatchAsk task would need
 care at every call site), and its stream timeout bounds the whole stream rather than the
 silence between messages. The bridge needs exactly four calls and precise control over those

@@ -186,7 +186,7 @@ class Stream:
     """An open server-stream call; frames arrive in `frames` as they are read.
 
     The request is sent by a background task, so the stream is "open" at once even though
-    connect-python sends the response headers only with the first message.
+    connectrpc sends the response headers only with the first message.
     """
 
     request: httpx.Request

@@ -104,7 +104,7 @@ DEFINED: dict[str, int] = {
     # The posting quota (COMPASS_POST_BURST) may run out over thousands of requests.
     "resource_exhausted": 429,
 }
-#: Answers without a Connect body: connect-python's unsupported media type (and the gate's).
+#: Answers without a Connect body: connectrpc's unsupported media type (and the gate's).
 BARE_STATUSES = {415}
 LEAK_MARKERS = (
     "Traceback",

@@ -9,6 +9,7 @@ The guard order (SPEC §4) and the error codes are the same as over Connect.
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 import struct
 import time
@@ -242,7 +243,8 @@ async def test_a_grpc_deadline_ends_a_live_watch(
     seen: list[comms_pb2.WatchChannelResponse] = []
 
     async def read_all() -> None:
-        seen.extend([message async for message in call])
+        async for message in call:
+            seen.append(message)  # noqa: PERF401 - keeps what arrived before the error
 
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await read_all()
@@ -307,3 +309,41 @@ async def test_grpc_on_the_http1_listener_is_unimplemented_as_grpc(
     message = urllib.parse.unquote(response.headers["grpc-message"])
     assert "COMPASS_GRPC_PORT" in message, message
     assert response.content == b""
+
+
+async def test_sigterm_ends_a_grpc_watch_and_the_process(database_url: str) -> None:
+    """The HTTP/2 listener stops with the server: a live gRPC watch ends UNAVAILABLE (the same
+    as over Connect) and the process exits promptly and cleanly."""
+    port = _free_port()
+    with _server.serve(database_url, env={"COMPASS_GRPC_PORT": str(port)}) as server:
+        world = await _server.seed_world(database_url)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            watch = ch.unary_stream(
+                f"/{COMMS}/WatchChannel",
+                request_serializer=comms_pb2.WatchChannelRequest.SerializeToString,
+                response_deserializer=comms_pb2.WatchChannelResponse.FromString,
+            )(
+                comms_pb2.WatchChannelRequest(channel_id=world.channel_id),
+                metadata=_meta(world.human.token),
+                timeout=30,
+            )
+            first = await watch.read()
+            assert isinstance(first, comms_pb2.WatchChannelResponse)
+            assert first.caught_up
+            server.process.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                await _read_until_end(watch)
+            assert ended.value.code() == grpc.StatusCode.UNAVAILABLE, ended.value
+        exit_code = await asyncio.to_thread(server.process.wait, 10)
+    # uvicorn re-raises the signal once it has shut down cleanly.
+    assert exit_code in (0, -signal.SIGTERM), server.log()
+    assert "Application shutdown complete." in server.log()
+    assert time.monotonic() - started < 10
+
+
+async def _read_until_end(
+    watch: grpc.aio.UnaryStreamCall[comms_pb2.WatchChannelRequest, comms_pb2.WatchChannelResponse],
+) -> None:
+    while (await watch.read()) is not grpc.aio.EOF:  # pyright: ignore[reportAttributeAccessIssue] - grpc.aio.EOF exists; the stubs miss it
+        pass

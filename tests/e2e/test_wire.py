@@ -164,7 +164,7 @@ async def test_gzip_request_bodies(http: httpx.AsyncClient, module_world: Seeded
 
 
 async def test_the_gate_rewrites_unknown_errors_of_streaming_requests_too() -> None:
-    # What connect-python sends when something it did not expect fails before a stream
+    # What connectrpc sends when something it did not expect fails before a stream
     # starts: a unary-style error with status 500, code unknown and the exception's text.
     async def leaky(scope: Scope, receive: Receive, send: Send) -> None:
         await receive()

@@ -1,6 +1,6 @@
 """The transport layer in front of the handlers: guard order, error mapping, no leaked text.
 
-Drives a real connect-python ASGI app (CommsService) through the gate with httpx's in-process
+Drives a real connectrpc ASGI app (CommsService) through the gate with httpx's in-process
 ASGI transport; the service here is a scripted stand-in that raises chosen errors, so these
 tests cover only the transport (the store and services have their own tests).
 """
@@ -284,7 +284,7 @@ async def test_stream_rejections_use_the_stream_format(client: httpx.AsyncClient
 
 
 def _leaking_app(streaming: bool) -> ConnectGate[Account]:
-    """A gate around an app that answers the way connect-python does when something it did
+    """A gate around an app that answers the way connectrpc does when something it did
     not foresee fails: UNKNOWN carrying the exception's text."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
