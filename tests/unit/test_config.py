@@ -80,6 +80,10 @@ def test_operating_variables() -> None:
         "json",
     )
     assert Settings.from_env({}).metrics_port is None
+    assert Settings.from_env({}).grpc_port is None
+    assert Settings.from_env({"COMPASS_GRPC_PORT": "50051"}).grpc_port == 50051
+    with pytest.raises(ConfigError, match="COMPASS_GRPC_PORT"):
+        Settings.from_env({"COMPASS_GRPC_PORT": "70000"})
     with pytest.raises(ConfigError, match="COMPASS_LOG_FORMAT"):
         Settings.from_env({"COMPASS_LOG_FORMAT": "xml"})
 
