@@ -23,6 +23,7 @@ from compass_server.metrics import Metrics, metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
 from compass_server.service import AgentHandlers, CommsHandlers
+from compass_server.shared_reads import SharedResponses
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
@@ -149,7 +150,9 @@ def create_app(
             await store.listen(hub.publish, listener_connected)
 
     revocations = Revocations(store.valid_tokens, interval=settings.auth_recheck_seconds)
-    options = wire.app_options(settings.max_request_bytes)
+    # Watchers of one channel share each change's response and its encodings.
+    responses = SharedResponses()
+    options = wire.app_options(settings.max_request_bytes, responses)
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
         AgentHandlers(
@@ -172,6 +175,7 @@ def create_app(
             metrics=metrics,
             revocations=revocations,
             max_streams_per_account=settings.max_streams_per_account,
+            responses=responses,
         ),
         interceptors=interceptors,
         **options,

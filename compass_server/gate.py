@@ -44,11 +44,10 @@ MAX_TOKEN_LENGTH: Final = 512
 
 class AuthContext(Generic[A]):
     """Where handlers find what the gate learned about the current request: the account it
-    authenticated, and whether the client has gone away."""
+    authenticated and the token it was admitted with."""
 
     def __init__(self) -> None:
         self._var: ContextVar[A | None] = ContextVar("compass_account", default=None)
-        self._gone: ContextVar[asyncio.Event | None] = ContextVar("compass_gone", default=None)
         self._token: ContextVar[str] = ContextVar("compass_token", default="")
 
     def current(self) -> A:
@@ -66,26 +65,14 @@ class AuthContext(Generic[A]):
         """The bearer token the current request was admitted with ("" outside one)."""
         return self._token.get()
 
-    def client_gone(self) -> asyncio.Event:
-        """Set once the client of the current request has disconnected.
-
-        A live watch waits for changes and would only notice a gone client when it next has
-        something to send; it waits for this too. Outside a gated request: a fresh event.
-        """
-        return self._gone.get() or asyncio.Event()
-
     @contextlib.contextmanager
-    def bound(
-        self, account: A, gone: asyncio.Event | None = None, token: str = ""
-    ) -> Generator[None]:
+    def bound(self, account: A, token: str = "") -> Generator[None]:
         account_reset = self._var.set(account)
-        gone_reset = self._gone.set(gone)
         token_reset = self._token.set(token)
         try:
             yield
         finally:
             self._token.reset(token_reset)
-            self._gone.reset(gone_reset)
             self._var.reset(account_reset)
 
 
@@ -179,11 +166,10 @@ class ConnectGate(Generic[A]):
             else:
                 await _send_error(send, reject.code, reject.message, streaming, content_type)
             return
-        gone = asyncio.Event()
         token = bearer_token(headers.get("authorization")) or ""
         hygiene: Send = _GrpcHygiene(send) if grpc else _Hygiene(send, streaming, content_type)
-        with self._auth.bound(account, gone, token):
-            await self._app(scope, _replay(body, receive, gone), hygiene)
+        with self._auth.bound(account, token):
+            await self._app(scope, _replay(body, receive), hygiene)
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -261,10 +247,10 @@ def _normalized_media_type(scope: Scope) -> Scope:
     return {**scope, "headers": headers} if changed else scope
 
 
-def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
-    """A receive() that yields the already-read body once, then defers to the real one,
-    setting `gone` when that reports the client's disconnect (connectrpc keeps reading
-    receive() while it serves a server stream, to learn exactly that)."""
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive() that yields the already-read body once, then defers to the real one
+    (connectrpc keeps reading it while it serves a stream, to learn of a disconnect: it then
+    cancels the handler)."""
     sent = False
 
     async def replay() -> Message:
@@ -272,10 +258,7 @@ def _replay(body: bytes, receive: Receive, gone: asyncio.Event) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            gone.set()
-        return message
+        return await receive()
 
     return replay
 

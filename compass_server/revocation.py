@@ -26,6 +26,19 @@ logger = logging.getLogger(__name__)
 DEFAULT_INTERVAL_SECONDS: Final = 2.0
 
 
+class _Revoked(asyncio.Event):
+    """The revoked-event of one stream, also waking the stream's own wait when set."""
+
+    def __init__(self, wake: Callable[[], None] | None) -> None:
+        super().__init__()
+        self._wake = wake
+
+    def set(self) -> None:
+        super().set()
+        if self._wake is not None:
+            self._wake()
+
+
 class Revocations:
     """The tokens of this process's live streams, and a revoked-event for each stream."""
 
@@ -40,9 +53,12 @@ class Revocations:
         self._streams: dict[str, set[asyncio.Event]] = {}
 
     @contextlib.contextmanager
-    def watching(self, token: str) -> Generator[asyncio.Event]:
-        """An event set once `token` stops authenticating, for as long as the block runs."""
-        revoked = asyncio.Event()
+    def watching(
+        self, token: str, *, wake: Callable[[], None] | None = None
+    ) -> Generator[asyncio.Event]:
+        """An event set once `token` stops authenticating (and `wake` called then), for as
+        long as the block runs."""
+        revoked = _Revoked(wake)
         self._streams.setdefault(token, set()).add(revoked)
         try:
             yield revoked

@@ -13,7 +13,7 @@ import struct
 import urllib.parse
 import zlib
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Final, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypedDict, TypeVar
 
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
@@ -21,6 +21,8 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from connectrpc.codec import Codec
     from connectrpc.compression import Compression
 
@@ -80,14 +82,31 @@ def _malformed(message: type[Message], encoding: str) -> ConnectError:
     return ConnectError(Code.INVALID_ARGUMENT, f"request body is not a valid {name} in {encoding}")
 
 
+class EncodeMemo(Protocol):
+    """Encodings shared between responses sent to many clients (shared_reads.SharedResponses)."""
+
+    def encoded(self, message: object, codec: str, encode: Callable[[], bytes]) -> bytes: ...
+
+
+class _NoMemo:
+    def encoded(self, message: object, codec: str, encode: Callable[[], bytes]) -> bytes:
+        del message, codec
+        return encode()
+
+
 class HardenedJSONCodec:
     """protobuf JSON (a connectrpc Codec); any decode failure is INVALID_ARGUMENT."""
+
+    def __init__(self, memo: EncodeMemo | None = None) -> None:
+        self._memo = memo or _NoMemo()
 
     def name(self) -> str:
         return "json"
 
     def encode(self, message: Message) -> bytes:
-        return json_format.MessageToJson(message, indent=None).encode()
+        return self._memo.encoded(
+            message, "json", lambda: json_format.MessageToJson(message, indent=None).encode()
+        )
 
     def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
         message = message_class()
@@ -101,11 +120,14 @@ class HardenedJSONCodec:
 class HardenedBinaryCodec:
     """protobuf binary (a connectrpc Codec); any decode failure is INVALID_ARGUMENT."""
 
+    def __init__(self, memo: EncodeMemo | None = None) -> None:
+        self._memo = memo or _NoMemo()
+
     def name(self) -> str:
         return "proto"
 
     def encode(self, message: Message) -> bytes:
-        return message.SerializeToString()
+        return self._memo.encoded(message, "proto", message.SerializeToString)
 
     def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
         message = message_class()
@@ -124,10 +146,11 @@ class AppOptions(TypedDict):
     read_max_bytes: int
 
 
-def app_options(max_request_bytes: int) -> AppOptions:
-    """Hardened codecs, the one request compression (bounded gzip) and the body limit."""
+def app_options(max_request_bytes: int, memo: EncodeMemo | None = None) -> AppOptions:
+    """Hardened codecs (encoding shared responses once, with `memo`), the one request
+    compression (bounded gzip) and the body limit."""
     return {
-        "codecs": [HardenedBinaryCodec(), HardenedJSONCodec()],
+        "codecs": [HardenedBinaryCodec(memo), HardenedJSONCodec(memo)],
         "compressions": [BoundedGzip(max_request_bytes)],
         "read_max_bytes": max_request_bytes,
     }
