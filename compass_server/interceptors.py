@@ -1,7 +1,8 @@
 """The one place that turns exceptions into Connect errors (unary and server-streaming RPCs).
 
 Domain errors (compass_server/errors.py) carry messages written for clients and map to one
-code each; InvalidArgumentError's violations travel as a google.rpc.BadRequest detail. Anything
+code each; InvalidArgumentError's violations travel as a google.rpc.BadRequest detail and, with
+the question each is about, as a compass.v1.InvalidFields detail. Anything
 else is logged here with its traceback and reaches the client only as INTERNAL
 "internal error": connectrpc would otherwise send `str(exc)` as an UNKNOWN error.
 """
@@ -28,11 +29,13 @@ from compass_server.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
     from connectrpc.request import RequestContext
+    from google.protobuf.message import Message
 
 logger = logging.getLogger(__name__)
 
@@ -78,13 +81,27 @@ def _details(exc: CompassError) -> list[ErrorDetail]:
         for v in exc.violations
     ]
     bad_request = error_details_pb2.BadRequest(field_violations=violations)
+    # The same violations with the question each is about (clients place them by it).
+    invalid = comms_pb2.InvalidFields(
+        fields=[
+            comms_pb2.InvalidField(
+                field=v.field, description=v.description, question_id=v.question_id
+            )
+            for v in exc.violations
+        ]
+    )
+    return [_packed(bad_request), _packed(invalid)]
+
+
+def _packed(message: Message) -> ErrorDetail:
     # connectrpc packs details as protobuf-py messages; ours are Google protobuf messages,
     # so the Any is built from the serialized bytes (the wire form is the same).
-    packed = Any(
-        type_url=f"type.googleapis.com/{bad_request.DESCRIPTOR.full_name}",
-        value=bad_request.SerializeToString(),
+    return ErrorDetail(
+        Any(
+            type_url=f"type.googleapis.com/{message.DESCRIPTOR.full_name}",
+            value=message.SerializeToString(),
+        )
     )
-    return [ErrorDetail(packed)]
 
 
 class ErrorMapping:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Final
 import httpx
 from google.rpc import error_details_pb2
 
+from gen.compass.v1 import comms_pb2
+
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Mapping
 
@@ -87,6 +89,15 @@ class Reply:
     @property
     def ok(self) -> bool:
         return self.code == "ok"
+
+    def invalid_fields(self) -> list[tuple[str, str, str]]:
+        """(field, description, question_id) of the compass.v1.InvalidFields details."""
+        found: list[tuple[str, str, str]] = []
+        for type_name, value in self.details:
+            if type_name == "compass.v1.InvalidFields":
+                detail = comms_pb2.InvalidFields.FromString(_b64(value))
+                found.extend((f.field, f.description, f.question_id) for f in detail.fields)
+        return found
 
     def violations(self) -> list[Violation]:
         """The field violations of the google.rpc.BadRequest details of an error."""

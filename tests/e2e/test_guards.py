@@ -11,6 +11,8 @@ All tests share one server (module fixtures); each works on asks of its own.
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 from typing import TYPE_CHECKING
 
@@ -453,6 +455,12 @@ async def test_invalid_answers_get_one_field_violation_per_problem(
     for violation, (field, description) in zip(violations, expected, strict=True):
         assert violation.field == field, violations
         assert description in violation.description, violations
+    # The same violations, each with its question on the wire (the UI places them by it).
+    invalid = reply.invalid_fields()
+    assert [(f, d) for f, d, _ in invalid] == [(v.field, v.description) for v in violations]
+    for _, text, question_id in invalid:
+        named = re.match(r'^question ("(?:[^"\\]|\\.)*")', text)
+        assert question_id == (json.loads(named[1]) if named else ""), invalid
     assert await unanswered(http, module_world, ask_id)  # a rejected answer changes nothing
 
 

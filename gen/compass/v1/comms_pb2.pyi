@@ -316,3 +316,19 @@ class DeclineAskRequest(_message.Message):
 class DeclineAskResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class InvalidFields(_message.Message):
+    __slots__ = ("fields",)
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    fields: _containers.RepeatedCompositeFieldContainer[InvalidField]
+    def __init__(self, fields: _Optional[_Iterable[_Union[InvalidField, _Mapping]]] = ...) -> None: ...
+
+class InvalidField(_message.Message):
+    __slots__ = ("field", "description", "question_id")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    description: str
+    question_id: str
+    def __init__(self, field: _Optional[str] = ..., description: _Optional[str] = ..., question_id: _Optional[str] = ...) -> None: ...

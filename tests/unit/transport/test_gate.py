@@ -87,8 +87,12 @@ class ScriptedComms(CommsService):
                 raise InvalidArgumentError(
                     "answers are invalid",
                     [
-                        FieldViolation(field="answers[0]", description='question "db": x'),
-                        FieldViolation(field="answers", description='question "f": no answer'),
+                        FieldViolation(
+                            field="answers[0]", description='question "db": x', question_id="db"
+                        ),
+                        FieldViolation(
+                            field="answers", description='question "f": no answer', question_id="f"
+                        ),
                     ],
                 )
             case "down":
@@ -240,12 +244,18 @@ async def test_domain_errors_map_to_their_codes(
 
 async def test_field_violations_travel_as_bad_request(client: httpx.AsyncClient) -> None:
     response = await _call(client, "GetAsk", json.dumps({"askId": "invalid"}))
-    (detail,) = response.json()["details"]
-    assert detail["type"] == "google.rpc.BadRequest"
-    bad = error_details_pb2.BadRequest.FromString(base64.b64decode(detail["value"] + "=="))
+    details = {d["type"]: base64.b64decode(d["value"] + "==") for d in response.json()["details"]}
+    assert set(details) == {"google.rpc.BadRequest", "compass.v1.InvalidFields"}
+    bad = error_details_pb2.BadRequest.FromString(details["google.rpc.BadRequest"])
     assert [(v.field, v.description) for v in bad.field_violations] == [
         ("answers[0]", 'question "db": x'),
         ("answers", 'question "f": no answer'),
+    ]
+    # The same violations with their questions, for clients that place them per question.
+    invalid = comms_pb2.InvalidFields.FromString(details["compass.v1.InvalidFields"])
+    assert [(f.field, f.description, f.question_id) for f in invalid.fields] == [
+        ("answers[0]", 'question "db": x', "db"),
+        ("answers", 'question "f": no answer', "f"),
     ]
 
 
