@@ -231,7 +231,10 @@ def _print_json(value: object) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
+    from compass_server.allocator import keep_big_buffers_on_mmap
     from compass_server.app import create_app
+
+    keep_big_buffers_on_mmap()
 
     host: str = args.host or settings.host
     port: int = settings.port if args.port is None else args.port

@@ -281,6 +281,34 @@ async def _drain(receive: Receive) -> None:
                     return
 
 
+SLICE_BYTES: Final = 64 * 1024
+"""The most of a response body handed to the server in one send()."""
+
+
+async def _sliced(send: Send, message: Message) -> None:
+    """send() `message`, a big body in SLICE_BYTES pieces.
+
+    The server writes each body message to its transport whole, and a client that stopped
+    reading leaves the unsent rest in the transport's buffer (a copy of it): a 1 MB message
+    to a stalled watcher kept ~1 MB more per stream. uvicorn waits for the buffer to drain
+    before each send(), so in pieces at most one piece waits there.
+    """
+    body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+    if len(body) <= SLICE_BYTES:
+        await send(message)
+        return
+    more: bool = message.get("more_body", False)
+    for at in range(0, len(body), SLICE_BYTES):
+        last = at + SLICE_BYTES >= len(body)
+        await send(
+            {
+                "type": "http.response.body",
+                "body": body[at : at + SLICE_BYTES],
+                "more_body": more or not last,
+            }
+        )
+
+
 def _has_trailers(scope: Scope) -> bool:
     """Whether the ASGI server can send HTTP trailers on this request's response."""
     extensions: dict[str, object] = scope.get("extensions") or {}
@@ -331,7 +359,7 @@ class _Hygiene:
         self._held_body: list[bytes] = []
 
     async def _raw(self, message: Message) -> None:
-        await self._send(message)
+        await _sliced(self._send, message)
 
     async def __call__(self, message: Message) -> None:
         kind = message["type"]

@@ -97,12 +97,14 @@ class SharedResponses:
 
     By identity, not equality: an entry keeps its row and its response alive, so their ids
     cannot be reused while cached. Responses are never mutated after they are built. The
-    cache holds the last `size` rows: the watchers woken by one change send the same row one
-    after the other, and few rows bound the memory a big message can keep here.
+    cache holds the last `size` rows whose response is at most `max_bytes` (encoded as
+    protobuf): the watchers woken by one change send the same row one after the other, and
+    a big message is not kept here at all.
     """
 
-    def __init__(self, size: int = 4) -> None:
+    def __init__(self, size: int = 4, max_bytes: int = 256 * 1024) -> None:
         self._size = size
+        self._max_bytes = max_bytes
         self._by_row: OrderedDict[int, tuple[MessageRow, WatchChannelResponse]] = OrderedDict()
         self._encoded: dict[int, tuple[WatchChannelResponse, dict[str, bytes]]] = {}
         self.built = 0
@@ -116,6 +118,10 @@ class SharedResponses:
             return entry[1]
         built = WatchChannelResponse(message=row.to_proto())
         self.built += 1
+        if built.ByteSize() > self._max_bytes:
+            # A big message is not kept: memory per slow stream matters more there (issue 12
+            # F1), and its encoding costs little next to writing it to many clients.
+            return built
         self._by_row[id(row)] = (row, built)
         self._encoded[id(built)] = (built, {})
         while len(self._by_row) > self._size:

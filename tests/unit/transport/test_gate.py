@@ -20,7 +20,7 @@ import pytest
 from connectrpc.code import Code
 from google.rpc import error_details_pb2
 
-from compass_server import wire
+from compass_server import gate as gate_module, wire
 from compass_server.errors import (
     FieldViolation,
     InvalidArgumentError,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from connectrpc.request import RequestContext
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SECRET = "s3cr3t-detail-from-a-stack"
 
@@ -404,3 +404,40 @@ def _envelope(payload: bytes) -> bytes:
 )
 def test_bearer_token_parsing(header: str | None, token: str | None) -> None:
     assert bearer_token(header) == token
+
+
+@pytest.mark.parametrize("more_body", [False, True])
+async def test_big_bodies_reach_the_server_in_slices(more_body: bool) -> None:
+    """A stalled client then leaves at most one slice in the server's write buffer."""
+    big = bytes(range(256)) * 1000  # 256,000 bytes
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        start = {"type": "http.response.start", "status": 200, "headers": []}
+        await send(start)
+        await send({"type": "http.response.body", "body": big, "more_body": more_body})
+        if more_body:
+            await send({"type": "http.response.body", "body": b"end", "more_body": False})
+
+    gate = ConnectGate(
+        app, auth=AUTH, authenticate=authenticate, authorize=authorize, max_body_bytes=4096
+    )
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def capture(message: Message) -> None:
+        sent.append(message)
+
+    scope: Scope = {
+        "type": "http",
+        "path": "/compass.v1.CommsService/GetAsk",
+        "method": "POST",
+        "headers": [(k.encode(), v.encode()) for k, v in _headers("human-token").items()],
+    }
+    await gate(scope, receive, capture)
+    bodies = [m for m in sent if m["type"] == "http.response.body"]
+    assert all(len(m["body"]) <= gate_module.SLICE_BYTES for m in bodies)
+    assert len(bodies) == 4 + more_body
+    assert b"".join(m["body"] for m in bodies) == big + (b"end" if more_body else b"")
+    assert [m["more_body"] for m in bodies] == [True] * (len(bodies) - 1) + [False]
