@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Final
 
 from compass_server.errors import InvalidArgumentError
 from compass_server.store import AccountKind
+from compass_server.store.postgres import PostgresStore
+from compass_server.store.webhooks import EVENT_TYPES, WebhookStore
 
 if TYPE_CHECKING:
     from compass_server.store import Store
@@ -28,6 +30,7 @@ class Arg:
     """Optional ones are passed as None when not given."""
 
 
+MAX_DELIVERIES: Final = 500
 SIGN_IN_LINK_MINUTES: Final = 15
 MAX_SIGN_IN_LINK_MINUTES: Final = 7 * 24 * 60
 
@@ -69,6 +72,33 @@ COMMANDS: Final[dict[str, tuple[str, tuple[Arg, ...]]]] = {
         "sign an account out of every device signed in by link; voids its unused links",
         (Arg("--account", "account id"),),
     ),
+    "add-webhook": (
+        "send a workspace's ask events to a URL, signed (Standard Webhooks); prints the secret once",
+        (
+            Arg("--workspace", "workspace id"),
+            Arg("--url", "the endpoint (http or https)"),
+            Arg(
+                "--events",
+                f"comma-separated event types (default all: {', '.join(EVENT_TYPES)})",
+                required=False,
+            ),
+        ),
+    ),
+    "list-webhooks": (
+        "list a workspace's webhooks (no secrets)",
+        (Arg("--workspace", "workspace id"),),
+    ),
+    "remove-webhook": (
+        "stop a webhook (its pending deliveries and log go with it)",
+        (Arg("--id", "webhook id"),),
+    ),
+    "webhook-deliveries": (
+        "a webhook's latest deliveries, each with its attempts (the delivery log)",
+        (
+            Arg("--id", "webhook id"),
+            Arg("--limit", f"how many (default 20, at most {MAX_DELIVERIES})", required=False),
+        ),
+    ),
 }
 
 #: action function name -> the argparse destinations it takes.
@@ -80,6 +110,10 @@ PARAMETERS: Final[dict[str, frozenset[str]]] = {
     "disable_account": frozenset({"account"}),
     "sign_in_link": frozenset({"account", "minutes", "url"}),
     "revoke_sessions": frozenset({"account"}),
+    "add_webhook": frozenset({"workspace", "url", "events"}),
+    "list_webhooks": frozenset({"workspace"}),
+    "remove_webhook": frozenset({"id"}),
+    "webhook_deliveries": frozenset({"id", "limit"}),
 }
 
 
@@ -137,3 +171,38 @@ async def sign_in_link(
 async def revoke_sessions(store: Store, *, account: str) -> dict[str, object]:
     sessions, links = await store.revoke_sessions(account)
     return {"account_id": account, "sessions_ended": sessions, "links_voided": links}
+
+
+def _webhooks(store: Store) -> WebhookStore:
+    if not isinstance(store, PostgresStore):
+        raise TypeError("webhooks live in PostgreSQL")
+    return WebhookStore(store)
+
+
+async def add_webhook(
+    store: Store, *, workspace: str, url: str, events: str | None
+) -> dict[str, object]:
+    """The secret is in this result only (shown once); keep it where the receiver runs."""
+    chosen = [e.strip() for e in events.split(",") if e.strip()] if events else []
+    row, secret = await _webhooks(store).add(workspace, url, chosen)
+    return {**row.to_json(), "secret": secret}
+
+
+async def list_webhooks(store: Store, *, workspace: str) -> dict[str, object]:
+    rows = await _webhooks(store).list(workspace)
+    return {"workspace_id": workspace, "webhooks": [r.to_json() for r in rows]}
+
+
+async def remove_webhook(store: Store, *, id: str) -> dict[str, object]:
+    await _webhooks(store).remove(id)
+    return {"webhook_id": id, "removed": True}
+
+
+async def webhook_deliveries(store: Store, *, id: str, limit: str | None) -> dict[str, object]:
+    count = 20
+    if limit is not None:
+        if not limit.isdigit() or not 1 <= int(limit) <= MAX_DELIVERIES:
+            raise InvalidArgumentError(f"--limit must be a whole number from 1 to {MAX_DELIVERIES}")
+        count = int(limit)
+    logs = await _webhooks(store).deliveries(id, count)
+    return {"webhook_id": id, "deliveries": [d.to_json() for d in logs]}

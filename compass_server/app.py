@@ -27,7 +27,9 @@ from compass_server.shared_reads import SharedResponses
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
+from compass_server.store.webhooks import WebhookStore
 from compass_server.sweeper import Sweeper, utc_now
+from compass_server.webhooks import BACKOFF, WebhookSender
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
 
@@ -89,6 +91,24 @@ def authorize(account: AccountRow, service: str) -> str | None:
     if wanted is None or account.kind is wanted:
         return None  # unknown paths are answered by connect itself (404)
     return f"{account.kind.value} accounts may not call {service}"
+
+
+def _webhook_sender(settings: Settings, store: Store, metrics: Metrics) -> WebhookSender | None:
+    """The outgoing-webhook worker (docs/webhooks.md), on PostgreSQL only."""
+    if not isinstance(store, PostgresStore):
+        return None
+    after = settings.reminder_after_seconds
+    return WebhookSender(
+        WebhookStore(store),
+        store,
+        public_url=settings.public_url or f"http://{settings.host}:{settings.port}/",
+        poll_seconds=settings.webhook_poll_seconds,
+        timeout_seconds=settings.webhook_timeout_seconds,
+        backoff=settings.webhook_backoff_seconds or BACKOFF,
+        reminder_after=timedelta(seconds=after) if after > 0 and settings.reminder_max else None,
+        reminder_max=settings.reminder_max,
+        on_outcome=metrics.webhook_outcome,
+    )
 
 
 def create_app(
@@ -190,6 +210,8 @@ def create_app(
             max_body_bytes=settings.max_request_bytes,
         )
 
+    webhooks = _webhook_sender(settings, store, metrics)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         async with contextlib.AsyncExitStack() as stack:
@@ -200,10 +222,13 @@ def create_app(
             listener = asyncio.create_task(listen(), name="compass-change-listener")
             sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
             rechecking = asyncio.create_task(revocations.run(), name="compass-token-recheck")
+            tasks = [rechecking, sweeping, listener]
+            if webhooks is not None:
+                tasks.append(asyncio.create_task(webhooks.run(), name="compass-webhooks"))
             try:
                 yield
             finally:
-                for task in (rechecking, sweeping, listener):
+                for task in tasks:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task

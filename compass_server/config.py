@@ -23,6 +23,11 @@ EXPIRY_GRACE: Final = "COMPASS_EXPIRY_GRACE_SECONDS"
 METRICS_TOKEN: Final = "COMPASS_METRICS_TOKEN"  # noqa: S105 - the variable's name
 METRICS_PORT: Final = "COMPASS_METRICS_PORT"
 GRPC_PORT: Final = "COMPASS_GRPC_PORT"
+WEBHOOK_POLL: Final = "COMPASS_WEBHOOK_POLL_SECONDS"
+WEBHOOK_TIMEOUT: Final = "COMPASS_WEBHOOK_TIMEOUT_SECONDS"
+WEBHOOK_BACKOFF: Final = "COMPASS_WEBHOOK_BACKOFF_SECONDS"
+REMINDER_AFTER: Final = "COMPASS_REMINDER_AFTER_SECONDS"
+REMINDER_MAX: Final = "COMPASS_REMINDER_MAX"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
 AUTH_RECHECK: Final = "COMPASS_AUTH_RECHECK_SECONDS"
 MAX_STREAMS: Final = "COMPASS_MAX_STREAMS_PER_ACCOUNT"
@@ -50,6 +55,11 @@ ENV_VARS: Final = frozenset(
         METRICS_TOKEN,
         METRICS_PORT,
         GRPC_PORT,
+        WEBHOOK_POLL,
+        WEBHOOK_TIMEOUT,
+        WEBHOOK_BACKOFF,
+        REMINDER_AFTER,
+        REMINDER_MAX,
         LOG_FORMAT,
         AUTH_RECHECK,
         MAX_STREAMS,
@@ -102,6 +112,16 @@ class Settings:
     """Bearer token that /metrics requires; without it (and without `metrics_port`) 404."""
     metrics_port: int | None = None
     """A separate port (on `host`) serving /metrics without a token."""
+    webhook_poll_seconds: float = 1.0
+    """How often the webhook worker looks for due deliveries (and reminders)."""
+    webhook_timeout_seconds: float = 10.0
+    """How long one delivery attempt may take."""
+    webhook_backoff_seconds: tuple[float, ...] | None = None
+    """Delays before each retry of a failed delivery (None: webhooks.BACKOFF)."""
+    reminder_after_seconds: float = 900.0
+    """ask.reminder after an ask has waited this long (and again each time); 0: none."""
+    reminder_max: int = 3
+    """Reminders per ask at most."""
     grpc_port: int | None = None
     """A second listener (on `host`) speaking HTTP/2 as well as HTTP/1.1, so gRPC clients
     (which need HTTP/2 trailers) are served; everything else is the same app."""
@@ -146,6 +166,11 @@ class Settings:
             metrics_token=source.get(METRICS_TOKEN) or None,
             metrics_port=_int(source, METRICS_PORT, 0, low=0, high=65535) or None,
             grpc_port=_int(source, GRPC_PORT, 0, low=0, high=65535) or None,
+            webhook_poll_seconds=_float(source, WEBHOOK_POLL, 1.0, low=0.01, high=60.0),
+            webhook_timeout_seconds=_float(source, WEBHOOK_TIMEOUT, 10.0, low=0.1, high=120.0),
+            webhook_backoff_seconds=_backoff(source.get(WEBHOOK_BACKOFF)),
+            reminder_after_seconds=_float(source, REMINDER_AFTER, 900.0, low=0.0, high=604800.0),
+            reminder_max=_int(source, REMINDER_MAX, 3, low=0, high=100),
             log_format=_log_format(source.get(LOG_FORMAT) or "text"),
             max_connections=_int(source, MAX_CONNECTIONS, 1000, low=1, high=1_000_000),
             max_connections_per_client=_int(
@@ -160,6 +185,21 @@ def _log_format(raw: str) -> str:
     if raw not in {"text", "json"}:
         raise ConfigError(f"{LOG_FORMAT} must be text or json, got {raw!r}")
     return raw
+
+
+def _backoff(raw: str | None) -> tuple[float, ...] | None:
+    """A comma-separated list of delays in seconds (1 to 20 of them, each 0 to 86400)."""
+    if not raw:
+        return None
+    try:
+        delays = tuple(float(part) for part in raw.split(","))
+    except ValueError:
+        raise ConfigError(
+            f"{WEBHOOK_BACKOFF} must be comma-separated seconds, got {raw!r}"
+        ) from None
+    if not 1 <= len(delays) <= 20 or not all(0 <= d <= 86400 for d in delays):
+        raise ConfigError(f"{WEBHOOK_BACKOFF} must list 1 to 20 delays of 0 to 86400 seconds")
+    return delays
 
 
 def _int(source: Mapping[str, str], name: str, default: int, *, low: int, high: int) -> int:

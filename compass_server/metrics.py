@@ -125,6 +125,14 @@ class Metrics:
             "however many watch it in this process)",
             registry=r,
         )
+        self.webhook_deliveries = Counter(
+            "compass_webhook_deliveries",
+            "Webhook delivery attempts by outcome (delivered, retry, failed)",
+            ["outcome"],
+            registry=r,
+        )
+        for outcome in ("delivered", "retry", "failed"):
+            self.webhook_deliveries.labels(outcome=outcome)
         self.time_to_answer = Histogram(
             "compass_ask_time_to_answer_seconds",
             "From an ask's creation to its answer (asks created by this process)",
@@ -194,6 +202,10 @@ class Metrics:
                 self.time_to_answer.observe(_seconds(self._clock() - created))
         elif ask.status == comms_pb2.ASK_STATUS_TIMED_OUT:
             self.auto_picks.inc(sum(1 for q in ask.questions if q.timed_out))
+
+    def webhook_outcome(self, outcome: str) -> None:
+        """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""
+        self.webhook_deliveries.labels(outcome=outcome).inc()
 
     def expired(self, ask_ids: Iterable[str]) -> None:
         """After a sweep: the asks it closed as EXPIRED."""

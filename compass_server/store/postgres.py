@@ -363,6 +363,18 @@ _SELECT_PENDING_ASKS: Final = f"""
     ORDER BY a.created_at, a.ask_id
     LIMIT $4
 """  # noqa: S608 -- only our own column lists are interpolated
+_SELECT_NOTIFIED_ASK: Final = f"""
+    SELECT a.ask_id, a.message_id, a.channel_id, c.name AS channel_name, c.workspace_id,
+           m.blocks, m.author_account_id, au.name AS author_name, au.kind AS author_kind,
+           a.created_at AS asked_at,
+           {_ASK_STATE_COLUMNS}
+    FROM asks a
+    JOIN channels c ON c.channel_id = a.channel_id
+    JOIN messages m ON m.message_id = a.message_id
+    JOIN accounts au ON au.account_id = m.author_account_id
+    {_ASK_STATE_JOINS}
+    WHERE a.ask_id = $1
+"""  # noqa: S608 -- only our own column lists are interpolated
 _SELECT_ASK: Final = f"""
     SELECT a.ask_id, a.message_id, a.channel_id, m.blocks, m.author_account_id,
            {_ASK_STATE_COLUMNS},
@@ -793,6 +805,35 @@ class PostgresStore(Store):
             else ""
         )
         return PendingAskPage(asks=asks, next_page_token=next_token)
+
+    async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
+        """An ask as webhooks tell of it, whoever may see it: (the ask with its channel and
+        author, the workspace id, the author's kind); None when there is no such ask."""
+        async with self._connection() as conn:
+            row = await conn.fetchrow(_SELECT_NOTIFIED_ASK, ask_id)
+        if row is None:
+            return None
+        pending = PendingAskRow(
+            ask=_ask_row(row),
+            channel_name=row["channel_name"],
+            author_account_id=row["author_account_id"],
+            author_name=row["author_name"],
+            asked_at=row["asked_at"],
+        )
+        return pending, str(row["workspace_id"]), AccountKind(row["author_kind"])
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncGenerator[_Conn]:
+        """A pooled connection in a transaction, for the store package's other modules
+        (store/webhooks.py); errors are translated as for every store call."""
+        async with self._write() as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncGenerator[_Conn]:
+        """A pooled connection (no transaction), for the store package's other modules."""
+        async with self._connection() as conn:
+            yield conn
 
     async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
         async with self._connection() as conn:

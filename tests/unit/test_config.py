@@ -110,3 +110,24 @@ def test_connection_limits_are_read_and_range_checked() -> None:
     ):
         with pytest.raises(ConfigError, match=name):
             Settings.from_env({name: bad})
+
+
+def test_webhook_and_reminder_settings() -> None:
+    default = Settings.from_env({})
+    assert default.webhook_backoff_seconds is None  # webhooks.BACKOFF
+    assert (default.reminder_after_seconds, default.reminder_max) == (900.0, 3)
+    tuned = Settings.from_env(
+        {
+            "COMPASS_WEBHOOK_BACKOFF_SECONDS": "0.5, 2,10",
+            "COMPASS_WEBHOOK_POLL_SECONDS": "0.1",
+            "COMPASS_REMINDER_AFTER_SECONDS": "0",
+        }
+    )
+    assert tuned.webhook_backoff_seconds == (0.5, 2.0, 10.0)
+    assert tuned.webhook_poll_seconds == 0.1
+    assert tuned.reminder_after_seconds == 0.0
+    for bad in ("", "x", "1,,2", "-1", ",".join(["1"] * 21)):
+        if not bad:
+            continue
+        with pytest.raises(ConfigError, match="COMPASS_WEBHOOK_BACKOFF_SECONDS"):
+            Settings.from_env({"COMPASS_WEBHOOK_BACKOFF_SECONDS": bad})

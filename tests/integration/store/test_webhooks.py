@@ -1,0 +1,211 @@
+"""Webhook endpoints, the outbox filled by the asks triggers, claims and reminders (real
+PostgreSQL; migrations/0005_webhooks.sql, compass_server/store/webhooks.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given, strategies as st
+
+from compass_server.errors import InvalidArgumentError, NotFoundError
+from compass_server.store.webhooks import EVENT_TYPES, WebhookStore, check_url
+from gen.compass.v1 import comms_pb2
+from tests.integration.store._seed import answer, ask, question
+
+if TYPE_CHECKING:
+    from compass_server.store.postgres import PostgresStore
+    from tests.integration.store._seed import World
+
+S = comms_pb2
+
+
+async def _post_ask(store: PostgresStore, world: World) -> str:
+    message = await world.post(store, ask(question("db", "0", "1")))
+    (ask_id,) = message.ask_ids
+    return ask_id
+
+
+async def _events(store: PostgresStore) -> list[tuple[str, str, str]]:
+    """(webhook_id, event_type, ask_id) of every delivery, in the order they were made."""
+    async with store.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT webhook_id, event_type, ask_id FROM webhook_deliveries "
+            "ORDER BY occurred_at, event_type"
+        )
+    return [(r["webhook_id"], r["event_type"], r["ask_id"]) for r in rows]
+
+
+async def test_endpoints_are_added_listed_and_removed(store: PostgresStore, world: World) -> None:
+    hooks = WebhookStore(store)
+    row, secret = await hooks.add(world.workspace.workspace_id, "https://example.test/hook")
+    assert secret.startswith("whsec_")
+    assert row.events == EVENT_TYPES
+    (listed,) = await hooks.list(world.workspace.workspace_id)
+    assert listed == row
+    assert secret not in repr(listed.to_json())
+    assert await hooks.list(world.other_workspace.workspace_id) == []
+    await hooks.remove(row.webhook_id)
+    assert await hooks.list(world.workspace.workspace_id) == []
+    with pytest.raises(NotFoundError):
+        await hooks.remove(row.webhook_id)
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://example.test/", "https://", "example.test/hook", "https://a b/", "javascript:x"]
+)
+async def test_bad_urls_are_refused(store: PostgresStore, world: World, url: str) -> None:
+    with pytest.raises(InvalidArgumentError):
+        await WebhookStore(store).add(world.workspace.workspace_id, url)
+
+
+async def test_bad_events_and_workspaces_are_refused(store: PostgresStore, world: World) -> None:
+    hooks = WebhookStore(store)
+    with pytest.raises(InvalidArgumentError, match=r"ask\.typo"):
+        await hooks.add(world.workspace.workspace_id, "https://e.test/", ["ask.typo"])
+    with pytest.raises(NotFoundError):
+        await hooks.add("ws_missing", "https://e.test/")
+
+
+@given(url=st.text(max_size=60))
+def test_check_url_accepts_only_http_urls_with_a_host(url: str) -> None:
+    try:
+        checked = check_url(url)
+    except InvalidArgumentError:
+        return
+    assert checked.startswith(("http://", "https://"))
+    assert checked.isprintable()
+
+
+async def test_ask_changes_enqueue_one_delivery_per_subscribed_endpoint(
+    store: PostgresStore, world: World
+) -> None:
+    hooks = WebhookStore(store)
+    everything, _ = await hooks.add(world.workspace.workspace_id, "https://a.test/")
+    closed_only, _ = await hooks.add(
+        world.workspace.workspace_id, "https://b.test/", ["ask.closed"]
+    )
+    elsewhere, _ = await hooks.add(world.other_workspace.workspace_id, "https://c.test/")
+
+    answered = await _post_ask(store, world)
+    declined = await _post_ask(store, world)
+    await store.answer_ask(world.human, answered, [answer("db", "1")])
+    await store.decline_ask(world.human, declined, "not mine")
+
+    events = await _events(store)
+    assert (everything.webhook_id, "ask.created", answered) in events
+    assert (everything.webhook_id, "ask.created", declined) in events
+    assert (everything.webhook_id, "ask.answered", answered) in events
+    assert (everything.webhook_id, "ask.closed", declined) in events
+    assert [e for e in events if e[0] == closed_only.webhook_id] == [
+        (closed_only.webhook_id, "ask.closed", declined)
+    ]
+    assert not [e for e in events if e[0] == elsewhere.webhook_id]
+    assert len(events) == 5
+    # An identical retry of the answer changes nothing, so it tells nothing.
+    await store.answer_ask(world.human, answered, [answer("db", "1")])
+    assert len(await _events(store)) == 5
+
+
+async def test_a_rolled_back_change_enqueues_nothing(store: PostgresStore, world: World) -> None:
+    """The outbox row is part of the change's transaction: no change, no event."""
+    await WebhookStore(store).add(world.workspace.workspace_id, "https://a.test/")
+    ask_id = await _post_ask(store, world)
+    before = await _events(store)
+
+    class AbortError(Exception):
+        pass
+
+    async def expire_then_abort() -> None:
+        async with store.transaction() as conn:
+            await conn.execute(
+                "UPDATE asks SET status = 'expired', closed_at = now() WHERE ask_id = $1", ask_id
+            )
+            inside = await conn.fetch("SELECT 1 FROM webhook_deliveries")
+            assert len(inside) == len(before) + 1  # enqueued by the change ...
+            raise AbortError
+
+    with pytest.raises(AbortError):
+        await expire_then_abort()
+    assert await _events(store) == before  # ... and gone with it
+
+
+async def test_concurrent_claims_never_share_a_delivery(store: PostgresStore, world: World) -> None:
+    hooks = WebhookStore(store)
+    await hooks.add(world.workspace.workspace_id, "https://a.test/")
+    for _ in range(12):
+        await _post_ask(store, world)
+    now = datetime.now(UTC)
+    claims = await asyncio.gather(*(hooks.claim(now, timedelta(seconds=30), 5) for _ in range(4)))
+    claimed = [d.delivery_id for batch in claims for d in batch]
+    assert len(claimed) == len(set(claimed)) == 12
+    # Leased: nothing is due again until the lease ends, then everything is.
+    assert await hooks.claim(now + timedelta(seconds=29), timedelta(seconds=30), 50) == []
+    assert len(await hooks.claim(now + timedelta(seconds=31), timedelta(seconds=30), 50)) == 12
+
+
+async def test_attempts_are_logged_and_settle_the_delivery(
+    store: PostgresStore, world: World
+) -> None:
+    hooks = WebhookStore(store)
+    row, _ = await hooks.add(world.workspace.workspace_id, "https://a.test/", ["ask.created"])
+    ask_id = await _post_ask(store, world)
+    now = datetime.now(UTC)
+    (first,) = await hooks.claim(now, timedelta(seconds=30), 10)
+    assert (first.payload, first.attempts, first.ask_id) == (None, 0, ask_id)
+    await hooks.record(
+        first,
+        payload='{"type":"ask.created"}',
+        duration_ms=3,
+        outcome="http 500",
+        delivered=False,
+        retry_at=now + timedelta(seconds=5),
+    )
+    assert await hooks.claim(now + timedelta(seconds=4), timedelta(seconds=30), 10) == []
+    (second,) = await hooks.claim(now + timedelta(seconds=6), timedelta(seconds=30), 10)
+    assert second.delivery_id == first.delivery_id  # the same webhook-id on the retry
+    assert second.payload == '{"type":"ask.created"}'  # fixed at the first attempt, as sent
+    assert second.attempts == 1
+    await hooks.record(
+        second,
+        payload=second.payload,
+        duration_ms=2,
+        outcome="http 200",
+        delivered=True,
+        retry_at=None,
+    )
+    (log,) = await hooks.deliveries(row.webhook_id)
+    assert log.state == "delivered"
+    assert [(a.attempt, a.outcome) for a in log.attempts] == [(1, "http 500"), (2, "http 200")]
+    assert await hooks.claim(now + timedelta(days=1), timedelta(seconds=30), 10) == []
+
+
+async def test_reminders_repeat_up_to_the_most_and_stop_once_answered(
+    store: PostgresStore, world: World
+) -> None:
+    hooks = WebhookStore(store)
+    await hooks.add(world.workspace.workspace_id, "https://a.test/", ["ask.reminder"])
+    waiting = await _post_ask(store, world)
+    answered = await _post_ask(store, world)
+    start = datetime.now(UTC)
+    after = timedelta(minutes=15)
+
+    assert await hooks.remind(start + timedelta(minutes=14), after, 2) == []
+    assert set(await hooks.remind(start + timedelta(minutes=16), after, 2)) == {waiting, answered}
+    assert await hooks.remind(start + timedelta(minutes=17), after, 2) == []  # not again yet
+    await store.answer_ask(world.human, answered, [answer("db", "0")])
+    assert await hooks.remind(start + timedelta(minutes=32), after, 2) == [waiting]
+    assert await hooks.remind(start + timedelta(hours=5), after, 2) == []  # two at most
+    reminders = [e for e in await _events(store) if e[1] == "ask.reminder"]
+    assert sorted(e[2] for e in reminders) == sorted([waiting, answered, waiting])
+
+
+async def test_no_reminders_without_a_subscribed_endpoint(
+    store: PostgresStore, world: World
+) -> None:
+    await WebhookStore(store).add(world.workspace.workspace_id, "https://a.test/", ["ask.created"])
+    await _post_ask(store, world)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    assert await WebhookStore(store).remind(later, timedelta(minutes=1), 3) == []
