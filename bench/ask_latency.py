@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from bench.respond import ROOT, Child, admin_dsn, bench_database, commit_settings
-from compass_server.bridge.client import AgentClient, RpcError
+from compass_bridge.client import AgentClient, RpcError
 from tests import _server
 from tests.realagent.harness import bridge_run
 from tests.realagent.model_server import Turn, ensure_omp

@@ -77,7 +77,7 @@ import asyncpg
 import httpx
 
 from bench._timing import Rate, report
-from compass_server.demo import GALLERY_ASK_ARGS
+from compass_server.cli.demo import GALLERY_ASK_ARGS
 
 if TYPE_CHECKING:
     import socket
@@ -313,12 +313,12 @@ def echo_app(token: str, account_id: str) -> Starlette:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from compass_server import wire
     from compass_server.app import STATIC_DIR, authorize
     from compass_server.config import Settings
-    from compass_server.gate import AuthContext, ConnectGate
-    from compass_server.interceptors import ErrorMapping
     from compass_server.store import AccountKind, AccountRow
+    from compass_server.transport import wire
+    from compass_server.transport.error_mapping import ErrorMapping
+    from compass_server.transport.gate import AuthContext, ConnectGate
     from gen.compass.v1 import comms_pb2
     from gen.compass.v1.agent_connect import AgentService, AgentServiceASGIApplication
     from gen.compass.v1.comms_connect import CommsService, CommsServiceASGIApplication

@@ -14,11 +14,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from compass_server import telemetry, wire
-from compass_server.errors import UnavailableError
-from compass_server.gate import AuthContext, ConnectGate
+from compass_server import telemetry
+from compass_server.domain.errors import UnavailableError
 from compass_server.hub import ChangeHub
-from compass_server.interceptors import ErrorMapping
 from compass_server.metrics import Metrics, metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
@@ -29,6 +27,9 @@ from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
 from compass_server.store.webhooks import WebhookStore
 from compass_server.sweeper import Sweeper, utc_now
+from compass_server.transport import wire
+from compass_server.transport.error_mapping import ErrorMapping
+from compass_server.transport.gate import AuthContext, ConnectGate
 from compass_server.webhooks import BACKOFF, WebhookSender
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
     from starlette.requests import Request
 
-    from compass_server.gate import AuthContext
     from compass_server.store import AccountRow, AskRow
+    from compass_server.transport.gate import AuthContext
 
 REQ = TypeVar("REQ")
 V = TypeVar("V")

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from compass_server.errors import ResourceExhaustedError
+from compass_server.domain.errors import ResourceExhaustedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable

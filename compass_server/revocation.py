@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Final
 
-from compass_server.errors import UnavailableError
+from compass_server.domain.errors import UnavailableError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Sequence

@@ -12,7 +12,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Final
 
 from compass_server.domain import MAX_ID_LENGTH, check_text
-from compass_server.errors import (
+from compass_server.domain.errors import (
     InvalidArgumentError,
     PermissionDeniedError,
     ResourceExhaustedError,
@@ -31,12 +31,12 @@ if TYPE_CHECKING:
 
     from connectrpc.request import RequestContext
 
-    from compass_server.gate import AuthContext
     from compass_server.hub import ChangeHub, Signal
     from compass_server.metrics import Metrics
     from compass_server.quota import PostQuota
     from compass_server.revocation import Revocations
     from compass_server.store import AccountRow, AskRow, MessageRow, Store
+    from compass_server.transport.gate import AuthContext
 
     # Handlers never read the context's message types; the gate did the header work. (The
     # generated protocols type it per method; Any keeps one alias for all of them.)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from starlette.responses import JSONResponse
 
-from compass_server.errors import UnavailableError
+from compass_server.domain.errors import UnavailableError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -16,7 +16,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from compass_server.errors import CompassError
+from compass_server.domain.errors import CompassError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

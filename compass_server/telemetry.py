@@ -40,7 +40,7 @@ import os
 import zlib
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from compass_server import wire
+from compass_server.transport import wire
 from gen.compass.v1 import agent_pb2, comms_pb2
 
 if TYPE_CHECKING:

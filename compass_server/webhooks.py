@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 import httpx
 from standardwebhooks.webhooks import Webhook
 
-from compass_server.errors import CompassError
+from compass_server.domain.errors import CompassError
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from compass_server.domain import block_violations
-from compass_server.errors import CorruptDataError
+from compass_server.domain.errors import CorruptDataError
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

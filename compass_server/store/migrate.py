@@ -1,4 +1,5 @@
-"""Forward-only migration runner for `migrations/NNNN_name.sql`.
+"""Forward-only migration runner for `compass_server/store/migrations/NNNN_name.sql` (package
+data: an installed wheel carries them).
 
 Each file is applied once, in version order, in its own transaction, and recorded in
 `schema_migrations` with the SHA-256 of its bytes. Concurrent runners (several server processes
@@ -59,11 +60,12 @@ class Migration:
 
 
 def default_directory() -> Path:
-    """Where migrations live: `$COMPASS_MIGRATIONS_DIR`, else the repository's `migrations/`."""
+    """Where migrations live: `$COMPASS_MIGRATIONS_DIR` when set, else this package's
+    `migrations/` (installed with it, editable or not)."""
     override = os.environ.get(MIGRATIONS_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "migrations"
+    return Path(__file__).resolve().parent / "migrations"
 
 
 def load(directory: Path) -> list[Migration]:

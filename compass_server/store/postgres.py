@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Final
 import asyncpg
 
 from compass_server import domain
-from compass_server.errors import (
+from compass_server.domain.errors import (
     AlreadyExistsError,
     CompassError,
     ConflictError,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, cast
 
-from compass_server.errors import InvalidArgumentError, NotFoundError
+from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.store.postgres import new_id
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from compass_server.bridge.client import RpcError
+from compass_bridge.client import RpcError
 from gen.compass.v1 import agent_pb2, comms_pb2
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ runtime's own dialog timer (no `ask.timeout`), back/forward navigation (the RPC 
 no arrow keys), the editor title's option rows (only its first line, the select title), and
 the up-front refusals (reserved or duplicate labels and ids, which never reach a dialog).
 
-It is written independently of compass_server/bridge/runtime.py (which ports the same
+It is written independently of compass_bridge/runtime.py (which ports the same
 display rules), so that the two can check each other; test_dialogs.py checks this port
 against the recorded real runtime (tests/bridge/recorded/).
 

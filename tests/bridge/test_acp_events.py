@@ -8,8 +8,8 @@ import pytest
 from acp.schema import SessionNotification
 
 from compass_agent import ConversationUpdated, EventMapper
+from compass_bridge.acp_events import AcpTranslator
 from compass_server import cli
-from compass_server.bridge.acp_events import AcpTranslator
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from compass_server.bridge.answers import (
+from compass_bridge.answers import (
     DialogDriver,
     ask_reply,
     build_answers,
@@ -16,8 +16,8 @@ from compass_server.bridge.answers import (
     is_answered,
     value_reply,
 )
-from compass_server.bridge.runner import encode_line
-from compass_server.bridge.runtime import (
+from compass_bridge.runner import encode_line
+from compass_bridge.runtime import (
     OTHER_OPTION,
     EditorRequest,
     QuestionMatch,

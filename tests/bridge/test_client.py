@@ -12,7 +12,7 @@ import httpx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from compass_server.bridge.client import (
+from compass_bridge.client import (
     AgentClient,
     Backoff,
     RpcError,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from compass_server.bridge.runtime import DONE_SELECTING_LABELS, OTHER_OPTION, sanitize
+from compass_bridge.runtime import DONE_SELECTING_LABELS, OTHER_OPTION, sanitize
 from tests.bridge import _events as ev, _recorded
 from tests.bridge._inproc import harness
 from tests.bridge._omp_ask import DONE_LABEL, Outcome, ask_dialogs
@@ -105,7 +105,7 @@ async def test_the_bridge_answers_the_recorded_dialogs_exactly(
     name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     recording = _recorded.load(name)
-    caplog.set_level(logging.INFO, logger="compass_server.bridge")
+    caplog.set_level(logging.INFO, logger="compass_bridge")
     async with harness(hold_seconds=2.0) as h:
         replies = await _replay(h, recording, REPLAYS[name])
         assert replies == recording.replies()
@@ -146,7 +146,7 @@ async def test_a_refused_set_ask_dialog_is_recognised_without_an_id_and_logged_o
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     refused = _recorded.load("askdialog").runtime()[1]
-    caplog.set_level(logging.INFO, logger="compass_server.bridge")
+    caplog.set_level(logging.INFO, logger="compass_bridge")
     async with harness() as h:
         h.feed(refused, refused)
     said = [r.getMessage() for r in caplog.records if "set_ask_dialog" in r.getMessage()]
@@ -324,7 +324,7 @@ class _Records(logging.Handler):
 @contextlib.contextmanager
 def _warnings() -> Generator[_Records]:
     records = _Records()
-    logger = logging.getLogger("compass_server.bridge")
+    logger = logging.getLogger("compass_bridge")
     logger.addHandler(records)
     try:
         yield records

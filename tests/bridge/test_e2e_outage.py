@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from compass_server.bridge.session import BridgeOptions, run
+from compass_bridge.session import BridgeOptions, run
 from gen.compass.v1 import agent_pb2
 from tests import _server
 from tests.bridge import _events as ev

@@ -1,4 +1,4 @@
-"""ACP form elicitations <-> typed Asks (compass_server/bridge/forms.py)."""
+"""ACP form elicitations <-> typed Asks (compass_bridge/forms.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from acp.schema import CreateFormSessionElicitationRequest, ElicitationSchema
 from hypothesis import given, strategies as st
 
 from compass_agent import ConversationUpdated, EventMapper
-from compass_server.bridge.forms import (
+from compass_bridge.forms import (
     FormPlan,
     ask_form_content,
     form_content,

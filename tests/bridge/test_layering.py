@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-import compass_server.bridge
+import compass_bridge
 
-PACKAGE = Path(compass_server.bridge.__file__).resolve().parent
+PACKAGE = Path(compass_bridge.__file__).resolve().parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
 FORBIDDEN = (
     "asyncpg",
     "compass_server.store",
     "compass_server.service",
     "compass_server.app",
-    "compass_server.gate",
+    "compass_server.transport.gate",
     "compass_server.hub",
-    "compass_server.interceptors",
+    "compass_server.transport.error_mapping",
     "compass_server.domain",
     "compass_server.embedded",
     "starlette",

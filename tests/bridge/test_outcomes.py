@@ -31,10 +31,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from compass_server.bridge.acp import AcpBridge
-from compass_server.bridge.answers import is_final, outcome, runtime_timeout
-from compass_server.bridge.client import RpcError
-from compass_server.bridge.core import Reason
+from compass_bridge.acp import AcpBridge
+from compass_bridge.answers import is_final, outcome, runtime_timeout
+from compass_bridge.client import RpcError
+from compass_bridge.core import Reason
 from gen.compass.v1 import comms_pb2
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import FakeAgentService
@@ -311,7 +311,7 @@ async def test_rpc_a_close_that_loses_the_race_to_an_answer_is_no_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with harness() as h:
-        caplog.set_level(logging.INFO, logger="compass_server.bridge")
+        caplog.set_level(logging.INFO, logger="compass_bridge")
         ask_id = await _posted(h, GALLERY)
         h.service.answer(ask_id, {"db": (["1"], ""), "features": ([], "")})
         h.feed(_tool_end("c1", is_error=True))  # before the bridge saw the answer

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from compass_server.bridge.runtime import (
+from compass_bridge.runtime import (
     OTHER_OPTION,
     RECOMMENDED_SUFFIX,
     AskRequest,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from compass_bridge import TokenFileError, read_token, session as bridge_session
 from compass_server import cli
-from compass_server.bridge import TokenFileError, read_token, session as bridge_session
 from tests.bridge import _events as ev
 
 if TYPE_CHECKING:

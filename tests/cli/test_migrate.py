@@ -10,7 +10,8 @@ import asyncpg
 from tests.cli.conftest import cli_env, run_cli
 
 MIGRATIONS = sorted(
-    int(p.name[:4]) for p in (Path(__file__).parents[2] / "migrations").glob("*.sql")
+    int(p.name[:4])
+    for p in (Path(__file__).parents[2] / "compass_server" / "store" / "migrations").glob("*.sql")
 )
 
 

@@ -91,10 +91,17 @@ def test_requirements_refuses_an_unknown_extra() -> None:
     assert "no-such-extra" in done.stderr
 
 
-def test_runtime_ships_migrations_where_the_server_looks() -> None:
+def test_runtime_needs_no_migrations_dir() -> None:
+    """The migrations are package data of the wheel the image installs (pyproject.toml), so
+    the image names no directory for them and copies none."""
     env = env_of(_runtime())
-    directory = env["COMPASS_MIGRATIONS_DIR"]
-    assert f"migrations {directory}" in _args(_runtime(), "COPY")
+    assert "COMPASS_MIGRATIONS_DIR" not in env
+    assert not [args for args in _args(_runtime(), "COPY") if "migrations" in args]
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["compass_server"]
+    assert "store/migrations/*.sql" in package_data
+    assert list((ROOT / "compass_server/store/migrations").glob("0001_*.sql"))
     assert {name for name in env if name.startswith("COMPASS_")} <= ENV_NAMES
     assert env["COMPASS_HOST"] == "0.0.0.0"  # noqa: S104 - what a container must bind
     assert _args(_runtime(), "EXPOSE") == [env["COMPASS_PORT"]]

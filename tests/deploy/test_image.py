@@ -121,8 +121,11 @@ def test_runs_as_non_root_with_the_migrations(docker: str, image: str) -> None:
         image,
         "python",
         "-c",
-        "import os; print(*sorted(os.listdir(os.environ['COMPASS_MIGRATIONS_DIR'])))",
+        "from compass_server.store.migrate import default_directory as d; "
+        "print(*sorted(p.name for p in d().glob('*.sql')))",
     )
     assert listed.returncode == 0, listed.stderr
-    shipped = sorted(path.name for path in (ROOT / "migrations").glob("*.sql"))
+    shipped = sorted(
+        path.name for path in (ROOT / "compass_server" / "store" / "migrations").glob("*.sql")
+    )
     assert listed.stdout.split() == shipped

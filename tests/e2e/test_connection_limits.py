@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from compass_server import config, netguard
+from compass_server import config
+from compass_server.transport import netguard
 from tests import _server
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from compass_server import wire
-from compass_server.gate import AuthContext, ConnectGate
+from compass_server.transport import wire
+from compass_server.transport.gate import AuthContext, ConnectGate
 from tests.e2e._asks import post, text_block
 from tests.e2e._connect import envelope, open_stream, parse_reply, path, split_frames
 from tests.e2e._grpc import grpc_status

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 import pytest
 
-from compass_server.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from compass_server.domain.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from compass_server.store import AccountKind
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 import pytest
 
-from compass_server.errors import (
+from compass_server.domain.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,

@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from compass_server.errors import (
+from compass_server.domain.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 import pytest
 
-from compass_server.errors import UnavailableError
+from compass_server.domain.errors import UnavailableError
 from compass_server.store.migrate import migrate
 from compass_server.store.postgres import PostgresStore
 from tests import _pg

@@ -18,7 +18,7 @@ from tests.integration.store._seed import ask, question, seed, text
 if TYPE_CHECKING:
     from gen.compass.v1 import comms_pb2
 
-REPO_MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
+REPO_MIGRATIONS = Path(__file__).resolve().parents[3] / "compass_server" / "store" / "migrations"
 
 
 def _ids(asks: tuple[object, ...]) -> list[str]:

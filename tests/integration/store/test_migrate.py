@@ -16,7 +16,7 @@ from compass_server.store.migrate import MigrationError, default_directory, migr
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
 
-REPO_MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
+REPO_MIGRATIONS = Path(__file__).resolve().parents[3] / "compass_server" / "store" / "migrations"
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from compass_server.errors import InvalidArgumentError
+from compass_server.domain.errors import InvalidArgumentError
 from compass_server.store import EVENTS_CHANNEL, ChangeEvent
 from tests.integration.store._seed import World, answer, ask, question, text, with_ask_ids
 

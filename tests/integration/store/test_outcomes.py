@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 import pytest
 
-from compass_server.errors import (
+from compass_server.domain.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -29,7 +29,7 @@ from tests.integration.store._seed import World, answer, ask, question, seed, te
 if TYPE_CHECKING:
     from compass_server.store import AccountRow
 
-REPO_MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
+REPO_MIGRATIONS = Path(__file__).resolve().parents[3] / "compass_server" / "store" / "migrations"
 S = comms_pb2
 NO_GRACE = timedelta(0)
 
@@ -511,7 +511,7 @@ async def test_rows_answered_before_version_2_read_back_as_answered(
 async def test_the_sweeper_uses_its_injected_clock_and_survives_a_failed_sweep(
     store: PostgresStore, world: World
 ) -> None:
-    from compass_server.errors import UnavailableError
+    from compass_server.domain.errors import UnavailableError
     from compass_server.sweeper import Sweeper
 
     now = datetime(2040, 1, 1, tzinfo=UTC)

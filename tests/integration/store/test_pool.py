@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from compass_server.errors import CompassError
+from compass_server.domain.errors import CompassError
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from gen.compass.v1 import comms_pb2

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 import pytest
 
-from compass_server.errors import CorruptDataError
+from compass_server.domain.errors import CorruptDataError
 from tests.integration.store._seed import World, answer, ask, question, text
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from compass_server.errors import InvalidArgumentError
+from compass_server.domain.errors import InvalidArgumentError
 from compass_server.store import MAX_PAGE_SIZE
 from tests.integration.store._seed import World, answer, ask, question, text, with_ask_ids
 

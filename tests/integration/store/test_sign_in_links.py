@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from compass_server.errors import FailedPreconditionError, NotFoundError
+from compass_server.domain.errors import FailedPreconditionError, NotFoundError
 from compass_server.store.postgres import PostgresStore
 from tests.integration.store._seed import seed
 

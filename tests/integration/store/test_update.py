@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from compass_server.domain import MAX_ASKS_PER_MESSAGE
-from compass_server.errors import (
+from compass_server.domain.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, strategies as st
 
-from compass_server.errors import InvalidArgumentError, NotFoundError
+from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.store.webhooks import EVENT_TYPES, WebhookStore, check_url
 from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import answer, ask, question

@@ -72,14 +72,14 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
         "import os\n"
         "from gen.compass.v1 import comms_pb2, agent_connect\n"
         "def f():\n"
-        "    from compass_server.errors import CompassError\n"
+        "    from compass_server.domain.errors import CompassError\n"
         "    import asyncpg.pool\n",
         encoding="utf-8",
     )
     names = [name for _line, name in _imports(sample)]
     assert [name for name in names if _forbidden(name)] == [
         "gen.compass.v1.agent_connect",
-        "compass_server.errors.CompassError",
+        "compass_server.domain.errors.CompassError",
         "asyncpg.pool",
     ]
 

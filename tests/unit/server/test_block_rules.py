@@ -11,7 +11,7 @@ from compass_server.domain import (
     check_blocks,
     check_text,
 )
-from compass_server.errors import InvalidArgumentError
+from compass_server.domain.errors import InvalidArgumentError
 from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import block_sets
 

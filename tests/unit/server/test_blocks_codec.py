@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given, settings
 
-from compass_server.errors import CorruptDataError
+from compass_server.domain.errors import CorruptDataError
 from compass_server.store.blocks import (
     apply_answer_state,
     decode_blocks,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, strategies as st
 
-from compass_server import wire
 from compass_server.telemetry import ConnectCodeReader
+from compass_server.transport import wire
 
 if TYPE_CHECKING:
     from starlette.types import Message

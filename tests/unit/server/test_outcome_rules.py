@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compass_server import domain
-from compass_server.errors import InvalidArgumentError
+from compass_server.domain.errors import InvalidArgumentError
 from gen.compass.v1 import comms_pb2
 
 S = comms_pb2

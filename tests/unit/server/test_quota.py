@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from compass_server.errors import ResourceExhaustedError
+from compass_server.domain.errors import ResourceExhaustedError
 from compass_server.quota import PostQuota
 
 

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from google.protobuf import json_format
 
-from compass_server import wire
 from compass_server.shared_reads import SharedResponses
 from compass_server.store import MessageRow
+from compass_server.transport import wire
 from gen.compass.v1 import comms_pb2
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)

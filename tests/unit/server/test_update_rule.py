@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from compass_server.domain import ask_update_violations, block_violations, check_ask_update
-from compass_server.errors import InvalidArgumentError
+from compass_server.domain.errors import InvalidArgumentError
 from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import asks
 

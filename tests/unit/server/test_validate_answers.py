@@ -16,7 +16,7 @@ from compass_server.domain import (
     is_identical_answer,
     validate_answers,
 )
-from compass_server.errors import FieldViolation, InvalidArgumentError
+from compass_server.domain.errors import FieldViolation, InvalidArgumentError
 from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import answer_sets, asks
 

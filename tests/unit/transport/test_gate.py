@@ -20,15 +20,15 @@ import pytest
 from connectrpc.code import Code
 from google.rpc import error_details_pb2
 
-from compass_server import gate as gate_module, wire
-from compass_server.errors import (
+from compass_server.domain.errors import (
     FieldViolation,
     InvalidArgumentError,
     NotFoundError,
     UnavailableError,
 )
-from compass_server.gate import AuthContext, ConnectGate, bearer_token
-from compass_server.interceptors import ErrorMapping
+from compass_server.transport import gate as gate_module, wire
+from compass_server.transport.error_mapping import ErrorMapping
+from compass_server.transport.gate import AuthContext, ConnectGate, bearer_token
 from gen.compass.v1 import comms_pb2
 from gen.compass.v1.comms_connect import CommsService, CommsServiceASGIApplication
 

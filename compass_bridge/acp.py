@@ -62,16 +62,16 @@ from acp.schema import (
 )
 
 from compass_agent import ConversationUpdated
-from compass_server.bridge.acp_events import AcpTranslator
-from compass_server.bridge.answers import outcome, runtime_timeout, status_name
-from compass_server.bridge.core import BridgeCore, Reason
-from compass_server.bridge.forms import (
+from compass_bridge.acp_events import AcpTranslator
+from compass_bridge.answers import outcome, runtime_timeout, status_name
+from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.forms import (
     ask_form_content,
     form_content,
     matches_ask_form,
     plan_form,
 )
-from compass_server.bridge.poster import AskNotPostedError, FatalServerError
+from compass_bridge.poster import AskNotPostedError, FatalServerError
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ if TYPE_CHECKING:
         WriteTextFileResponse,
     )
 
-    from compass_server.bridge.poster import AgentApi
+    from compass_bridge.poster import AgentApi
 
 __all__ = ["AcpBridge"]
 

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Final
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
-from compass_server import config as config_names, netguard
+from compass_server import config as config_names
 from compass_server.config import ConfigError, Settings
-from compass_server.netguard import ensure_open_files, guarded_protocol
+from compass_server.transport import netguard
+from compass_server.transport.netguard import ensure_open_files, guarded_protocol
 
 if TYPE_CHECKING:
     import socket
@@ -257,7 +258,7 @@ def _serve(args: argparse.Namespace) -> int:
             # would keep the process from stopping (a stalled client, a hung query).
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
             # Connection caps and a request-read deadline (uvicorn has neither for a client
-            # that sends half a request); see compass_server/netguard.py.
+            # that sends half a request); see compass_server/transport/netguard.py.
             http=guarded_protocol(
                 max_connections=settings.max_connections,
                 max_per_client=settings.max_connections_per_client,
@@ -291,7 +292,7 @@ def _check_open_files(settings: Settings) -> None:
 
 async def _serve_all(server: uvicorn.Server, app: Starlette, host: str, settings: Settings) -> None:
     """Run `server`; beside it, with COMPASS_METRICS_PORT a tiny /metrics-only server, and with
-    COMPASS_GRPC_PORT the HTTP/2 listener for gRPC (compass_server/h2.py). The side servers
+    COMPASS_GRPC_PORT the HTTP/2 listener for gRPC (compass_server/transport/h2.py). The side servers
     stop when the main one does."""
     sides: list[asyncio.Task[None]] = []
     stopping = asyncio.Event()
@@ -315,7 +316,7 @@ async def _serve_all(server: uvicorn.Server, app: Starlette, host: str, settings
         metrics_server.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
         sides.append(asyncio.create_task(metrics_server.serve(), name="compass-metrics-server"))
     if settings.grpc_port is not None:
-        from compass_server.h2 import serve_h2
+        from compass_server.transport.h2 import serve_h2
 
         h2_task = asyncio.create_task(
             serve_h2(
@@ -417,14 +418,14 @@ def _migrate_command(_args: argparse.Namespace) -> int:
 
 
 async def _seed_demo(dsn: str, settings: Settings, url: str) -> dict[str, object]:
-    from compass_server.demo import seed
+    from compass_server.cli.demo import seed
 
     async with _open_store(dsn, settings) as store:
         return await seed(store, url)
 
 
 async def _seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[str, object] | None:
-    from compass_server.demo import is_empty, seed
+    from compass_server.cli.demo import is_empty, seed
 
     async with _open_store(dsn, settings) as store:
         if not await is_empty(store):
@@ -446,7 +447,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _admin(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    from compass_server import admin
+    from compass_server.cli import admin
 
     action: Callable[..., Coroutine[Any, Any, dict[str, object]]] = getattr(admin, args.action)
     params = {k: v for k, v in vars(args).items() if k in admin.PARAMETERS[args.action]}
@@ -468,7 +469,7 @@ def _admin(args: argparse.Namespace) -> int:
 
 def _agent_bridge(args: argparse.Namespace) -> int:
     # The bridge is a client of some server; the server's COMPASS_* settings are not its own.
-    from compass_server.bridge import main as bridge_main
+    from compass_bridge import main as bridge_main
 
     return bridge_main(args)
 
@@ -499,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--url", help="the server URL to print (default from the settings)")
     demo.set_defaults(handler=_demo)
 
-    from compass_server import admin
+    from compass_server.cli import admin
 
     admin_parser = commands.add_parser("admin", help="manage workspaces, channels and accounts")
     actions = admin_parser.add_subparsers(dest="action_name", required=True)
@@ -509,7 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument(arg.flag, required=arg.required, help=arg.help, choices=arg.choices)
         sub.set_defaults(handler=_admin, action=name.replace("-", "_"))
 
-    from compass_server.bridge import add_arguments as add_bridge_arguments
+    from compass_bridge import add_arguments as add_bridge_arguments
 
     bridge = commands.add_parser(
         "agent-bridge", help="connect a running agent runtime to a Compass channel"
@@ -540,7 +541,7 @@ def _configure_logging(log_format: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text")
-    from compass_server.errors import CompassError
+    from compass_server.domain.errors import CompassError
     from compass_server.store.migrate import MigrationError
 
     try:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from compass_server.bridge.runtime import as_object
+from compass_bridge.runtime import as_object
 from gen.compass.v1 import agent_pb2
 
 if TYPE_CHECKING:

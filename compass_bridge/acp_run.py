@@ -30,17 +30,17 @@ from acp.schema import (
     Implementation,
 )
 
-from compass_server.bridge.acp import AcpBridge
-from compass_server.bridge.client import AgentClient
-from compass_server.bridge.core import Reason
-from compass_server.bridge.poster import FatalServerError
+from compass_bridge.acp import AcpBridge
+from compass_bridge.client import AgentClient
+from compass_bridge.core import Reason
+from compass_bridge.poster import FatalServerError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator
 
     from acp.client.connection import ClientSideConnection
 
-    from compass_server.bridge.session import BridgeOptions
+    from compass_bridge.session import BridgeOptions
 
 __all__ = ["run"]
 

@@ -24,21 +24,21 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from compass_agent import EventMapper
-from compass_server.bridge.answers import status_name
-from compass_server.bridge.poster import (
+from compass_bridge.answers import status_name
+from compass_bridge.poster import (
     AskNotPostedError,
     FatalServerError,
     GaveUpError,
     Poster,
     call_with_retry,
 )
-from compass_server.bridge.watch import until_final
+from compass_bridge.watch import until_final
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compass_server.bridge.poster import AgentApi
+    from compass_bridge.poster import AgentApi
 
 __all__ = ["BridgeCore", "Reason"]
 

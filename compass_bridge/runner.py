@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
 from compass_agent import ConversationUpdated
-from compass_server.bridge.answers import (
+from compass_bridge.answers import (
     DialogDriver,
     DialogStep,
     ask_reply,
@@ -65,12 +65,12 @@ from compass_server.bridge.answers import (
     runtime_timeout,
     status_name,
 )
-from compass_server.bridge.core import BridgeCore, Reason
-from compass_server.bridge.poster import (
+from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.poster import (
     AskNotPostedError,
     FatalServerError,
 )
-from compass_server.bridge.runtime import (
+from compass_bridge.runtime import (
     ASK_DIALOG_COMMAND_ID,
     DIALOG_METHODS,
     DONE_SELECTING_LABELS,
@@ -93,7 +93,7 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from compass_server.bridge.poster import AgentApi
+    from compass_bridge.poster import AgentApi
 
 __all__ = ["AskSlot", "Bridge", "ReplySink"]
 

@@ -1,6 +1,6 @@
 """The one place that turns exceptions into Connect errors (unary and server-streaming RPCs).
 
-Domain errors (compass_server/errors.py) carry messages written for clients and map to one
+Domain errors (compass_server/domain/errors.py) carry messages written for clients and map to one
 code each; InvalidArgumentError's violations travel as a google.rpc.BadRequest detail and, with
 the question each is about, as a compass.v1.InvalidFields detail. Anything
 else is logged here with its traceback and reaches the client only as INTERNAL
@@ -17,7 +17,7 @@ from connectrpc.errors import ConnectError, ErrorDetail
 from google.rpc import error_details_pb2  # pyright: ignore[reportMissingTypeStubs] - ships .pyi files but no py.typed marker
 from protobuf.wkt import Any
 
-from compass_server.errors import (
+from compass_server.domain.errors import (
     AlreadyExistsError,
     CompassError,
     ConflictError,

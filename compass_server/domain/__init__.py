@@ -22,7 +22,11 @@ from compass_agent.limits import (
     MAX_QUESTIONS_PER_ASK,
     NUL,
 )
-from compass_server.errors import FailedPreconditionError, FieldViolation, InvalidArgumentError
+from compass_server.domain.errors import (
+    FailedPreconditionError,
+    FieldViolation,
+    InvalidArgumentError,
+)
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

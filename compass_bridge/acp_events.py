@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Final
 
 from acp.schema import AgentMessageChunk, TextContentBlock, ToolCallProgress, ToolCallStart
 
-from compass_server.bridge.runtime import as_object
+from compass_bridge.runtime import as_object
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -52,7 +52,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
-from compass_server.bridge.client import Backoff, RpcError, bounded, fatal
+from compass_bridge.client import Backoff, RpcError, bounded, fatal
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

@@ -15,12 +15,12 @@ import logging
 import time
 from typing import TYPE_CHECKING, Final
 
-from compass_server.bridge.answers import is_final
-from compass_server.bridge.client import Backoff, RpcError, bounded, fatal
-from compass_server.bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
+from compass_bridge.answers import is_final
+from compass_bridge.client import Backoff, RpcError, bounded, fatal
+from compass_bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
 
 if TYPE_CHECKING:
-    from compass_server.bridge.poster import AgentApi
+    from compass_bridge.poster import AgentApi
     from gen.compass.v1 import comms_pb2
 
 __all__ = ["until_final"]

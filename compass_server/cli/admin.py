@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
-from compass_server.errors import InvalidArgumentError
+from compass_server.domain.errors import InvalidArgumentError
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from compass_server.store.webhooks import EVENT_TYPES, WebhookStore

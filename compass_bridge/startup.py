@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from compass_server.bridge.client import AgentClient, RpcError
+from compass_bridge.client import AgentClient, RpcError
 
 if TYPE_CHECKING:
-    from compass_server.bridge.session import BridgeOptions
+    from compass_bridge.session import BridgeOptions
 
 logger = logging.getLogger(__name__)
 

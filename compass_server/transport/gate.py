@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from connectrpc.code import Code
 
-from compass_server import wire
-from compass_server.errors import UnauthenticatedError, UnavailableError
-from compass_server.interceptors import INTERNAL_MESSAGE
+from compass_server.domain.errors import UnauthenticatedError, UnavailableError
+from compass_server.transport import wire
+from compass_server.transport.error_mapping import INTERNAL_MESSAGE
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator

@@ -54,7 +54,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
 
-from compass_server.bridge.runtime import (
+from compass_bridge.runtime import (
     DONE_SELECTING_LABELS,
     OTHER_OPTION,
     DialogQuestion,
@@ -66,7 +66,7 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compass_server.bridge.runtime import EditorRequest, QuestionMatch, SelectRequest
+    from compass_bridge.runtime import EditorRequest, QuestionMatch, SelectRequest
 
 __all__ = [
     "DialogDriver",

@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from compass_server.bridge.client import AgentClient
-from compass_server.bridge.runner import Bridge
-from compass_server.bridge.runtime import ASK_DIALOG_COMMAND, prompt_command
+from compass_bridge.client import AgentClient
+from compass_bridge.runner import Bridge
+from compass_bridge.runtime import ASK_DIALOG_COMMAND, prompt_command
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Generator

@@ -153,7 +153,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write("compass agent-bridge: --max-backoff/--drain-timeout out of range\n")
         return EXIT_USAGE
     # Imported here: `compass --help` and the other commands need none of httpx or the mapper.
-    from compass_server.bridge.session import BridgeOptions, run
+    from compass_bridge.session import BridgeOptions, run
 
     # One line per HTTP request at INFO would drown the bridge's own log.
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -168,14 +168,14 @@ def main(args: argparse.Namespace) -> int:
         drain_timeout=drain_timeout,
         prompt=prompt,
     )
-    from compass_server.bridge.startup import start_problem
+    from compass_bridge.startup import start_problem
 
     problem = asyncio.run(start_problem(options))
     if problem is not None:
         sys.stderr.write(f"compass agent-bridge: {problem}\n")
         return EXIT_USAGE
     if protocol == "acp":
-        from compass_server.bridge import acp_run
+        from compass_bridge import acp_run
 
         return asyncio.run(acp_run.run(options))
     return asyncio.run(run(options))

@@ -46,7 +46,7 @@ from compass_agent.limits import (
     MAX_QUESTIONS_PER_ASK,
     NUL,
 )
-from compass_server.bridge.answers import build_answers
+from compass_bridge.answers import build_answers
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

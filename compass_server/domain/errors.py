@@ -1,6 +1,6 @@
 """Domain errors: what went wrong, in words a client may read. No transport imports here.
 
-The interceptor (compass_server/interceptors.py) maps each class to one Connect code; the
+The interceptor (compass_server/transport/error_mapping.py) maps each class to one Connect code; the
 message of a domain error is written for the client and is sent as is. Anything that is not
 a CompassError becomes INTERNAL "internal error" there.
 """

@@ -1,0 +1,5 @@
+"""`python -m compass_server.cli`."""
+
+from compass_server.cli import main
+
+raise SystemExit(main())

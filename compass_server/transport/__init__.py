@@ -1,0 +1,3 @@
+"""The wire side of the server: the ASGI gate (authentication, size, protocol hygiene),
+codecs and error frames, exception -> Connect error mapping, connection guards, the
+HTTP/2 listener."""
