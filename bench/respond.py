@@ -463,10 +463,10 @@ def sql_side(
     (read, then one conditional write) and never the locked one."""
     from compass_server.store import EVENTS_CHANNEL, ChangeEvent
     from compass_server.store.blocks import encode_answers
-    from compass_server.store.postgres import (
-        _ANSWER_ASK,  # pyright: ignore[reportPrivateUsage] - the floor issues the store's own SQL
-        _SELECT_ACCOUNT_BY_TOKEN,  # pyright: ignore[reportPrivateUsage] - as above
-        _SELECT_ASK,  # pyright: ignore[reportPrivateUsage] - as above
+    from compass_server.store.postgres.sql import (  # the floor issues the store's own SQL
+        ANSWER_ASK,
+        SELECT_ACCOUNT_BY_TOKEN,
+        SELECT_ASK,
     )
 
     answers = encode_answers([("db", ["0"], ""), ("features", ["0", "1"], "")])
@@ -476,18 +476,18 @@ def sql_side(
         ask = cursor.take(index)
         digest = hashlib.sha256(token.encode()).digest()
         async with connection() as conn:  # authenticate()
-            row = await conn.fetchrow(_SELECT_ACCOUNT_BY_TOKEN, digest)
+            row = await conn.fetchrow(SELECT_ACCOUNT_BY_TOKEN, digest)
         if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
             raise RuntimeError("token lookup failed")
         async with connection() as conn:  # answer_ask(), the path every answer here takes
-            found = await conn.fetchrow(_SELECT_ASK, ask.ask_id, account_id)
+            found = await conn.fetchrow(SELECT_ASK, ask.ask_id, account_id)
             if found is None or not found["participant"] or found["answered_by_account_id"]:
                 raise RuntimeError(f"ask {ask.ask_id} is not answerable")
             head, tail = ChangeEvent.payload_around_revision(
                 channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask_id,)
             )
             answered_at = await conn.fetchval(
-                _ANSWER_ASK,
+                ANSWER_ASK,
                 ask.channel_id,
                 found["channel_revision"],
                 ask.ask_id,

@@ -1,0 +1,107 @@
+"""The change feed: LISTEN on the events channel, reconnecting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from compass_server.store import (
+    EVENTS_CHANNEL,
+    ChangeEvent,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
+
+    from asyncpg.pool import PoolConnectionProxy
+
+    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
+from compass_server.store.postgres.base import (
+    APPLICATION_NAME,
+    CONNECTION_TROUBLE,
+    PostgresBase,
+    logger,
+)
+from compass_server.store.postgres.sql import PING
+
+
+class ListenerMixin(PostgresBase):
+    """The change feed of PostgresStore."""
+
+    # -- change feed -------------------------------------------------------------------------
+
+    async def listen(
+        self,
+        on_change: Callable[[ChangeEvent], None],
+        on_resync: Callable[[], None],
+        *,
+        retry_delay: float = 0.5,
+        max_retry_delay: float = 10.0,
+        health_check_seconds: float = 15.0,
+        on_lost: Callable[[], None] = lambda: None,
+    ) -> None:
+        """See `Store.listen`.
+
+        Args:
+            retry_delay: first wait before reconnecting; doubles up to `max_retry_delay`.
+            health_check_seconds: how often the idle connection is probed, so a silently
+                dropped connection is noticed.
+        """
+
+        def deliver(_conn: object, _pid: int, _channel: str, payload: object) -> None:
+            try:
+                event = ChangeEvent.from_payload(str(payload))
+            except ValueError:
+                logger.exception("unreadable change notification %r; resyncing", payload)
+                on_resync()
+                return
+            on_change(event)
+
+        delay = retry_delay
+        while True:
+            try:
+                conn = await asyncpg.connect(
+                    self._dsn,
+                    timeout=self._timeout,
+                    server_settings={"application_name": f"{APPLICATION_NAME}-listener"},
+                )
+            except CONNECTION_TROUBLE as exc:
+                logger.warning(
+                    "change listener cannot connect (%s); retrying in %.1fs",
+                    type(exc).__name__,
+                    delay,
+                )
+            else:
+                try:
+                    await self._listen_on(conn, deliver, on_resync, health_check_seconds)
+                    delay = retry_delay  # it was connected: start backing off afresh
+                except CONNECTION_TROUBLE as exc:
+                    logger.warning("change listener lost its connection (%s)", type(exc).__name__)
+                finally:
+                    conn.terminate()
+                    on_lost()
+                logger.warning("change listener disconnected; reconnecting in %.1fs", delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, max_retry_delay)
+
+    async def _listen_on(
+        self,
+        conn: asyncpg.Connection[asyncpg.Record],
+        deliver: Callable[[object, int, str, object], None],
+        on_resync: Callable[[], None],
+        health_check_seconds: float,
+    ) -> None:
+        # Returns when the connection is lost; raises when a health probe fails.
+        lost = asyncio.Event()
+        conn.add_termination_listener(lambda _conn: lost.set())
+        await conn.add_listener(EVENTS_CHANNEL, deliver)
+        on_resync()
+        while not lost.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lost.wait(), timeout=health_check_seconds)
+                return
+            await conn.fetchval(PING, timeout=self._timeout)
