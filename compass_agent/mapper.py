@@ -21,7 +21,7 @@ Block-set rules, as implemented:
   taken only then; otherwise the id chosen at the start stays).
 
 Every frame carries the full block set and is built afresh for the caller: the mapper keeps no
-reference to it, and keeps the block set itself as plain values (texts, serialized asks).
+reference to it, and keeps the block set itself as texts and Ask messages that each frame copies.
 """
 
 from __future__ import annotations
