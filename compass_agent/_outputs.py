@@ -55,36 +55,3 @@ class UnmappedEvent:
 
 MapOutput: TypeAlias = ConversationUpdated | UnmappedEvent
 """One output of `EventMapper.map`."""
-
-
-# Building frames fast. A frozen dataclass's generated __init__ sets each field through
-# object.__setattr__, about 0.7us per frame here; setting the slots through their
-# descriptors still costs a call each. The mapper fills a plain class with the very same
-# slots instead (ordinary attribute stores) and then gives the object its real class, which
-# Python allows between classes of identical layout. The result is an ordinary frozen
-# ConversationUpdated, equal to one the constructor builds (tests/unit/agent/test_public_api.py
-# checks it; were the layouts ever to differ, the class assignment would raise at once).
-class _Unfrozen:
-    """ConversationUpdated's slots without its frozen __setattr__; never handed out."""
-
-    __slots__ = ConversationUpdated.__slots__
-
-    value: comms_pb2.MessageUpdated
-    kind: str
-    tool_call_id: str | None
-    block_index: int | None
-
-
-def new_frame(
-    value: comms_pb2.MessageUpdated,
-    tool_call_id: str | None = None,
-    block_index: int | None = None,
-) -> ConversationUpdated:
-    """`ConversationUpdated(value, tool_call_id=..., block_index=...)`, built faster."""
-    frame = _Unfrozen()
-    frame.value = value
-    frame.kind = "conversationUpdated"
-    frame.tool_call_id = tool_call_id
-    frame.block_index = block_index
-    frame.__class__ = ConversationUpdated  # pyright: ignore[reportAttributeAccessIssue] -- same slots: see above
-    return frame  # pyright: ignore[reportReturnType] -- a ConversationUpdated since the line above

@@ -21,7 +21,7 @@ Block-set rules, as implemented:
   taken only then; otherwise the id chosen at the start stays).
 
 Every frame carries the full block set and is built afresh for the caller: the mapper keeps no
-reference to it, and keeps the block set itself as plain values (texts, serialized asks).
+reference to it, and keeps the block set itself as texts and Ask messages that each frame copies.
 """
 
 from __future__ import annotations
@@ -29,18 +29,25 @@ from __future__ import annotations
 import logging
 import secrets
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
-from compass_agent._ask import fill_ask
-from compass_agent._json import MISSING, JsonObject, JsonValue, Missing, json_type
-from compass_agent._outputs import MapOutput, UnmappedEvent, new_frame
+from compass_agent._ask import build_ask
+from compass_agent._json import (
+    MISSING,
+    JsonObject,
+    MappingError,
+    as_array,
+    as_object,
+    as_str,
+    is_array,
+    is_object,
+)
+from compass_agent._outputs import ConversationUpdated, MapOutput, UnmappedEvent
 from compass_agent.limits import MAX_ASKS_PER_MESSAGE, NUL
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
-    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+    from collections.abc import Callable, Mapping
 
 __all__ = ["EventMapper"]
 
@@ -52,7 +59,6 @@ ASK_END: Final = "tool_execution_end:ask"
 """`event_type` of an UnmappedEvent for an ask call the runtime reported as failed."""
 
 _MAX_RUNTIME_TEXT: Final = 200  # characters of the runtime's error text kept in a reason
-_MessageUpdated: Final = comms_pb2.MessageUpdated  # one lookup less on every ask and message
 _TOO_MANY_ASKS: Final = (
     f"the message already holds {MAX_ASKS_PER_MESSAGE} asks, the most one message may carry"
 )
@@ -86,13 +92,12 @@ class EventMapper:
         self._opened = 0
         self._counts: dict[str, int] = {}
         self._counts_view = MappingProxyType(self._counts)
-        # The open block set, kept as plain values that every frame is built from afresh, so a
-        # frame shares nothing with the mapper or with other frames: its client_message_id
-        # (None: no block set is open yet), its settled texts, and its asks in arrival order,
-        # each as its serialized Ask (cheaper to take than a copy of the whole block set).
+        # The open block set, from which every frame is built afresh (a frame shares nothing
+        # with the mapper or with other frames): its client_message_id (None: no block set is
+        # open yet), its settled texts, and its asks in arrival order.
         self._message_id: str | None = None
-        self._texts: Sequence[str] = ()
-        self._asks: list[bytes] = []
+        self._texts: list[str] = []
+        self._asks: list[comms_pb2.Ask] = []
 
     @property
     def unmapped_counts(self) -> Mapping[str, int]:
@@ -110,93 +115,86 @@ class EventMapper:
             The frames and unmapped events it produced, in order; usually zero or one.
             Events of other types, and events of other tools, produce nothing.
         """
-        kind: object = None
+        if not is_object(event):
+            return []
+        event_type = "event"  # until routed; only a handler can fail in practice
         try:
-            if not isinstance(event, dict):
+            route = self._route(event)
+            if route is None:
                 return []
-            if TYPE_CHECKING:  # see _json.JsonValue: nested values still narrow
-                obj = cast("JsonObject", event)
-            else:  # the same without a function call; map() runs for every event
-                obj = event
-            kind = obj.get("type")
-            if kind == "tool_execution_start":
-                if obj.get("toolName") == "ask":
-                    return self._ask_start(obj)
-            elif kind == "tool_execution_end":
-                if obj.get("toolName") == "ask" and obj.get("isError") is True:
-                    return [self._unmapped(ASK_END, _failed_end_reason(obj))]
-            elif kind == "message_start":
-                return self._message_start(obj)
-            elif kind == "message_end":
-                return self._message_end(obj)
+            event_type, handle = route
+            return handle(event)
+        except MappingError as exc:
+            return [self._unmapped(event_type, exc.reason)]
         except Exception as exc:  # noqa: BLE001 -- SPEC §2.2: nothing may make map raise; counted, logged, never silent
             _log.exception("compass_agent: mapping an event failed")
-            return [self._unmapped(_event_type(kind), f"internal error ({type(exc).__name__})")]
-        return []
+            return [self._unmapped(event_type, f"internal error ({type(exc).__name__})")]
 
-    # -- events -------------------------------------------------------------------------
+    def _route(
+        self, event: JsonObject
+    ) -> tuple[str, Callable[[JsonObject], list[MapOutput]]] | None:
+        """The UnmappedEvent `event_type` and the handler for `event`; None to ignore it."""
+        kind = event.get("type")
+        if kind == "message_start":
+            return "message_start", self._message_start
+        if kind == "message_end":
+            return "message_end", self._message_end
+        if event.get("toolName") != "ask":
+            return None
+        if kind == "tool_execution_start":
+            return ASK_START, self._ask_start
+        if kind == "tool_execution_end":
+            return ASK_END, self._ask_end
+        return None  # updates change nothing: the block is defined by its start args
+
+    # -- events: each returns its outputs or raises MappingError ------------------------
 
     def _ask_start(self, event: JsonObject) -> list[MapOutput]:
-        message_id = self._message_id
-        if message_id is None:
-            message_id = self._open(None)
-        asks = self._asks
-        if len(asks) >= MAX_ASKS_PER_MESSAGE:
+        message_id = self._block_set(None)
+        if len(self._asks) >= MAX_ASKS_PER_MESSAGE:
             # The server refuses a message with more asks, and with it the whole frame.
             return [self._unmapped(ASK_START, _TOO_MANY_ASKS)]
-        frame = _MessageUpdated()
-        frame.client_message_id = message_id
-        blocks = frame.blocks
-        if self._texts or asks:  # not for the first ask of a tool-call-only message
-            self._add_kept_blocks(blocks)  # the block set so far, then the new ask
-        ask = blocks.add().ask
-        reason = fill_ask(ask, event.get("args", MISSING))
-        if reason is not None:
-            # The frame is dropped and the block set is unchanged: nothing partial, anywhere.
-            return [self._unmapped(ASK_START, reason)]
-        asks.append(ask.SerializeToString())
+        # Raises before anything changes when the args are malformed: nothing partial.
+        self._asks.append(build_ask(event.get("args", MISSING)))
         call_id = event.get("toolCallId")
-        if not isinstance(call_id, str):
-            call_id = None
-        return [new_frame(frame, call_id, len(blocks) - 1)]
+        return [
+            ConversationUpdated(
+                self._frame(message_id),
+                tool_call_id=call_id if isinstance(call_id, str) else None,
+                block_index=len(self._texts) + len(self._asks) - 1,
+            )
+        ]
+
+    def _ask_end(self, event: JsonObject) -> list[MapOutput]:
+        if event.get("isError") is not True:
+            return []  # a successful call changes nothing
+        return [self._unmapped(ASK_END, _failed_end_reason(event))]
 
     def _message_start(self, event: JsonObject) -> list[MapOutput]:
-        message = event.get("message", MISSING)
-        if not isinstance(message, dict):
-            return [self._unmapped("message_start", _not_object("message", message))]
-        role = message.get("role", MISSING)
-        if role == "assistant":
+        if _assistant_message(event) is not None:
             self._open(event.get("messageId"))
-            return []
-        if not isinstance(role, str):
-            # Without a role we cannot tell whether a new block set began; say so.
-            return [self._unmapped("message_start", _not_string("message.role", role))]
         return []
 
     def _message_end(self, event: JsonObject) -> list[MapOutput]:
-        message = event.get("message", MISSING)
-        if not isinstance(message, dict):
-            return [self._unmapped("message_end", _not_object("message", message))]
-        role = message.get("role", MISSING)
-        if role != "assistant":
-            if not isinstance(role, str):
-                return [self._unmapped("message_end", _not_string("message.role", role))]
+        message = _assistant_message(event)
+        if message is None:
             return []
-
-        texts, problem = _settled_texts(message.get("content", MISSING))
-        message_id = self._message_id
-        if message_id is None:
-            message_id = self._open(event.get("messageId"))
+        texts, problem = _settled_texts(message)
+        message_id = self._block_set(event.get("messageId"))
         self._texts = texts
-        frame = _MessageUpdated()
-        frame.client_message_id = message_id
-        self._add_kept_blocks(frame.blocks)
-        outputs: list[MapOutput] = [new_frame(frame)]
+        outputs: list[MapOutput] = [ConversationUpdated(self._frame(message_id))]
         if problem is not None:
             outputs.append(self._unmapped("message_end", problem))
         return outputs
 
     # -- state --------------------------------------------------------------------------
+
+    def _block_set(self, message_id: object) -> str:
+        """The open block set's client_message_id; opens one (named `message_id` if that is
+        usable) when none is open."""
+        if self._message_id is None:
+            return self._open(message_id)
+        return self._message_id
 
     def _open(self, message_id: object) -> str:
         """Open a new, empty block set and return its client_message_id."""
@@ -204,56 +202,78 @@ class EventMapper:
             self._opened += 1
             message_id = f"{self._session}-{self._opened}"
         self._message_id = message_id
-        self._texts = ()
+        self._texts = []
         self._asks = []
         return message_id
 
-    def _add_kept_blocks(
-        self, blocks: RepeatedCompositeFieldContainer[comms_pb2.MessageBlock]
-    ) -> None:
-        """Append the open block set to a new frame's `blocks`: texts first, then the asks."""
+    def _frame(self, message_id: str) -> comms_pb2.MessageUpdated:
+        """A new MessageUpdated with the open block set: texts first, then the asks.
+
+        `blocks.add(ask=...)` copies the Ask, so the frame shares nothing with the mapper.
+        """
+        frame = comms_pb2.MessageUpdated(client_message_id=message_id)
         for text in self._texts:
-            blocks.add().text.text = text
+            frame.blocks.add(text=comms_pb2.TextBlock(text=text))
         for ask in self._asks:
-            blocks.add().ask.MergeFromString(ask)
+            frame.blocks.add(ask=ask)
+        return frame
 
     def _unmapped(self, event_type: str, reason: str) -> UnmappedEvent:
         self._counts[event_type] = self._counts.get(event_type, 0) + 1
         return UnmappedEvent(event_type, reason)
 
 
-def _settled_texts(content: JsonValue | Missing) -> tuple[list[str], str | None]:
+def _assistant_message(event: JsonObject) -> JsonObject | None:
+    """The `message` of a message event when it is the assistant's; None for other roles.
+
+    Raises:
+        MappingError: `message` is not an object, or its role is not a string: without a
+            role we cannot tell whether a new block set began, so that is reported.
+    """
+    message = as_object(event.get("message", MISSING), "message")
+    role = as_str(message.get("role", MISSING), "message.role")
+    return message if role == "assistant" else None
+
+
+def _settled_texts(message: JsonObject) -> tuple[list[str], str | None]:
     """The non-blank text parts of an assistant message's content, and the first problem.
 
     A malformed part is skipped and reported (the caller counts it); the good parts still
     settle, so one bad part does not hide the rest of the message.
     """
+    content = message.get("content", MISSING)
     if isinstance(content, str):  # the runtime sends parts; a bare string is one text part
         content = [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        if content is MISSING:
-            return [], "message.content is missing"
-        return [], f"message.content is not an array (got {json_type(content)})"
+    try:
+        parts = as_array(content, "message.content")
+    except MappingError as exc:
+        return [], exc.reason
     texts: list[str] = []
     problem: str | None = None
-    for index, part in enumerate(content):
-        if not isinstance(part, dict):
-            problem = (
-                problem or f"message.content[{index}] is not an object (got {json_type(part)})"
-            )
+    for index, part in enumerate(parts):
+        try:
+            text = _part_text(part, f"message.content[{index}]")
+        except MappingError as exc:
+            problem = problem or exc.reason
             continue
-        if part.get("type") != "text":
-            continue  # thinking, toolCall, image: not conversation text
-        text = part.get("text", MISSING)
-        if not isinstance(text, str):
-            problem = problem or _not_string(f"message.content[{index}].text", text)
-        elif not _encodable(text):
-            problem = problem or f"message.content[{index}].text is not valid Unicode"
-        elif NUL in text:  # the server refuses it, and with it the whole frame
-            problem = problem or f"message.content[{index}].text contains a NUL character"
-        elif text.strip():
+        if text is not None and text.strip():
             texts.append(text)
     return texts, problem
+
+
+def _part_text(value: object, path: str) -> str | None:
+    """The text of one content part; None for a part that is not text (thinking, toolCall,
+    image)."""
+    part = as_object(value, path)
+    if part.get("type") != "text":
+        return None
+    path = f"{path}.text"
+    text = as_str(part.get("text", MISSING), path)
+    if not _encodable(text):
+        raise MappingError(path, "is not valid Unicode")
+    if NUL in text:  # the server refuses it, and with it the whole frame
+        raise MappingError(path, "contains a NUL character")
+    return text
 
 
 def _encodable(text: str) -> bool:
@@ -285,38 +305,16 @@ def _clip(text: str, limit: int) -> str:
     return text
 
 
-def _first_text(result: JsonValue | Missing) -> str | None:
+def _first_text(result: object) -> str | None:
     """The first text part of a tool result (`{content: [{type: "text", text}], ...}`)."""
-    if not isinstance(result, dict):
+    if not is_object(result):
         return None
     content = result.get("content")
-    if not isinstance(content, list):
+    if not is_array(content):
         return None
     for part in content:
-        if isinstance(part, dict):
+        if is_object(part):
             text = part.get("text")
             if part.get("type") == "text" and isinstance(text, str) and text.strip():
                 return text
     return None
-
-
-def _event_type(kind: object) -> str:
-    # Only the four handled event types can fail inside map(); the ask ones are named as the
-    # ordinary unmapped events for them are.
-    if kind in ("tool_execution_start", "tool_execution_end"):
-        return f"{kind}:ask"
-    if kind in ("message_start", "message_end"):
-        return str(kind)
-    return "event"  # pragma: no cover -- defensive: no other branch of map() can raise
-
-
-def _not_object(path: str, value: object) -> str:
-    if value is MISSING:
-        return f"{path} is missing"
-    return f"{path} is not an object (got {json_type(value)})"
-
-
-def _not_string(path: str, value: object) -> str:
-    if value is MISSING:
-        return f"{path} is missing"
-    return f"{path} is not a string (got {json_type(value)})"

@@ -1,38 +1,64 @@
-"""bench/mapper.py stays an honest comparison: every side builds the mapper's exact frame.
+"""bench/mapper.py stays honest: it times the mapper on the gallery ask and posts the frame
+the mapper makes of it; its figures and verdict come out as documented.
 
-No timing is asserted here (speed lives in bench/); this only runs the benchmark's own
-equality check and a tiny round so that a change to the mapper cannot silently leave the
-floor building something else.
+No timing is asserted here (speed lives in bench/), and nothing here starts a server: the
+round trip side needs `compass serve` and runs only in the bench itself.
 """
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from bench import _timing, mapper as bench_mapper
 from compass_agent import ConversationUpdated, EventMapper
-from tests.unit.agent._events import gallery_args, load_event
+from tests.unit.agent._events import gallery_args
 
 
-@pytest.mark.parametrize("args", [gallery_args(), load_event("ask-start-rich.json")["args"]])
-def test_floors_build_the_mappers_frame(args: dict[str, object]) -> None:
+def test_the_bench_maps_the_runtimes_gallery_ask() -> None:
+    event = bench_mapper.gallery_event()
+    assert event["args"] == gallery_args()
     mapper = EventMapper(session="bench")
-    mapper.map({"type": "message_start", "message": {"role": "assistant", "content": []}})
-    [frame] = mapper.map({"type": "tool_execution_start", "toolName": "ask", "args": args})
+    [frame] = mapper.map(bench_mapper.ASSISTANT_START) + mapper.map(event)
     assert isinstance(frame, ConversationUpdated)
 
-    assert bench_mapper.build_floor("bench-1", args) == frame.value
-    assert bench_mapper.build_bare("bench-1", bench_mapper.shaped(args)) == frame.value
+    posted = bench_mapper.mapped_frame(event)
+    assert posted == frame.value
+    assert [q.question_id for q in posted.blocks[0].ask.questions] == ["db", "features"]
+    assert posted.blocks[0].ask.ask_id == ""  # AppendMessage requires it empty
 
 
-def test_benchmark_runs_and_reports_ratios(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench_mapper.main(["--rounds", "2", "--block", "0.001"]) == 0
-    out = capsys.readouterr().out
-    assert "mapper/floor" in out
-    assert "mapper/bare build" in out
-    assert json.loads(bench_mapper.GALLERY.read_text(encoding="utf-8"))["args"] == gallery_args()
+def test_a_malformed_bench_event_stops_the_bench() -> None:
+    with pytest.raises(SystemExit, match="does not map"):
+        bench_mapper.mapped_frame(bench_mapper.ask_event({"questions": []}))
+
+
+def test_time_mapping_times_each_call() -> None:
+    samples = bench_mapper.time_mapping(bench_mapper.gallery_event(), 5)
+    assert len(samples) == 5
+    assert all(seconds > 0 for seconds in samples)
+
+
+def test_percentiles_ratio_and_verdict() -> None:
+    latency = bench_mapper.Latency(name="x", samples=tuple(float(n) for n in range(1, 101)))
+    assert (latency.percentile(0.5), latency.percentile(0.99), latency.percentile(1.0)) == (
+        50.0,
+        99.0,
+        100.0,
+    )
+    fast = bench_mapper.Result(
+        mapping=bench_mapper.Latency(name="mapping", samples=(40e-6,)),
+        round_trip=bench_mapper.Latency(name="round trip", samples=(2e-3,)),
+    )
+    assert fast.ratio == pytest.approx(0.02)
+    assert fast.met
+    assert "2.00% at p50" in fast.report()
+    assert "target <= 5% at p50: met" in fast.report()
+    slow = bench_mapper.Result(
+        mapping=bench_mapper.Latency(name="mapping", samples=(200e-6,)),
+        round_trip=bench_mapper.Latency(name="round trip", samples=(2e-3,)),
+    )
+    assert not slow.met
+    assert "NOT met" in slow.report()
 
 
 def test_timing_interleaves_and_computes_cost_ratios() -> None:

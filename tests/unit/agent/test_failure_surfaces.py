@@ -143,3 +143,19 @@ def test_non_object_events_yield_nothing(event: object) -> None:
     mapper = EventMapper(session=SESSION)
     assert mapper.map(event) == []
     assert dict(mapper.unmapped_counts) == {}
+
+
+def test_an_unexpected_error_inside_map_is_counted_and_logged_not_raised(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import compass_agent.mapper
+
+    def broken(_args: object) -> object:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(compass_agent.mapper, "build_ask", broken)
+    mapper = EventMapper(session=SESSION)
+    outputs = mapper.map(ask_start(gallery_args()))
+    assert outputs == [UnmappedEvent(START, "internal error (RuntimeError)")]
+    assert dict(mapper.unmapped_counts) == {START: 1}
+    assert "mapping an event failed" in caplog.text

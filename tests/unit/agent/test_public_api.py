@@ -67,7 +67,7 @@ def test_unmapped_counts_is_a_mapping() -> None:
 
 
 def test_frames_built_by_the_mapper_are_ordinary_frozen_dataclasses() -> None:
-    # The mapper builds frames without the generated __init__ (see _outputs.new_frame).
+    # The frames the mapper returns are the ordinary frozen dataclass, with every field.
     mapper = EventMapper(session="s")
     [frame] = mapper.map(
         {
