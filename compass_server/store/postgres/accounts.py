@@ -17,16 +17,6 @@ from compass_server.store import (
     ChannelRow,
     WorkspaceRow,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from datetime import datetime, timedelta
-    from typing import TypeAlias
-
-    import asyncpg
-    from asyncpg.pool import PoolConnectionProxy
-
-    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 from compass_server.store.postgres.base import (
     MAX_SIGN_IN_CODE,
     MAX_TOKEN_LENGTH,
@@ -57,6 +47,16 @@ from compass_server.store.postgres.sql import (
     USE_SIGN_IN_LINK,
     VOID_SIGN_IN_LINKS,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime, timedelta
+    from typing import TypeAlias
+
+    import asyncpg
+    from asyncpg.pool import PoolConnectionProxy
+
+    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
 
 class AccountsMixin(PostgresBase):

@@ -21,17 +21,6 @@ from compass_server.store.blocks import (
     apply_answer_state,
     encode_answers,
 )
-from gen.compass.v1 import comms_pb2
-
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime, timedelta
-    from typing import TypeAlias
-
-    import asyncpg
-    from asyncpg.pool import PoolConnectionProxy
-
-    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 from compass_server.store.postgres.base import PostgresBase, logger
 from compass_server.store.postgres.rows import ask_row, notify
 from compass_server.store.postgres.sql import (
@@ -45,6 +34,17 @@ from compass_server.store.postgres.sql import (
     TOUCH_MESSAGE,
     TRY_SWEEPER_LOCK,
 )
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime, timedelta
+    from typing import TypeAlias
+
+    import asyncpg
+    from asyncpg.pool import PoolConnectionProxy
+
+    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
 
 def guard_answer(

@@ -21,6 +21,9 @@ from compass_server.domain.errors import (
     NotFoundError,
     UnavailableError,
 )
+from compass_server.store.postgres.sql import (
+    PING,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Generator
@@ -30,11 +33,8 @@ if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
-from compass_server.store.postgres.sql import (
-    PING,
-)
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("compass_server.store.postgres")
 
 
 TOKEN_PREFIX: Final = "cmp_"  # noqa: S105 - a public prefix, not a secret

@@ -12,6 +12,13 @@ from compass_server.store import (
     EVENTS_CHANNEL,
     ChangeEvent,
 )
+from compass_server.store.postgres.base import (
+    APPLICATION_NAME,
+    CONNECTION_TROUBLE,
+    PostgresBase,
+    logger,
+)
+from compass_server.store.postgres.sql import PING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -20,13 +27,6 @@ if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
-from compass_server.store.postgres.base import (
-    APPLICATION_NAME,
-    CONNECTION_TROUBLE,
-    PostgresBase,
-    logger,
-)
-from compass_server.store.postgres.sql import PING
 
 
 class ListenerMixin(PostgresBase):

@@ -27,17 +27,6 @@ from compass_server.store.blocks import (
     decode_blocks,
     encode_blocks,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import TypeAlias
-
-    import asyncpg
-    from asyncpg.pool import PoolConnectionProxy
-
-    from gen.compass.v1 import comms_pb2
-
-    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 from compass_server.store.postgres.base import MINT_ATTEMPTS, UNIQUE_MESSAGES, PostgresBase
 from compass_server.store.postgres.rows import (
     EPOCH,
@@ -75,6 +64,17 @@ from compass_server.store.postgres.sql import (
     SELECT_REPLAY_SIZES,
     UPDATE_MESSAGE_BLOCKS,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TypeAlias
+
+    import asyncpg
+    from asyncpg.pool import PoolConnectionProxy
+
+    from gen.compass.v1 import comms_pb2
+
+    _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
 
 async def idempotent_repeat(

@@ -29,6 +29,11 @@ from compass_server.store.blocks import (
     apply_answer_state,
     decode_blocks,
 )
+from compass_server.store.postgres.sql import (
+    NOTIFY,
+    SELECT_ASK_STATE_OF_MESSAGES,
+    SELECT_VISIBLE_CHANNEL,
+)
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -39,11 +44,6 @@ if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
-from compass_server.store.postgres.sql import (
-    NOTIFY,
-    SELECT_ASK_STATE_OF_MESSAGES,
-    SELECT_VISIBLE_CHANNEL,
-)
 
 # ---------------------------------------------------------------------------------------------
 # Row conversion and helpers
