@@ -96,15 +96,15 @@ class Settings:
     max_request_bytes: int = 1 << 20
     """Largest accepted request body; larger requests are refused before parsing."""
     sweep_interval_seconds: float = 1.0
+    """How often the deadline sweeper looks for asks to expire."""
     auth_recheck_seconds: float = 2.0
+    """How often the tokens of live streams are re-checked (a revoked one ends its streams)."""
     max_streams_per_account: int = 64
+    """Open WatchChannel + WatchAsk streams one account may hold in one server process."""
     posts_per_minute: int = 1200
     """AppendMessage + UpdateMessage calls one account may make per minute (per process)."""
     post_burst: int = 300
     """How many of them may come at once."""
-    """Open WatchChannel + WatchAsk streams one account may hold in one server process."""
-    """How often the tokens of live streams are re-checked (a revoked one ends its streams)."""
-    """How often the deadline sweeper looks for asks to expire."""
     expiry_grace_seconds: float = 60.0
     """How long past a PICK_RECOMMENDED ask's deadline the server waits for the runtime's
     TIMED_OUT report before it expires the ask."""

@@ -21,8 +21,9 @@ CREATE TABLE webhooks (
 );
 CREATE INDEX webhooks_workspace_id_idx ON webhooks (workspace_id);
 
--- One row per (event, endpoint). `delivery_id` is the `webhook-id` header: the same on every
--- retry, so receivers can drop duplicates. `payload` is the JSON body, fixed at the first
+-- One row per (event, endpoint). `delivery_id` is the `webhook-id` header ("whmsg_...": not
+-- "msg_", the prefix of Compass message ids): the same on every retry, so receivers can drop
+-- duplicates. `payload` is the JSON body, fixed at the first
 -- attempt (retries send the same bytes; text, not jsonb, which would reformat it);
 -- `next_attempt_at` is also the claim lease of a delivery in flight.
 CREATE TABLE webhook_deliveries (
@@ -61,7 +62,7 @@ CREATE TABLE ask_reminders (
 CREATE FUNCTION compass_enqueue_webhooks(ask asks, kind text) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, ask_id)
-    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, kind, ask.ask_id
+    SELECT 'whmsg_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, kind, ask.ask_id
     FROM webhooks w
     JOIN channels c ON c.workspace_id = w.workspace_id
     WHERE c.channel_id = ask.channel_id AND kind = ANY (w.events);
