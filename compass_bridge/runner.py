@@ -50,8 +50,7 @@ import contextlib
 import json
 import logging
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Final
 
 from compass_agent import ConversationUpdated
 from compass_bridge.answers import (
@@ -63,7 +62,6 @@ from compass_bridge.answers import (
     dialog_questions,
     outcome,
     runtime_timeout,
-    status_name,
 )
 from compass_bridge.core import BridgeCore, Reason
 from compass_bridge.poster import (
@@ -77,7 +75,6 @@ from compass_bridge.runtime import (
     PROMPT_COMMAND_ID,
     AskRequest,
     CancelRequest,
-    DialogQuestion,
     DialogRequest,
     EditorRequest,
     NoticeRequest,
@@ -88,6 +85,15 @@ from compass_bridge.runtime import (
     locate_select,
     parse_ui_request,
 )
+from compass_bridge.slots import (
+    AskSlot,
+    Dialog,
+    Held,
+    Holdable,
+    ReplySink,
+    encode_line,
+    log_unanswered,
+)
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -95,85 +101,12 @@ if TYPE_CHECKING:
 
     from compass_bridge.poster import AgentApi
 
-__all__ = ["AskSlot", "Bridge", "ReplySink"]
+__all__ = ["AskSlot", "Bridge", "ReplySink"]  # AskSlot and ReplySink live in slots.py
 
 logger = logging.getLogger(__name__)
 
 HOLD_SECONDS: Final = 2.0
 """How long a request that matches no ask waits for its call's `tool_execution_start`."""
-
-_Holdable: TypeAlias = AskRequest | SelectRequest
-
-
-class ReplySink(Protocol):
-    """Where replies to the runtime go: one JSON object per line on its stdin."""
-
-    async def send(self, line: bytes) -> None:
-        """Write one complete line.
-
-        Raises:
-            OSError: the runtime's input is closed.
-        """
-        ...
-
-
-@dataclass(slots=True, kw_only=True)
-class AskSlot:
-    """An Ask block derived from one ask tool call, waiting for the runtime's requests."""
-
-    key: str
-    """The mapper's client_message_id of the message holding the ask."""
-    ordinal: int
-    """Which ask of that message it is (0 = the first ask block)."""
-    tool_call_id: str | None
-    question_ids: tuple[str, ...]
-    question_texts: tuple[str, ...]
-    ask: comms_pb2.Ask
-    """The Ask block as mapped (its questions and options, no id)."""
-    questions: tuple[DialogQuestion, ...] = ()
-    """The questions as the runtime presents them (for select/editor dialogs)."""
-    request_id: str | None = None
-    """The `method: "ask"` request this slot answers, once correlated."""
-    dialog: _Dialog | None = None
-    """Its select/editor dialogs, once the first one was correlated."""
-    closed: bool = False
-    """The tool call ended; no request can come for it any more."""
-    answered: bool = False
-    """The participant's answer reached the bridge and goes to the runtime."""
-    reported: bool = False
-    """Nothing more to do about its outcome: final in Compass (declined, expired), closed
-    by the bridge, or never stored."""
-    deadline_ms: float | None = None
-    """When the runtime's own timeout answers it (epoch ms), when it announced one."""
-
-
-@dataclass(slots=True, eq=False)
-class _Dialog:
-    """One ask's select/editor dialogs (oh-my-pi 18.2.3)."""
-
-    slot: AskSlot
-    task: asyncio.Task[None] | None = None
-    """Waits for the answer; done once the driver exists."""
-    driver: DialogDriver | None = None
-    pending: tuple[SelectRequest, QuestionMatch] | None = None
-    """The select the runtime waits on while the answer is not known yet."""
-    ask_id: str = ""
-    timeout_noted: bool = False
-    refused: bool = False
-    """The ask ended without an answer in Compass: every dialog of it is cancelled."""
-
-
-@dataclass(slots=True, eq=False)
-class _Held:
-    request: _Holdable
-    timer: asyncio.TimerHandle
-    at_ms: float
-    """When it arrived (epoch ms): the runtime's dialog timeout runs from then."""
-
-
-def encode_line(obj: Mapping[str, object]) -> bytes:
-    """One JSON line for the runtime: ASCII only, so no byte can be mistaken for a line end."""
-    return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
 
 
 class Bridge(BridgeCore):
@@ -202,7 +135,7 @@ class Bridge(BridgeCore):
         self._slots: list[AskSlot] = []
         self._waits: dict[str, asyncio.Task[None]] = {}
         self._dialogs: set[asyncio.Task[None]] = set()
-        self._held: dict[str, _Held] = {}
+        self._held: dict[str, Held] = {}
         self._writes: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._unmapped: collections.Counter[str] = collections.Counter()
@@ -483,7 +416,7 @@ class Bridge(BridgeCore):
     def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: SelectRequest) -> None:
         dialog = slot.dialog
         if dialog is None:
-            dialog = slot.dialog = _Dialog(slot=slot)
+            dialog = slot.dialog = Dialog(slot=slot)
             dialog.task = asyncio.create_task(
                 self._follow_dialog(dialog), name=f"compass-dialog-{request.request_id}"
             )
@@ -537,7 +470,7 @@ class Bridge(BridgeCore):
 
     # -- held requests ---------------------------------------------------------------------
 
-    def _hold(self, request: _Holdable) -> None:
+    def _hold(self, request: Holdable) -> None:
         rid = request.request_id
         timer = asyncio.get_running_loop().call_later(
             self._hold_seconds,
@@ -545,7 +478,7 @@ class Bridge(BridgeCore):
             rid,
             f"no ask tool call matching it started within {self._hold_seconds:g}s",
         )
-        self._held[rid] = _Held(request=request, timer=timer, at_ms=time.time() * 1000)
+        self._held[rid] = Held(request=request, timer=timer, at_ms=time.time() * 1000)
         logger.debug("request %s matches no ask yet; held", rid)
 
     def _retry_held(self) -> None:
@@ -626,7 +559,7 @@ class Bridge(BridgeCore):
             ask = await self._until_final(ask_id)
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
-                _log_unanswered(ask, f"request {rid}")
+                log_unanswered(ask, f"request {rid}")
                 await self._send(cancelled_reply(rid))
                 return
             slot.answered = True
@@ -651,7 +584,7 @@ class Bridge(BridgeCore):
             slot.closed = True
             self._slots = [s for s in self._slots if not s.closed]
 
-    async def _follow_dialog(self, dialog: _Dialog) -> None:
+    async def _follow_dialog(self, dialog: Dialog) -> None:
         slot = dialog.slot
         try:
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
@@ -660,7 +593,7 @@ class Bridge(BridgeCore):
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 dialog.refused = True
-                _log_unanswered(ask, "its dialogs")
+                log_unanswered(ask, "its dialogs")
                 if dialog.pending is not None:
                     rid = dialog.pending[0].request_id
                     dialog.pending = None
@@ -688,7 +621,7 @@ class Bridge(BridgeCore):
             self._stopped(slot, Reason.BRIDGE_ERROR)
             await self._cancel_pending(dialog)
 
-    async def _cancel_pending(self, dialog: _Dialog) -> None:
+    async def _cancel_pending(self, dialog: Dialog) -> None:
         if dialog.pending is not None:
             rid = dialog.pending[0].request_id
             dialog.pending = None
@@ -699,15 +632,15 @@ class Bridge(BridgeCore):
         learned = (self._done_label,) if self._done_label else ()
         return tuple(dict.fromkeys((*learned, *DONE_SELECTING_LABELS)))
 
-    def _write_step(self, dialog: _Dialog, step: DialogStep) -> None:
+    def _write_step(self, dialog: Dialog, step: DialogStep) -> None:
         self._note_step(dialog, step)
         self._write(step.reply)
 
-    async def _send_step(self, dialog: _Dialog, step: DialogStep) -> None:
+    async def _send_step(self, dialog: Dialog, step: DialogStep) -> None:
         self._note_step(dialog, step)
         await self._send(step.reply)
 
-    def _note_step(self, dialog: _Dialog, step: DialogStep) -> None:
+    def _note_step(self, dialog: Dialog, step: DialogStep) -> None:
         for problem in step.problems:
             logger.warning("ask %s: %s", dialog.ask_id, problem)
         driver = dialog.driver
@@ -769,20 +702,3 @@ class Bridge(BridgeCore):
     def _count(self, event_type: str, reason: str) -> None:
         self._unmapped[event_type] += 1
         logger.warning("unmapped runtime event %s: %s", event_type, reason)
-
-
-def _log_unanswered(ask: comms_pb2.Ask, what: str) -> None:
-    """The ask ended in Compass without an answer; `what` gets the runtime's cancel."""
-    name = status_name(outcome(ask))
-    why = f" ({ask.close_reason})" if ask.close_reason else ""
-    if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
-        logger.warning(
-            "ask %s was declined in Compass%s: %s answered cancelled, so the runtime aborts",
-            ask.ask_id,
-            why,
-            what,
-        )
-    else:
-        logger.warning(
-            "ask %s ended in Compass as %s%s: %s answered cancelled", ask.ask_id, name, why, what
-        )

@@ -16,7 +16,7 @@ from compass_bridge.answers import (
     is_answered,
     value_reply,
 )
-from compass_bridge.runner import encode_line
+from compass_bridge.slots import encode_line
 from compass_bridge.runtime import (
     OTHER_OPTION,
     EditorRequest,
