@@ -16,7 +16,6 @@ from compass_bridge.answers import (
     is_answered,
     value_reply,
 )
-from compass_bridge.slots import encode_line
 from compass_bridge.runtime import (
     OTHER_OPTION,
     EditorRequest,
@@ -25,6 +24,7 @@ from compass_bridge.runtime import (
     locate_select,
     parse_ui_request,
 )
+from compass_bridge.slots import encode_line
 from gen.compass.v1 import comms_pb2
 from tests.bridge import _recorded
 
