@@ -7,7 +7,7 @@ import contextlib
 import logging
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 from compass_server import telemetry
 from compass_server.domain.errors import UnavailableError
 from compass_server.hub import ChangeHub
-from compass_server.metrics import Metrics, metrics_endpoint
+from compass_server.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
 from compass_server.service import AgentHandlers, CommsHandlers
@@ -28,8 +28,9 @@ from compass_server.store.postgres import PostgresStore
 from compass_server.store.webhooks import WebhookStore
 from compass_server.sweeper import Sweeper, utc_now
 from compass_server.transport import wire
+from compass_server.transport.auth import AuthContext
 from compass_server.transport.error_mapping import ErrorMapping
-from compass_server.transport.gate import AuthContext, ConnectGate
+from compass_server.transport.gate import ConnectGate
 from compass_server.webhooks import BACKOFF, WebhookSender
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
@@ -272,6 +273,15 @@ def create_app(
     app.state.change_hub = hub
     app.state.metrics = metrics
     return app
+
+
+ServerApp: TypeAlias = Starlette
+"""What `create_app` returns (the CLI names it without importing Starlette)."""
+
+
+def metrics_only_app(app: Starlette) -> Starlette:
+    """A tiny app serving `app`'s /metrics without a token (for COMPASS_METRICS_PORT)."""
+    return Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))])
 
 
 def begin_shutdown(app: Starlette) -> None:

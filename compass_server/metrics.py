@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
     from compass_server.store import AccountRow, AskRow
-    from compass_server.transport.gate import AuthContext
+    from compass_server.transport.auth import AuthContext
 
 REQ = TypeVar("REQ")
 V = TypeVar("V")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from compass_server.quota import PostQuota
     from compass_server.revocation import Revocations
     from compass_server.store import AccountRow, AskRow, MessageRow, Store
-    from compass_server.transport.gate import AuthContext
+    from compass_server.transport.auth import AuthContext
 
     # Handlers never read the context's message types; the gate did the header work. (The
     # generated protocols type it per method; Any keeps one alias for all of them.)

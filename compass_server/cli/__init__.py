@@ -30,8 +30,7 @@ if TYPE_CHECKING:
     import socket
     from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
 
-    from starlette.applications import Starlette
-
+    from compass_server.app import ServerApp
     from compass_server.embedded import LocalPostgres
     from compass_server.store.postgres import PostgresStore
 
@@ -113,96 +112,18 @@ def _has_embedded_wheel() -> bool:
 
 
 async def _ensure_database(pg: LocalPostgres) -> None:
-    import asyncpg
+    from compass_server.store.setup import ensure_database
 
-    conn = await asyncpg.connect(pg.dsn)
-    try:
-        exists = await conn.fetchval(
-            "SELECT 1 FROM pg_database WHERE datname = $1", EMBEDDED_DATABASE
-        )
-        if not exists:
-            await conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
-    finally:
-        await conn.close()
+    await ensure_database(pg.dsn, EMBEDDED_DATABASE)
 
 
 async def _migrate(dsn: str) -> list[int]:
-    import asyncpg
+    from compass_server.store.setup import DatabaseSetupError, migrate_database
 
-    from compass_server.store.migrate import migrate
-
-    target = describe_dsn(dsn)
     try:
-        conn = await asyncpg.connect(dsn, timeout=10)
-    except (ValueError, TypeError, asyncpg.ClientConfigurationError) as exc:
-        raise CliError(
-            "COMPASS_DATABASE_URL is not a valid PostgreSQL URL; use "
-            "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
-        ) from exc
-    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        raise CliError(
-            f"cannot connect to PostgreSQL at {target}: {_why(exc)}. Check that PostgreSQL "
-            "runs there and that COMPASS_DATABASE_URL names the right host, port, database "
-            "and user"
-        ) from exc
-    try:
-        return await migrate(conn)
-    finally:
-        await conn.close()
-
-
-def describe_dsn(dsn: str) -> str:
-    """Host, port, database and user of a PostgreSQL URL, for messages (never the password).
-
-    Raises:
-        CliError: `dsn` is not a postgresql:// URL with a valid port.
-    """
-    from urllib.parse import parse_qs, unquote, urlsplit
-
-    malformed = CliError(
-        "COMPASS_DATABASE_URL is not a valid PostgreSQL URL; use "
-        "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
-    )
-    try:
-        parts = urlsplit(dsn)
-        port = parts.port
-    except ValueError:
-        raise malformed from None
-    if parts.scheme not in ("postgresql", "postgres"):
-        raise malformed
-    query = parse_qs(parts.query)
-    host = parts.hostname or (query.get("host") or ["localhost"])[0]
-    database = unquote(parts.path.lstrip("/")) or (query.get("dbname") or [""])[0]
-    user = parts.username or (query.get("user") or [""])[0]
-    shown = f"{unquote(host)}:{port or 5432}"
-    if database:
-        shown += f", database {database!r}"
-    if user:
-        shown += f", user {unquote(user)!r}"
-    return shown
-
-
-def _why(exc: BaseException) -> str:
-    """A few words on why a connection failed (the exception's class alone says little)."""
-    import socket
-
-    import asyncpg
-
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, socket.gaierror):
-        return "unknown host"
-    if isinstance(exc, TimeoutError):
-        return "no answer within 10 s"
-    if isinstance(exc, asyncpg.InvalidCatalogNameError):
-        return "that database does not exist"
-    if isinstance(
-        exc, asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError
-    ):
-        return "the user or password was not accepted"
-    if isinstance(exc, asyncpg.PostgresError):
-        return f"the server refused ({exc.sqlstate})"
-    return f"{type(exc).__name__}"
+        return await migrate_database(dsn)
+    except DatabaseSetupError as exc:
+        raise CliError(str(exc)) from exc
 
 
 @contextlib.asynccontextmanager
@@ -290,7 +211,7 @@ def _check_open_files(settings: Settings) -> None:
         )
 
 
-async def _serve_all(server: uvicorn.Server, app: Starlette, host: str, settings: Settings) -> None:
+async def _serve_all(server: uvicorn.Server, app: ServerApp, host: str, settings: Settings) -> None:
     """Run `server`; beside it, with COMPASS_METRICS_PORT a tiny /metrics-only server, and with
     COMPASS_GRPC_PORT the HTTP/2 listener for gRPC (compass_server/transport/h2.py). The side servers
     stop when the main one does."""
@@ -298,14 +219,11 @@ async def _serve_all(server: uvicorn.Server, app: Starlette, host: str, settings
     stopping = asyncio.Event()
     metrics_server: uvicorn.Server | None = None
     if settings.metrics_port is not None:
-        from starlette.applications import Starlette as _Starlette
-        from starlette.routing import Route
-
-        from compass_server.metrics import open_metrics_endpoint
+        from compass_server.app import metrics_only_app
 
         metrics_server = uvicorn.Server(
             uvicorn.Config(
-                _Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))]),
+                metrics_only_app(app),
                 host=host,
                 port=settings.metrics_port,
                 lifespan="off",
@@ -360,7 +278,7 @@ class _AnnouncingServer(uvicorn.Server):
         self,
         config: uvicorn.Config,
         *,
-        app: Starlette,
+        app: ServerApp,
         settings: Settings,
         dsn: str,
         demo: bool,

@@ -21,59 +21,26 @@ import asyncio
 import contextlib
 import json
 import logging
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from connectrpc.code import Code
 
-from compass_server.domain.errors import UnauthenticatedError, UnavailableError
+from compass_server.domain.errors import UnavailableError
 from compass_server.transport import wire
 from compass_server.transport.error_mapping import INTERNAL_MESSAGE
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Generator
+    from collections.abc import Awaitable, Callable
 
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from compass_server.transport.auth import AuthContext
 
 logger = logging.getLogger(__name__)
 
 A = TypeVar("A")
 
 MAX_TOKEN_LENGTH: Final = 512
-
-
-class AuthContext(Generic[A]):
-    """Where handlers find what the gate learned about the current request: the account it
-    authenticated and the token it was admitted with."""
-
-    def __init__(self) -> None:
-        self._var: ContextVar[A | None] = ContextVar("compass_account", default=None)
-        self._token: ContextVar[str] = ContextVar("compass_token", default="")
-
-    def current(self) -> A:
-        """The caller's account.
-
-        Raises:
-            UnauthenticatedError: called outside a request that passed the gate.
-        """
-        account = self._var.get()
-        if account is None:
-            raise UnauthenticatedError("authentication required")
-        return account
-
-    def token(self) -> str:
-        """The bearer token the current request was admitted with ("" outside one)."""
-        return self._token.get()
-
-    @contextlib.contextmanager
-    def bound(self, account: A, token: str = "") -> Generator[None]:
-        account_reset = self._var.set(account)
-        token_reset = self._token.set(token)
-        try:
-            yield
-        finally:
-            self._token.reset(token_reset)
-            self._var.reset(account_reset)
 
 
 class _Reject(Exception):  # noqa: N818 - internal control flow, never escapes this module

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from compass_server.transport import wire
-from compass_server.transport.gate import AuthContext, ConnectGate
+from compass_server.transport.auth import AuthContext
+from compass_server.transport.gate import ConnectGate
 from tests.e2e._asks import post, text_block
 from tests.e2e._connect import envelope, open_stream, parse_reply, path, split_frames
 from tests.e2e._grpc import grpc_status

@@ -14,7 +14,7 @@ from compass_server.hub import ChangeHub
 from compass_server.service import CommsHandlers
 from compass_server.store import AccountRow, ChangeEvent
 from compass_server.store.postgres import PostgresStore
-from compass_server.transport.gate import AuthContext
+from compass_server.transport.auth import AuthContext
 from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import seed, text
 

@@ -27,8 +27,9 @@ from compass_server.domain.errors import (
     UnavailableError,
 )
 from compass_server.transport import gate as gate_module, wire
+from compass_server.transport.auth import AuthContext
 from compass_server.transport.error_mapping import ErrorMapping
-from compass_server.transport.gate import AuthContext, ConnectGate, bearer_token
+from compass_server.transport.gate import ConnectGate, bearer_token
 from gen.compass.v1 import comms_pb2
 from gen.compass.v1.comms_connect import CommsService, CommsServiceASGIApplication
 
