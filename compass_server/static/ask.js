@@ -195,8 +195,13 @@ function questionTitle(question) {
   return question.question || question.header || question.questionId || "(untitled question)";
 }
 
-// `question "<id>": ...` is how the server names a question in a field violation.
-const QUESTION_PREFIX = /^question ("(?:[^"\\]|\\.)*"): /;
+/** A violation's text without the `question "<id>": ` the server starts it with: the UI shows
+ * it under that question already. */
+function withoutQuestionName(violation) {
+  const text = violation.description || violation.field;
+  const named = violation.questionId ? `question ${JSON.stringify(violation.questionId)}: ` : "";
+  return named && text.startsWith(named) ? text.slice(named.length) : text;
+}
 
 /** Which part of a question a violation is about: "text" (its free text), "choice" (its
  * chosen options) or null (the question as a whole, or not said). */
@@ -625,7 +630,7 @@ export class AskForm {
         general.push(violation.description || violation.field);
         continue;
       }
-      const text = (violation.description || violation.field).replace(QUESTION_PREFIX, "");
+      const text = withoutQuestionName(violation);
       byQuestion.set(target, [...(byQuestion.get(target) ?? []), text]);
       // Only the part at fault is marked: a choice error never outlines the "Other" box.
       const part = violationPart(violation);
@@ -671,18 +676,15 @@ export class AskForm {
   }
 
   questionFor(violation) {
-    const indexed = /^answers\[(\d+)\]/.exec(violation.field ?? "");
-    if (indexed) return this.questions[Number(indexed[1])] ?? null;
-    const named = QUESTION_PREFIX.exec(violation.description ?? "");
-    if (!named) return null;
-    let id;
-    try {
-      id = JSON.parse(named[1]);
-    } catch {
-      return null;
+    // The question id travels with the violation (compass.v1.InvalidFields); a violation of
+    // one answer without it (an older server) is placed by its answers[i] path.
+    if (violation.questionId) {
+      return this.questions.find((entry) => entry.question.questionId === violation.questionId) ?? null;
     }
-    return this.questions.find((entry) => entry.question.questionId === id) ?? null;
+    const indexed = /^answers\[(\d+)\]/.exec(violation.field ?? "");
+    return indexed ? (this.questions[Number(indexed[1])] ?? null) : null;
   }
+
 }
 
 const OUTCOMES = {

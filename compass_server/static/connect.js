@@ -1,5 +1,6 @@
 // Connect-JSON transport for CommsService: unary calls, server streams, and Connect errors
-// (with google.rpc.BadRequest field violations) as RpcError.
+// (with their field violations: compass.v1.InvalidFields, else google.rpc.BadRequest) as
+// RpcError.
 
 const SERVICE = "compass.v1.CommsService";
 const FLAG_COMPRESSED = 0x01;
@@ -10,7 +11,7 @@ export class RpcError extends Error {
   /**
    * @param {string} code
    * @param {string} message
-   * @param {{field: string, description: string}[]} [violations]
+   * @param {{field: string, description: string, questionId: string}[]} [violations]
    */
   constructor(code, message, violations = []) {
     super(message);
@@ -20,16 +21,14 @@ export class RpcError extends Error {
   }
 }
 
-// Connect's HTTP-status fallback, for answers that carry no Connect error body (a proxy's 502).
+// The Connect protocol's HTTP-to-code table, for answers that carry no Connect error body (a
+// proxy's 502, ...): https://connectrpc.com/docs/protocol/#http-to-error-code. Anything else
+// is "unknown". (400 is "internal" there: a Connect server always sends a body with its 400s.)
 const HTTP_CODES = {
-  400: "invalid_argument",
+  400: "internal",
   401: "unauthenticated",
   403: "permission_denied",
   404: "unimplemented",
-  408: "deadline_exceeded",
-  409: "aborted",
-  412: "failed_precondition",
-  413: "resource_exhausted",
   429: "unavailable",
   502: "unavailable",
   503: "unavailable",
@@ -170,14 +169,38 @@ export function errorFrom(data, status) {
   const known = data !== null && typeof data === "object";
   const code = known && typeof data.code === "string" ? data.code : HTTP_CODES[status] ?? "unknown";
   const message = known && typeof data.message === "string" ? data.message : `HTTP ${status}`;
-  const violations = [];
-  if (known && Array.isArray(data.details)) {
-    for (const detail of data.details) {
-      if (!detail || detail.type !== "google.rpc.BadRequest") continue;
-      violations.push(...badRequestViolations(detail));
-    }
-  }
+  const details = known && Array.isArray(data.details) ? data.details.filter(Boolean) : [];
+  // compass.v1.InvalidFields carries each violation with the question it is about; a server
+  // without it sends only google.rpc.BadRequest (no question ids then).
+  const invalid = details.find((detail) => detail.type === "compass.v1.InvalidFields");
+  const violations = invalid
+    ? invalidFieldsViolations(invalid)
+    : details.filter((detail) => detail.type === "google.rpc.BadRequest").flatMap(badRequestViolations);
   return new RpcError(code, message, violations);
+}
+
+// compass.v1.InvalidFields { repeated InvalidField fields = 1; }
+// InvalidField { string field = 1; string description = 2; string question_id = 3; }
+function invalidFieldsViolations(detail) {
+  if (typeof detail.value !== "string") return [];
+  try {
+    const violations = [];
+    for (const [number, value] of protoFields(base64Bytes(detail.value))) {
+      if (number !== 1 || !(value instanceof Uint8Array)) continue;
+      const violation = { field: "", description: "", questionId: "" };
+      for (const [inner, text] of protoFields(value)) {
+        if (!(text instanceof Uint8Array)) continue;
+        const decoded = new TextDecoder().decode(text);
+        if (inner === 1) violation.field = decoded;
+        if (inner === 2) violation.description = decoded;
+        if (inner === 3) violation.questionId = decoded;
+      }
+      violations.push(violation);
+    }
+    return violations;
+  } catch {
+    return [];
+  }
 }
 
 function badRequestViolations(detail) {
@@ -185,7 +208,7 @@ function badRequestViolations(detail) {
   if (Array.isArray(fromDebug)) {
     return fromDebug
       .filter((v) => v && typeof v === "object")
-      .map((v) => ({ field: String(v.field ?? ""), description: String(v.description ?? "") }));
+      .map((v) => ({ field: String(v.field ?? ""), description: String(v.description ?? ""), questionId: "" }));
   }
   // `debug` is optional in the Connect protocol: decode the binary detail instead.
   if (typeof detail.value !== "string") return [];
@@ -208,7 +231,7 @@ function decodeBadRequest(bytes) {
   const violations = [];
   for (const [number, value] of protoFields(bytes)) {
     if (number !== 1 || !(value instanceof Uint8Array)) continue;
-    const violation = { field: "", description: "" };
+    const violation = { field: "", description: "", questionId: "" };
     for (const [inner, text] of protoFields(value)) {
       if (!(text instanceof Uint8Array)) continue;
       if (inner === 1) violation.field = new TextDecoder().decode(text);
