@@ -1,8 +1,45 @@
+// @ts-check
 // An Ask block: ONE form for all its questions while pending (answered by one RespondToAsk,
 // or declined by DeclineAsk), a read-only view with its outcome once closed. Every string
 // from the agent (or another person) goes in as text.
 
 import { h, timeNode, uid } from "./dom.js";
+
+// The Connect-JSON shapes read here (proto3 JSON: any field may be absent; an enum may come as
+// its name or its number; Timestamps are RFC 3339 strings).
+/**
+ * @typedef {{id?: string, label?: string, description?: string, preview?: string}} Option
+ * @typedef {object} Question
+ * @property {string} [questionId]
+ * @property {string} [question]
+ * @property {string} [header]
+ * @property {Option[]} [options]
+ * @property {boolean} [allowMultiple]
+ * @property {number | null} [recommended]
+ * @property {string[]} [chosenOptionIds]
+ * @property {string} [customText]
+ * @property {boolean} [timedOut]
+ * @typedef {object} Ask
+ * @property {string} [askId]
+ * @property {Question[]} [questions]
+ * @property {string | number} [status]
+ * @property {string} [answeredByAccountId]
+ * @property {string} [answeredAt]
+ * @property {string} [answeredByName]
+ * @property {string} [deadline]
+ * @property {string | number} [onTimeout]
+ * @property {string} [closedByAccountId]
+ * @property {string} [closedAt]
+ * @property {string} [closedByName]
+ * @property {string} [closeReason]
+ * @typedef {{questionId: string, chosenOptionIds: string[], customText: string}} Answer
+ *   One AskQuestionAnswer of a RespondToAsk request.
+ * @typedef {{chosen: Set<string>, text: string}} QuestionDraft
+ * @typedef {{question: Question, chosen: string[], text: string}} UnsentAnswer
+ * @typedef {import("./connect.js").Violation} Violation
+ * @typedef {{code?: unknown, message?: unknown, violations?: unknown, closedAsk?: Ask | null}} SendError
+ *   What a failed submit or decline rejects with (an RpcError, or anything else thrown).
+ */
 
 /** The AskStatus names, as Connect-JSON sends them. */
 export const STATUS = Object.freeze({
@@ -27,13 +64,20 @@ const STATUS_BY_NUMBER = [
 
 const PICK_RECOMMENDED = "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED";
 
-/** Whether the server recorded an answer (by a person or a timeout). */
+/**
+ * Whether the server recorded an answer (by a person or a timeout).
+ * @param {Ask} ask
+ */
 export function isAnswered(ask) {
   return Boolean(ask.answeredAt || ask.answeredByAccountId);
 }
 
 /** The ask's status name. Unset (an older server): ANSWERED once an answer is stored, else
  * PENDING. A name this page does not know is final too (every status but PENDING is). */
+/**
+ * @param {Ask} ask
+ * @returns {string}
+ */
 export function askStatus(ask) {
   let status = ask.status;
   if (typeof status === "number") status = STATUS_BY_NUMBER[status] ?? `ASK_STATUS_${status}`;
@@ -43,15 +87,23 @@ export function askStatus(ask) {
   return isAnswered(ask) ? STATUS.ANSWERED : STATUS.PENDING;
 }
 
+/** @param {Ask} ask */
 export function isFinal(ask) {
   return askStatus(ask) !== STATUS.PENDING;
 }
 
+/**
+ * @param {Ask} ask
+ * @param {string} fallback
+ */
 function closerName(ask, fallback) {
   return ask.closedByName || ask.closedByAccountId || fallback;
 }
 
-/** How the ask ended, as the start of a sentence ("This ask was declined by Grace"). */
+/**
+ * How the ask ended, as the start of a sentence ("This ask was declined by Grace").
+ * @param {Ask} ask
+ */
 export function closedPhrase(ask) {
   switch (askStatus(ask)) {
     case STATUS.ANSWERED:
@@ -69,26 +121,37 @@ export function closedPhrase(ask) {
   }
 }
 
-/** The note shown when the ask closed while the person had entered something. */
+/**
+ * The note shown when the ask closed while the person had entered something.
+ * @param {Ask} ask
+ */
 export function interruptedNote(ask) {
-  const lead = {
+  /** @type {Record<string, string>} */
+  const leads = {
     [STATUS.ANSWERED]: "This ask was answered",
     [STATUS.DECLINED]: "This ask was declined",
     [STATUS.WITHDRAWN]: "The agent withdrew this ask",
     [STATUS.TIMED_OUT]: "This ask timed out",
     [STATUS.EXPIRED]: "This ask expired",
-  }[askStatus(ask)] ?? "This ask was closed";
+  };
+  const lead = leads[askStatus(ask)] ?? "This ask was closed";
   return `${lead} while you were filling it in; your answers were not sent.`;
 }
 
-/** Milliseconds since the epoch for an RFC 3339 timestamp (any fraction length), or NaN. */
+/**
+ * Milliseconds since the epoch for an RFC 3339 timestamp (any fraction length), or NaN.
+ * @param {unknown} text
+ */
 export function parseTimestamp(text) {
   if (typeof text !== "string" || !text) return Number.NaN;
   // Protobuf JSON may carry up to 9 fractional digits; Date.parse wants at most 3.
   return Date.parse(text.replace(/(\.\d{3})\d+/, "$1"));
 }
 
-/** "1:23", "1:02:03", "2 d 3:04:05" for a number of whole seconds. */
+/**
+ * "1:23", "1:02:03", "2 d 3:04:05" for a number of whole seconds.
+ * @param {number} seconds
+ */
 export function formatRemaining(seconds) {
   const s = Math.max(0, Math.floor(seconds));
   const days = Math.floor(s / 86400);
@@ -100,17 +163,38 @@ export function formatRemaining(seconds) {
   return `${minutes}:${secs}`;
 }
 
+/**
+ * The countdown's words `remaining` whole seconds before the deadline (<= 0: time is up),
+ * under the ask's timeout policy (PICK_RECOMMENDED by name or number, else it expires), and
+ * its state for styling: "running", "soon" (the last minute) or "up".
+ * @param {number} remaining
+ * @param {string | number} policy
+ */
+export function countdownText(remaining, policy) {
+  const up = remaining <= 0;
+  const pick = policy === PICK_RECOMMENDED || policy === 1;
+  const clock = up ? "Time is up" : `Answer within ${formatRemaining(remaining)}`;
+  let then;
+  if (up) then = pick ? " — the agent picks the recommended option." : " — the ask expires.";
+  else then = pick ? " — then the agent picks the recommended option." : " — then the ask expires.";
+  const state = up ? "up" : remaining <= 60 ? "soon" : "running";
+  return { clock, then, state };
+}
+
 // One timer for every countdown on the page; an updater returning false is done.
+/** @type {Set<() => boolean>} */
 const ticking = new Set();
+/** @type {ReturnType<typeof setInterval> | null} */
 let ticker = null;
 
+/** @param {() => boolean} update */
 function track(update) {
   if (update() === false) return;
   ticking.add(update);
   ticker ??= setInterval(() => {
     for (const each of ticking) if (each() === false) ticking.delete(each);
     if (!ticking.size) {
-      clearInterval(ticker);
+      clearInterval(ticker ?? undefined);
       ticker = null;
     }
   }, 250);
@@ -123,11 +207,13 @@ class Countdown {
     this.then = h("span", { class: "countdown-then" });
     this.node = h("p", { class: "ask-deadline", hidden: true }, this.clock, this.then);
     this.deadline = Number.NaN;
+    /** @type {string | number} */
     this.policy = "";
     this.tracked = false;
     this.seenConnected = false;
   }
 
+  /** @param {Ask} ask */
   set(ask) {
     this.deadline = parseTimestamp(ask.deadline);
     this.policy = ask.onTimeout ?? "";
@@ -149,16 +235,11 @@ class Countdown {
       return false; // the form left the page
     }
     const remaining = Math.ceil((this.deadline - Date.now()) / 1000);
-    const up = remaining <= 0;
-    const pick = this.policy === PICK_RECOMMENDED || this.policy === 1; // by name or number
-    const clock = up ? "Time is up" : `Answer within ${formatRemaining(remaining)}`;
-    let then;
-    if (up) then = pick ? " — the agent picks the recommended option." : " — the ask expires.";
-    else then = pick ? " — then the agent picks the recommended option." : " — then the ask expires.";
+    const { clock, then, state } = countdownText(remaining, this.policy);
     if (this.clock.textContent !== clock) this.clock.textContent = clock;
     if (this.then.textContent !== then) this.then.textContent = then;
-    this.node.dataset.state = up ? "up" : remaining <= 60 ? "soon" : "running";
-    if (up) {
+    this.node.dataset.state = state;
+    if (state === "up") {
       this.tracked = false;
       return false;
     }
@@ -166,7 +247,10 @@ class Countdown {
   }
 }
 
-/** The ask's questions without answer state: equal signatures render the same form. */
+/**
+ * The ask's questions without answer state: equal signatures render the same form.
+ * @param {Ask} ask
+ */
 export function questionSignature(ask) {
   return JSON.stringify(
     (ask.questions ?? []).map((q) => [
@@ -180,41 +264,239 @@ export function questionSignature(ask) {
   );
 }
 
-/** The index of the recommended option, or -1 when unset or out of range (no mark then). */
+/**
+ * The index of the recommended option, or -1 when unset or out of range (no mark then).
+ * @param {Question} question
+ */
 export function recommendedIndex(question) {
   const index = question.recommended;
   const count = (question.options ?? []).length;
-  return Number.isInteger(index) && index >= 0 && index < count ? index : -1;
+  return typeof index === "number" && Number.isInteger(index) && index >= 0 && index < count ? index : -1;
 }
 
-function plural(count, one, many) {
+/**
+ * "1 question", "2 questions".
+ * @param {number} count
+ * @param {string} one
+ * @param {string} many
+ */
+export function plural(count, one, many) {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-function questionTitle(question) {
+/**
+ * What to call a question in a sentence: its text, else its header, else its id.
+ * @param {Question} question
+ */
+export function questionTitle(question) {
   return question.question || question.header || question.questionId || "(untitled question)";
 }
 
-/** A violation's text without the `question "<id>": ` the server starts it with: the UI shows
- * it under that question already. */
-function withoutQuestionName(violation) {
-  const text = violation.description || violation.field;
-  const named = violation.questionId ? `question ${JSON.stringify(violation.questionId)}: ` : "";
-  return named && text.startsWith(named) ? text.slice(named.length) : text;
-}
 
-/** Which part of a question a violation is about: "text" (its free text), "choice" (its
- * chosen options) or null (the question as a whole, or not said). */
+/**
+ * Which part of a question a violation is about: "text" (its free text), "choice" (its
+ * chosen options) or null (the question as a whole, or not said).
+ * @param {Violation | null | undefined} violation
+ * @returns {"text" | "choice" | null}
+ */
 export function violationPart(violation) {
   const part = /^answers\[\d+\]\.(custom_text|customText|chosen_option_ids|chosenOptionIds)\b/.exec(violation?.field ?? "");
   if (!part) return null;
   return part[1].startsWith("custom") ? "text" : "choice";
 }
 
+/**
+ * The question a field violation is about, as its index in `questionIds` (the form's
+ * questions in order), or -1 for the form as a whole. The question id travels with the
+ * violation (compass.v1.InvalidFields); a violation of one answer without it (an older
+ * server) is placed by its `answers[i]` path.
+ * @param {Violation} violation
+ * @param {string[]} questionIds
+ */
+export function violationQuestion(violation, questionIds) {
+  if (violation.questionId) return questionIds.indexOf(violation.questionId);
+  const indexed = /^answers\[(\d+)\]/.exec(violation.field ?? "");
+  if (!indexed) return -1;
+  const index = Number(indexed[1]);
+  return index < questionIds.length ? index : -1;
+}
+
+/**
+ * A violation's text without the `question "<id>": ` the server starts it with: the UI shows
+ * it under that question already.
+ * @param {Violation} violation
+ */
+export function violationText(violation) {
+  const text = violation.description || violation.field;
+  const named = violation.questionId ? `question ${JSON.stringify(violation.questionId)}: ` : "";
+  return named && text.startsWith(named) ? text.slice(named.length) : text;
+}
+
+/**
+ * Whether an answer says nothing (no pick, no text): it is sent as a skip.
+ * @param {Answer} answer
+ */
+export function isSkipped(answer) {
+  return !answer.chosenOptionIds.length && !answer.customText;
+}
+
+/**
+ * Whether the stored answer of `ask` is exactly `answers` (same picks in any order, same
+ * text, for every question), so that nothing entered is lost.
+ * @param {Ask} ask
+ * @param {Answer[]} answers
+ */
+export function answersMatch(ask, answers) {
+  const stored = new Map((ask.questions ?? []).map((q) => [q.questionId ?? "", q]));
+  return answers.every((answer) => {
+    const q = stored.get(answer.questionId);
+    if (!q) return false;
+    const chosen = [...(q.chosenOptionIds ?? [])].sort();
+    const mine = [...answer.chosenOptionIds].sort();
+    return (q.customText ?? "") === answer.customText && JSON.stringify(chosen) === JSON.stringify(mine);
+  });
+}
+
+/**
+ * The primary button's label: how many questions go as skipped, unless all do (the form is
+ * untouched: the button then refuses, see AskForm.send).
+ * @param {number} skipped
+ * @param {number} total
+ */
+export function sendLabel(skipped, total) {
+  return skipped && skipped !== total ? `Send answers (${skipped} skipped)` : "Send answers";
+}
+
+/**
+ * The skip notice for `skippedTitles` (the titles of the questions left empty) out of
+ * `total` questions: its bold lead and the question names, or null when nothing is skipped.
+ * @param {string[]} skippedTitles
+ * @param {number} total
+ * @returns {{lead: string, names: string} | null}
+ */
+export function skipNotice(skippedTitles, total) {
+  if (skippedTitles.length === 0) return null;
+  if (skippedTitles.length === total) {
+    return {
+      lead: total === 1
+        ? "Nothing entered yet: answer the question, or skip it."
+        : "Nothing entered yet: answer at least one question, or skip them all.",
+      names: "",
+    };
+  }
+  return {
+    lead: `${plural(skippedTitles.length, "question", "questions")} left empty will be sent as skipped: `,
+    names: skippedTitles.map((title) => `“${title}”`).join(", "),
+  };
+}
+
+/**
+ * The line by the send button for a refused RespondToAsk with `code` (field violations, when
+ * there are some, are shown next to their questions).
+ * @param {string} code
+ * @param {string} message
+ * @param {boolean} hasFieldErrors
+ */
+export function describeSendError(code, message, hasFieldErrors) {
+  switch (code) {
+    case "invalid_argument":
+      return hasFieldErrors
+        ? "Some answers were not accepted; see the notes next to them."
+        : `The answers were not accepted: ${message}`;
+    case "failed_precondition":
+      return `This ask was closed, so your answers were not sent: ${message}`;
+    case "not_found":
+      return "This ask is no longer available to you.";
+    case "permission_denied":
+      return `You may not answer this ask: ${message}`;
+    case "unauthenticated":
+      return "Your token is no longer accepted. Your answers are kept here; sign in again to send them.";
+    case "unavailable":
+    case "deadline_exceeded":
+    case "aborted":
+      return "The server could not take your answers right now. They are kept here; try again.";
+    default:
+      return "Something went wrong while sending. Your answers are kept here; try again.";
+  }
+}
+
+/**
+ * The words for a refused DeclineAsk.
+ * @param {SendError | null | undefined} error
+ */
+export function describeDeclineError(error) {
+  const code = errorCode(error);
+  if (code === "failed_precondition" && error?.closedAsk && isFinal(error.closedAsk)) {
+    return `${closedPhrase(error.closedAsk)}, so it was not declined.`;
+  }
+  if (code === "unauthenticated") return "Your token is no longer accepted; sign in again to decline.";
+  if (["unavailable", "deadline_exceeded", "aborted"].includes(code)) {
+    return "The server could not be reached; the ask was not declined. Try again.";
+  }
+  return `The ask was not declined: ${typeof error?.message === "string" ? error.message : "something went wrong"}`;
+}
+
+/**
+ * The Connect code of what a send rejected with ("unknown" for anything but an RpcError).
+ * @param {SendError | null | undefined} error
+ */
+function errorCode(error) {
+  return error && typeof error.code === "string" ? error.code : "unknown";
+}
+
+/**
+ * The ask as stored when `error` says the send found it closed, else null.
+ * @param {SendError | null | undefined} error
+ */
+function closedAskOf(error) {
+  const closed = error?.closedAsk;
+  return errorCode(error) === "failed_precondition" && closed && isFinal(closed) ? closed : null;
+}
+
+/**
+ * For each option of a rebuilt question, whether it is ticked again from the draft: the
+ * saved picks by option id, except that a single-select question with more than one of them
+ * (its options changed) gets none.
+ * @param {string[]} optionIds
+ * @param {Set<string>} chosen
+ * @param {boolean} multiple
+ */
+export function restoredChoice(optionIds, chosen, multiple) {
+  const ticked = optionIds.map((id) => chosen.has(id));
+  if (!multiple && ticked.filter(Boolean).length > 1) return ticked.map(() => false);
+  return ticked;
+}
+
+/**
+ * The labels of the chosen options (an id without an option stays as it is).
+ * @param {Question} question
+ * @param {string[]} ids
+ */
+export function chosenLabels(question, ids) {
+  const labels = new Map((question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
+  return ids.map((id) => labels.get(id) ?? id);
+}
+
+/**
+ * @typedef {object} QuestionEntry One question of a pending form.
+ * @property {Question} question
+ * @property {HTMLFieldSetElement} fieldset
+ * @property {HTMLInputElement[]} inputs
+ * @property {HTMLTextAreaElement} other
+ * @property {HTMLButtonElement | null} clear
+ * @property {HTMLElement} violation
+ * @property {boolean} multiple
+ */
+
 /** The pending form of one ask. `submit(askId, answers)` sends them and `decline(askId,
  * reason)` declines the ask; both reject with RpcError (one refused because the ask closed
  * meanwhile may carry that ask as `closedAsk`). */
 export class AskForm {
+  /**
+   * @param {Ask} ask
+   * @param {{submit: (askId: string, answers: Answer[]) => Promise<void>,
+   *   decline: (askId: string, reason: string) => Promise<void>}} actions
+   */
   constructor(ask, { submit, decline }) {
     this.ask = ask;
     this.signature = questionSignature(ask);
@@ -222,8 +504,17 @@ export class AskForm {
     this.declineAsk = decline;
     this.busy = false;
     this.declined = false; // this person declined it here: no "not sent" note then
+    /** @type {string | null} */
     this.closedOutcome = null; // set when a send found the ask closed
     this.countdown = new Countdown();
+    // Built by buildDecline():
+    /** @type {HTMLButtonElement} */ this.declineButton;
+    /** @type {HTMLSpanElement} */ this.declineDraftWarning;
+    /** @type {HTMLTextAreaElement} */ this.declineReason;
+    /** @type {HTMLParagraphElement} */ this.declineError;
+    /** @type {HTMLButtonElement} */ this.declineConfirm;
+    /** @type {HTMLButtonElement} */ this.declineCancel;
+    /** @type {HTMLDivElement} */ this.declinePanel;
     this.questions = (ask.questions ?? []).map((question, index) => this.buildQuestion(question, index));
     this.skipNotice = h("p", { class: "skip-notice", role: "status", "aria-live": "polite" });
     this.formError = h("p", { class: "form-error", role: "alert", hidden: true });
@@ -261,7 +552,10 @@ export class AskForm {
     this.refresh();
   }
 
-  /** The same ask again (same questions): picks up a changed deadline. */
+  /**
+   * The same ask again (same questions): picks up a changed deadline.
+   * @param {Ask} ask
+   */
   update(ask) {
     this.ask = ask;
     this.countdown.set(ask);
@@ -332,21 +626,12 @@ export class AskForm {
     try {
       this.declined = true;
       await this.declineAsk(this.ask.askId ?? "", this.declineReason.value.trim());
-    } catch (error) {
+    } catch (caught) {
       this.declined = false;
-      const code = error && typeof error.code === "string" ? error.code : "unknown";
-      let text;
-      if (code === "failed_precondition" && error.closedAsk && isFinal(error.closedAsk)) {
-        text = `${closedPhrase(error.closedAsk)}, so it was not declined.`;
-        this.closedOutcome = askStatus(error.closedAsk);
-      } else if (code === "unauthenticated") {
-        text = "Your token is no longer accepted; sign in again to decline.";
-      } else if (["unavailable", "deadline_exceeded", "aborted"].includes(code)) {
-        text = "The server could not be reached; the ask was not declined. Try again.";
-      } else {
-        text = `The ask was not declined: ${error?.message ?? "something went wrong"}`;
-      }
-      this.declineError.textContent = text;
+      const error = /** @type {SendError | null | undefined} */ (caught);
+      const closed = closedAskOf(error);
+      if (closed) this.closedOutcome = askStatus(closed);
+      this.declineError.textContent = describeDeclineError(error);
       this.declineError.hidden = false;
     } finally {
       this.busy = false;
@@ -356,6 +641,7 @@ export class AskForm {
 
   /** Disables the actions while a call is in flight, and for good once the ask is known to
    * be closed (the inputs stay as they are: nothing entered is taken away). */
+  /** @param {boolean} busy */
   setDisabled(busy) {
     const off = busy || this.closedOutcome !== null;
     this.button.disabled = off;
@@ -366,12 +652,18 @@ export class AskForm {
     else this.node.removeAttribute("aria-busy");
   }
 
+  /**
+   * @param {Question} question
+   * @param {number} index
+   * @returns {QuestionEntry}
+   */
   buildQuestion(question, index) {
     const options = question.options ?? [];
     const multiple = Boolean(question.allowMultiple);
     const recommended = recommendedIndex(question);
     const groupName = uid("question");
     const violation = h("p", { class: "violation", role: "alert", id: uid("violation"), hidden: true });
+    /** @type {HTMLInputElement[]} */
     const inputs = [];
     const optionNodes = options.map((option, optionIndex) => {
       const inputId = uid("option");
@@ -452,16 +744,22 @@ export class AskForm {
       ),
       violation,
     );
+    /** @type {QuestionEntry} */
     const entry = { question, fieldset, inputs, other, clear, violation, multiple };
     return entry;
   }
 
+  /**
+   * @param {QuestionEntry} entry
+   * @param {HTMLInputElement} input
+   */
   picked(entry, input) {
     // Single-select: free text is instead of a pick, so a pick clears it (SPEC §4 step 6).
     if (!entry.multiple && input.checked) entry.other.value = "";
     this.refresh();
   }
 
+  /** @param {QuestionEntry} entry */
   typed(entry) {
     if (!entry.multiple && entry.other.value.trim() !== "") {
       for (const input of entry.inputs) input.checked = false;
@@ -469,7 +767,10 @@ export class AskForm {
     this.refresh();
   }
 
-  /** One entry per question, in question order (the server's answers[i] is question i). */
+  /**
+   * One entry per question, in question order (the server's answers[i] is question i).
+   * @returns {Answer[]}
+   */
   answers() {
     return this.questions.map((q) => ({
       questionId: q.question.questionId ?? "",
@@ -481,7 +782,7 @@ export class AskForm {
   skipped() {
     return this.answers()
       .map((answer, index) => ({ answer, entry: this.questions[index] }))
-      .filter(({ answer }) => !answer.chosenOptionIds.length && !answer.customText)
+      .filter(({ answer }) => isSkipped(answer))
       .map(({ entry }) => entry);
   }
 
@@ -494,24 +795,16 @@ export class AskForm {
     const total = this.questions.length;
     const untouched = skipped.size === total;
     this.skipAllButton.hidden = !untouched;
-    this.button.textContent = skipped.size && !untouched ? `Send answers (${skipped.size} skipped)` : "Send answers";
+    this.button.textContent = sendLabel(skipped.size, total);
     if (untouched) this.button.setAttribute("aria-describedby", this.skipNotice.id || (this.skipNotice.id = uid("skip")));
     else this.button.removeAttribute("aria-describedby");
-    if (skipped.size === 0) {
+    const notice = skipNotice([...skipped].map((entry) => questionTitle(entry.question)), total);
+    if (!notice) {
       this.skipNotice.replaceChildren();
       this.skipNotice.hidden = true;
       return;
     }
-    let lead;
-    let names = "";
-    if (untouched) {
-      lead = total === 1
-        ? "Nothing entered yet: answer the question, or skip it."
-        : "Nothing entered yet: answer at least one question, or skip them all.";
-    } else {
-      names = [...skipped].map((entry) => `“${questionTitle(entry.question)}”`).join(", ");
-      lead = `${plural(skipped.size, "question", "questions")} left empty will be sent as skipped: `;
-    }
+    const { lead, names } = notice;
     // Rewrite the live region only when its words change, so screen readers are not told
     // the same thing at every keystroke.
     if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + names) return;
@@ -524,8 +817,12 @@ export class AskForm {
     return this.skipped().length < this.questions.length;
   }
 
-  /** What the person entered, by question id, to carry into a rebuilt form. */
+  /**
+   * What the person entered, by question id, to carry into a rebuilt form.
+   * @returns {Map<string, QuestionDraft>}
+   */
   draft() {
+    /** @type {Map<string, QuestionDraft>} */
     const draft = new Map();
     for (const entry of this.questions) {
       draft.set(entry.question.questionId ?? "", {
@@ -536,35 +833,33 @@ export class AskForm {
     return draft;
   }
 
+  /** @param {Map<string, QuestionDraft>} draft */
   restore(draft) {
     for (const entry of this.questions) {
       const saved = draft.get(entry.question.questionId ?? "");
       if (!saved) continue;
-      for (const input of entry.inputs) input.checked = saved.chosen.has(input.value);
+      const ticked = restoredChoice(entry.inputs.map((input) => input.value), saved.chosen, entry.multiple);
+      entry.inputs.forEach((input, index) => {
+        input.checked = ticked[index];
+      });
       entry.other.value = saved.text;
-      if (!entry.multiple && entry.inputs.filter((i) => i.checked).length > 1) {
-        for (const input of entry.inputs) input.checked = false;
-      }
     }
     this.refresh();
   }
 
-  /** Whether `ask`'s stored answer is exactly what this form holds (then nothing is lost). */
+  /**
+   * Whether `ask`'s stored answer is exactly what this form holds (then nothing is lost).
+   * @param {Ask} ask
+   */
   matches(ask) {
-    const stored = new Map(
-      (ask.questions ?? []).map((q) => [q.questionId ?? "", q]),
-    );
-    return this.answers().every((answer) => {
-      const q = stored.get(answer.questionId);
-      if (!q) return false;
-      const chosen = [...(q.chosenOptionIds ?? [])].sort();
-      const mine = [...answer.chosenOptionIds].sort();
-      return (q.customText ?? "") === answer.customText && JSON.stringify(chosen) === JSON.stringify(mine);
-    });
+    return answersMatch(ask, this.answers());
   }
 
-  /** Sends the answers. With nothing entered, only the explicit "Skip all questions" sends
-   * (`skipAll`); the primary button then says what to do instead. */
+  /**
+   * Sends the answers. With nothing entered, only the explicit "Skip all questions" sends
+   * (`skipAll`); the primary button then says what to do instead.
+   * @param {{skipAll?: boolean}} [options]
+   */
   async send({ skipAll = false } = {}) {
     if (this.busy) return;
     this.clearErrors();
@@ -575,7 +870,7 @@ export class AskForm {
           : "Answer at least one question first, or choose “Skip all questions”.",
       );
       this.formError.hidden = false;
-      this.questions[0]?.fieldset.querySelector("input, textarea")?.focus();
+      this.questions[0]?.fieldset.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus();
       return;
     }
     this.busy = true;
@@ -590,18 +885,18 @@ export class AskForm {
     }
   }
 
-  /** What the person entered, question by question, for showing read-only once the ask
-   * closed without it (only the questions they filled in). */
+  /**
+   * What the person entered, question by question, for showing read-only once the ask
+   * closed without it (only the questions they filled in).
+   * @returns {UnsentAnswer[]}
+   */
   unsent() {
     return this.questions
-      .map((entry) => {
-        const labels = new Map((entry.question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
-        return {
-          question: entry.question,
-          chosen: entry.inputs.filter((i) => i.checked).map((i) => labels.get(i.value) ?? i.value),
-          text: entry.other.value.trim(),
-        };
-      })
+      .map((entry) => ({
+        question: entry.question,
+        chosen: chosenLabels(entry.question, entry.inputs.filter((i) => i.checked).map((i) => i.value)),
+        text: entry.other.value.trim(),
+      }))
       .filter((item) => item.chosen.length || item.text);
   }
 
@@ -617,21 +912,28 @@ export class AskForm {
     }
   }
 
-  /** Shows an RpcError: field violations next to their question, the rest above the button.
-   * Nothing the person entered is touched. */
-  showError(error) {
-    const code = error && typeof error.code === "string" ? error.code : "unknown";
+  /**
+   * Shows an RpcError: field violations next to their question, the rest above the button.
+   * Nothing the person entered is touched.
+   * @param {unknown} caught
+   */
+  showError(caught) {
+    const error = /** @type {SendError | null | undefined} */ (caught);
+    const code = errorCode(error);
+    /** @type {Violation[]} */
     const violations = Array.isArray(error?.violations) ? error.violations : [];
+    /** @type {string[]} */
     const general = [];
+    /** @type {Map<QuestionEntry, string[]>} */
     const byQuestion = new Map();
+    const ids = this.questions.map((entry) => entry.question.questionId ?? "");
     for (const violation of violations) {
-      const target = this.questionFor(violation);
+      const target = this.questions[violationQuestion(violation, ids)];
       if (!target) {
         general.push(violation.description || violation.field);
         continue;
       }
-      const text = withoutQuestionName(violation);
-      byQuestion.set(target, [...(byQuestion.get(target) ?? []), text]);
+      byQuestion.set(target, [...(byQuestion.get(target) ?? []), violationText(violation)]);
       // Only the part at fault is marked: a choice error never outlines the "Other" box.
       const part = violationPart(violation);
       if (part === "text") target.other.setAttribute("aria-invalid", "true");
@@ -643,50 +945,18 @@ export class AskForm {
       entry.fieldset.classList.add("has-violation");
     }
     // Always a line by the button too: the question at fault may be scrolled out of view.
-    const closed = code === "failed_precondition" && error?.closedAsk && isFinal(error.closedAsk);
-    if (closed) this.closedOutcome = askStatus(error.closedAsk);
+    const closed = closedAskOf(error);
+    if (closed) this.closedOutcome = askStatus(closed);
+    const message = typeof error?.message === "string" ? error.message : "";
     const lead = closed
-      ? `${closedPhrase(error.closedAsk)}, so your answers were not sent.`
-      : this.describe(code, error?.message ?? "", byQuestion.size > 0);
+      ? `${closedPhrase(closed)}, so your answers were not sent.`
+      : describeSendError(code, message, byQuestion.size > 0);
     this.formError.replaceChildren(lead, ...general.flatMap((m) => [h("br"), m]));
     this.formError.hidden = false;
   }
-
-  describe(code, message, hasFieldErrors) {
-    switch (code) {
-      case "invalid_argument":
-        return hasFieldErrors
-          ? "Some answers were not accepted; see the notes next to them."
-          : `The answers were not accepted: ${message}`;
-      case "failed_precondition":
-        return `This ask was closed, so your answers were not sent: ${message}`;
-      case "not_found":
-        return "This ask is no longer available to you.";
-      case "permission_denied":
-        return `You may not answer this ask: ${message}`;
-      case "unauthenticated":
-        return "Your token is no longer accepted. Your answers are kept here; sign in again to send them.";
-      case "unavailable":
-      case "deadline_exceeded":
-      case "aborted":
-        return "The server could not take your answers right now. They are kept here; try again.";
-      default:
-        return "Something went wrong while sending. Your answers are kept here; try again.";
-    }
-  }
-
-  questionFor(violation) {
-    // The question id travels with the violation (compass.v1.InvalidFields); a violation of
-    // one answer without it (an older server) is placed by its answers[i] path.
-    if (violation.questionId) {
-      return this.questions.find((entry) => entry.question.questionId === violation.questionId) ?? null;
-    }
-    const indexed = /^answers\[(\d+)\]/.exec(violation.field ?? "");
-    return indexed ? (this.questions[Number(indexed[1])] ?? null) : null;
-  }
-
 }
 
+/** @type {Record<string, {label: string, kind: string}>} */
 const OUTCOMES = {
   [STATUS.ANSWERED]: { label: "Answered", kind: "answered" },
   [STATUS.DECLINED]: { label: "Declined", kind: "declined" },
@@ -695,14 +965,23 @@ const OUTCOMES = {
   [STATUS.EXPIRED]: { label: "Expired", kind: "expired" },
 };
 
-/** Text someone else wrote (a name, a reason), isolated so right-to-left text cannot reorder
- * the sentence around it. */
+/**
+ * Text someone else wrote (a name, a reason), isolated so right-to-left text cannot reorder
+ * the sentence around it.
+ * @param {string} text
+ * @param {import("./dom.js").Props} [props]
+ */
 function foreign(text, props = {}) {
   return h("bdi", props, text);
 }
 
-/** Who closed it and when, as one line. */
+/**
+ * Who closed it and when, as one line.
+ * @param {Ask} ask
+ * @param {string} status
+ */
 function closedByLine(ask, status) {
+  /** @param {string | undefined} stamp */
   const at = (stamp) => timeNode(stamp ?? "");
   switch (status) {
     case STATUS.ANSWERED:
@@ -759,14 +1038,17 @@ function closedByLine(ask, status) {
 /** The read-only view of a closed ask (any status but PENDING): its outcome, the questions
  * with whatever answer they got, who or what closed it and when, and the reason given.
  * `note`: optional text shown above it; `unsent`: what this person had entered but never
- * sent (from AskForm.unsent()), shown so it is not lost. */
+ * sent (from AskForm.unsent()), shown so it is not lost.
+ * @param {Ask} ask
+ * @param {{note?: string, unsent?: UnsentAnswer[]}} [extra]
+ */
 export function closedView(ask, { note = "", unsent = [] } = {}) {
   const status = askStatus(ask);
   const outcome = OUTCOMES[status] ?? { label: "Closed", kind: "closed" };
   const answeredStatus = status === STATUS.ANSWERED || status === STATUS.TIMED_OUT;
   const questions = (ask.questions ?? []).map((question) => {
-    const options = new Map((question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
-    const chosen = (question.chosenOptionIds ?? []).map((id) => options.get(id) ?? id);
+    const options = question.options ?? [];
+    const chosen = chosenLabels(question, question.chosenOptionIds ?? []);
     const text = question.customText ?? "";
     const empty = !chosen.length && !text;
     return h(
@@ -788,7 +1070,7 @@ export function closedView(ask, { note = "", unsent = [] } = {}) {
             chosen.map((label) => h("li", {}, label)),
           )
         : null,
-      text ? h("p", { class: "free-text-label" }, chosen.length || options.size ? "Other:" : "Answer:") : null,
+      text ? h("p", { class: "free-text-label" }, chosen.length || options.length ? "Other:" : "Answer:") : null,
       text ? h("blockquote", { class: "free-text" }, text) : null,
       empty ? h("p", { class: "skipped" }, answeredStatus ? "Skipped" : "Not answered") : null,
     );
@@ -810,6 +1092,7 @@ export function closedView(ask, { note = "", unsent = [] } = {}) {
   );
 }
 
+/** @param {UnsentAnswer[]} unsent */
 function unsentView(unsent) {
   return h(
     "div",

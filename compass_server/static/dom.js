@@ -1,24 +1,42 @@
+// @ts-check
 // Building DOM nodes. Text (all agent-supplied text included) only ever becomes Text nodes:
 // nothing in this UI parses a string as HTML.
 
 let counter = 0;
 
-/** A document-unique id for wiring labels and descriptions (`<label for>`, aria-describedby). */
+/**
+ * A document-unique id for wiring labels and descriptions (`<label for>`, aria-describedby).
+ * @param {string} prefix
+ */
 export function uid(prefix) {
   counter += 1;
   return `${prefix}-${counter}`;
 }
 
 /**
+ * What `h` accepts as props: "class" (a string), "dataset" (an object), "on<event>" (a
+ * listener), and attributes (`true`: present and empty; null, undefined, false: absent).
+ * @typedef {{[name: string]: string | number | boolean | null | undefined
+ *   | Record<string, string | number> | ((event: Event) => void)}} Props
+ * @typedef {Node | string | number | null | undefined | false | ChildList} Child
+ * @typedef {Array<Child>} ChildList
+ */
+
+/**
  * Creates an element. `props`: "class", "dataset" (object), "on<event>" (listener), `true`
  * for a boolean attribute, anything else an attribute set as a string. Children: nodes, or
  * strings/numbers (as text); null, undefined and false are skipped; arrays are flattened.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Props} [props]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === "class") node.className = value;
+    if (key === "class") node.className = String(value);
     else if (key === "dataset") Object.assign(node.dataset, value);
     else if (key.startsWith("on") && typeof value === "function") {
       node.addEventListener(key.slice(2), value);
@@ -28,27 +46,42 @@ export function h(tag, props = {}, ...children) {
   return node;
 }
 
+/**
+ * @template {Element} E
+ * @param {E} node
+ * @param {Child[]} children
+ * @returns {E}
+ */
 export function append(node, children) {
-  for (const child of children.flat(Infinity)) {
+  for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    if (Array.isArray(child)) append(node, child); // nested arrays: flattened, in order
+    else node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return node;
 }
 
-/** Makes `parent`'s children exactly `wanted`, in order, without moving nodes already in
- * place (a moved node loses focus, which would interrupt someone typing in a form). */
+/**
+ * Makes `parent`'s children exactly `wanted`, in order, without moving nodes already in
+ * place (a moved node loses focus, which would interrupt someone typing in a form).
+ * @param {Element} parent
+ * @param {Element[]} wanted
+ */
 export function reconcile(parent, wanted) {
   wanted.forEach((node, index) => {
     const current = parent.children[index];
     if (current !== node) parent.insertBefore(node, current ?? null);
   });
-  while (parent.children.length > wanted.length) parent.lastElementChild.remove();
+  while (parent.children.length > wanted.length) parent.lastElementChild?.remove();
 }
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
-/** A <time> element for an RFC 3339 timestamp, shown in the reader's local time. */
+/**
+ * A <time> element for an RFC 3339 timestamp, shown in the reader's local time.
+ * @param {string} rfc3339
+ * @returns {HTMLElement}
+ */
 export function timeNode(rfc3339) {
   const date = new Date(rfc3339);
   if (!rfc3339 || Number.isNaN(date.getTime())) return h("span", {}, "an unknown time");
