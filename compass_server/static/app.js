@@ -1,25 +1,64 @@
+// @ts-check
 // The Compass page: sign in with a token, pick a channel, watch its messages live, answer asks.
 
 import { AskForm, closedView, interruptedNote, isFinal, questionSignature } from "./ask.js";
 import { RpcError, serverStream, unary } from "./connect.js";
 import { h, reconcile, timeNode } from "./dom.js";
+import {
+  RETRY_FIRST_MS,
+  askHref,
+  channelHref,
+  compareKeys,
+  countByChannel,
+  firstQuestion,
+  jittered,
+  nextDelay,
+  orderKey,
+  parseRoute,
+  signInCode,
+  signInRefusal,
+  stopsChannel,
+  tickWait,
+  toBigInt,
+  withoutToken,
+} from "./page.js";
+
+/**
+ * @typedef {import("./ask.js").Ask} Ask
+ * @typedef {import("./ask.js").Answer} Answer
+ * @typedef {import("./page.js").Message} Message
+ * @typedef {import("./page.js").Block} Block
+ * @typedef {import("./page.js").Channel} Channel
+ * @typedef {import("./page.js").PendingAsk} PendingAsk
+ */
 
 const TOKEN_KEY = "compass.token"; // a pasted token: this tab only (sessionStorage)
 // A session from a sign-in link: this device, every tab (localStorage), until sign-out or
 // `compass admin revoke-sessions`.
 const SESSION_KEY = "compass.session";
 const LAST_CHANNEL_KEY = "compass.lastChannel"; // an id, not a secret: kept across tabs
-const RETRY_FIRST_MS = 500;
-const RETRY_MAX_MS = 10_000;
 const INBOX_POLL_MS = 5_000; // the inbox re-reads at least this often (at once on changes the open channel shows)
 const INBOX_MAX = 500; // asks read into the inbox at most (pages of 100)
 
-const $ = (id) => document.getElementById(id);
+/**
+ * The page's element with this id (index.html has them all: a missing one is a bug).
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+const $ = (id) => {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`index.html has no #${id}`);
+  return node;
+};
 
 // ---------------------------------------------------------------------------------------
 // One channel: a resumable WatchChannel and the messages it delivered.
 
 class ChannelView {
+  /**
+   * @param {{token: string, channel: Channel, onAuthLost: () => void, onChange?: () => void,
+   *   focusAsk?: string | null}} options
+   */
   constructor({ token, channel, onAuthLost, onChange, focusAsk = null }) {
     this.token = token;
     this.channel = channel;
@@ -28,9 +67,13 @@ class ChannelView {
     this.focusAsk = focusAsk; // an ask to show first (a deep link), else the first pending one
     this.revision = 0n; // highest revision seen: where a new watch resumes
     this.loaded = false; // the first ListMessages pages are all in
+    /** @type {Map<string, Message>} */
     this.messages = new Map(); // messageId -> message
+    /** @type {Map<string, HTMLElement>} */
     this.articles = new Map(); // messageId -> <article>
+    /** @type {Map<string, AskForm>} */
     this.forms = new Map(); // askId -> AskForm (pending asks)
+    /** @type {Map<string, {note: string, unsent: import("./ask.js").UnsentAnswer[]}>} */
     this.notes = new Map(); // askId -> {note, unsent} shown on its closed view
     this.controller = new AbortController();
     this.list = $("messages");
@@ -45,6 +88,10 @@ class ChannelView {
     this.controller.abort();
   }
 
+  /**
+   * @param {string} text
+   * @param {string} state
+   */
   setStatus(text, state) {
     this.status.textContent = text;
     this.status.dataset.state = state;
@@ -63,7 +110,7 @@ class ChannelView {
         if (signal.aborted) return;
         if (!this.recoverable(error)) return;
         await this.countdown(delay, signal, (s) => `Could not load; retrying in ${s} s…`);
-        delay = Math.min(delay * 2, RETRY_MAX_MS);
+        delay = nextDelay(delay);
       }
     }
     if (!this.messages.size) this.empty.textContent = "No messages yet.";
@@ -72,14 +119,19 @@ class ChannelView {
     await this.watch(signal);
   }
 
-  /** Waits `ms`, saying every second how long is left (`text(seconds)`). */
+  /**
+   * Waits `ms`, saying every second how long is left (`text(seconds)`).
+   * @param {number} ms
+   * @param {AbortSignal} signal
+   * @param {(seconds: number) => string} text
+   */
   async countdown(ms, signal, text) {
     const end = Date.now() + ms;
     while (!signal.aborted) {
       const left = end - Date.now();
       if (left <= 0) return;
       this.setStatus(text(Math.max(1, Math.ceil(left / 1000))), "reconnecting");
-      await sleep(Math.min(left, ((left - 1) % 1000) + 1), signal);
+      await sleep(tickWait(left), signal);
     }
   }
 
@@ -88,10 +140,12 @@ class ChannelView {
    * start); with neither, the newest message. */
   showStart() {
     if (this.focusAsk) {
-      const linked = [...this.list.querySelectorAll("[data-ask-id]")].find((node) => node.dataset.askId === this.focusAsk);
+      const linked = [...this.list.querySelectorAll("[data-ask-id]")].find(
+        (node) => node instanceof HTMLElement && node.dataset.askId === this.focusAsk,
+      );
       if (linked) {
         scrollBelowHeader(linked);
-        linked.querySelector("input, textarea")?.focus({ preventScroll: true });
+        linked.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus({ preventScroll: true });
         return;
       }
       this.showError("The linked ask is not in this channel any more.");
@@ -101,12 +155,16 @@ class ChannelView {
     else this.list.lastElementChild?.scrollIntoView({ block: "end" });
   }
 
-  /** A deep link to an ask of this channel while it is open. */
+  /**
+   * A deep link to an ask of this channel while it is open.
+   * @param {string} askId
+   */
   focus(askId) {
     this.focusAsk = askId;
     if (this.loaded) this.showStart();
   }
 
+  /** @param {AbortSignal} signal */
   async load(signal) {
     let pageToken = "";
     do {
@@ -123,6 +181,7 @@ class ChannelView {
 
   /** Follows changes after the highest revision seen, resuming from there whenever the
    * stream ends or breaks (with backoff). */
+  /** @param {AbortSignal} signal */
   async watch(signal) {
     let delay = RETRY_FIRST_MS;
     while (!signal.aborted) {
@@ -150,33 +209,38 @@ class ChannelView {
         if (!this.recoverable(error)) return;
       }
       if (signal.aborted) return;
-      const wait = Math.round(delay * (0.75 + Math.random() / 2));
+      const wait = jittered(delay, Math.random());
       await this.countdown(wait, signal, (s) => `Reconnecting in ${s} s…`);
-      delay = Math.min(delay * 2, RETRY_MAX_MS);
+      delay = nextDelay(delay);
     }
   }
 
-  /** Whether to retry after `error`; otherwise says why the channel cannot be shown. */
+  /**
+   * Whether to retry after `error`; otherwise says why the channel cannot be shown.
+   * @param {unknown} error
+   */
   recoverable(error) {
     if (!(error instanceof RpcError)) {
       console.error(error);
       return true;
     }
-    if (!["unauthenticated", "permission_denied", "not_found", "invalid_argument"].includes(error.code)) {
-      return true;
-    }
+    if (!stopsChannel(error.code)) return true;
     this.setStatus("Stopped", "stopped");
     if (error.code === "unauthenticated") this.onAuthLost();
     this.showError(`This channel cannot be shown: ${error.message}`);
     return false;
   }
 
+  /** @param {string} text */
   showError(text) {
     this.error.textContent = text;
     this.error.hidden = false;
   }
 
-  /** Shows `message` (new, or a newer version of one shown: replaced by messageId). */
+  /**
+   * Shows `message` (new, or a newer version of one shown: replaced by messageId).
+   * @param {Message} message
+   */
   apply(message) {
     const id = message.messageId;
     if (!id) return;
@@ -185,12 +249,10 @@ class ChannelView {
     if (known && toBigInt(known.revision) > revision) return; // an older copy (a GetAsk race)
     if (revision > this.revision) this.revision = revision;
     this.messages.set(id, message);
-    let article = this.articles.get(id);
-    const isNew = !article;
-    if (isNew) {
-      article = h("article", { class: "message", dataset: { messageId: id } });
-      this.articles.set(id, article);
-    }
+    const shown = this.articles.get(id);
+    const isNew = !shown;
+    const article = shown ?? h("article", { class: "message", dataset: { messageId: id } });
+    if (isNew) this.articles.set(id, article);
     reconcile(article, [
       h(
         "p",
@@ -205,6 +267,10 @@ class ChannelView {
     if (this.loaded) this.onChange();
   }
 
+  /**
+   * @param {HTMLElement} article
+   * @param {Message} message
+   */
   place(article, message) {
     this.empty.remove();
     const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
@@ -212,17 +278,19 @@ class ChannelView {
     const after = [...this.messages.values()]
       .filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0)
       .sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
-    this.list.insertBefore(article, after ? this.articles.get(after.messageId) ?? null : null);
+    this.list.insertBefore(article, after ? this.articles.get(after.messageId ?? "") ?? null : null);
     // While loading, nothing scrolls: `showFirstPending` picks the place once all is in.
     if (this.loaded && nearBottom && !after) article.scrollIntoView({ block: "end" });
   }
 
+  /** @param {Block} block */
   blockNode(block) {
     if (block.text) return h("div", { class: "text-block" }, block.text.text ?? "");
     if (block.ask) return this.askNode(block.ask);
     return h("p", { class: "muted" }, "(a block this page cannot show)");
   }
 
+  /** @param {Ask} ask */
   askNode(ask) {
     const askId = ask.askId ?? "";
     const open = this.forms.get(askId);
@@ -251,11 +319,19 @@ class ChannelView {
     return form.node;
   }
 
+  /**
+   * @param {string} askId
+   * @param {Answer[]} answers
+   */
   async respond(askId, answers) {
     await this.closing(askId, unary(this.token, "RespondToAsk", { askId, answers }));
     await this.refreshAsk(askId);
   }
 
+  /**
+   * @param {string} askId
+   * @param {string} reason
+   */
   async decline(askId, reason) {
     await this.closing(askId, unary(this.token, "DeclineAsk", { askId, reason }));
     await this.refreshAsk(askId);
@@ -263,7 +339,10 @@ class ChannelView {
 
   /** Awaits a call that closes the ask. Refused because the ask was closed meanwhile
    * (FAILED_PRECONDITION), the error carries the ask as stored (`closedAsk`), so the form can
-   * say how it ended. */
+   * say how it ended.
+   * @param {string} askId
+   * @param {Promise<unknown>} call
+   */
   async closing(askId, call) {
     try {
       await call;
@@ -275,6 +354,11 @@ class ChannelView {
     }
   }
 
+  /**
+   * GetAsk, or null when it fails.
+   * @param {string} askId
+   * @returns {Promise<{ask?: Ask, messageId?: string, channelId?: string} | null>}
+   */
   async fetchAsk(askId) {
     try {
       return await unary(this.token, "GetAsk", { askId });
@@ -285,43 +369,36 @@ class ChannelView {
   }
 
   /** The watch will deliver the ask's new state too; fetching it now shows it at once even
-   * while the watch is reconnecting. */
+   * while the watch is reconnecting.
+   * @param {string} askId
+   */
   async refreshAsk(askId) {
     const got = await this.fetchAsk(askId);
-    const message = got ? this.messages.get(got.messageId) : null;
-    if (!message || !got.ask) return;
+    const message = got ? this.messages.get(got.messageId ?? "") : null;
+    if (!got || !message || !got.ask) return;
+    const ask = got.ask;
     const blocks = (message.blocks ?? []).map((block) =>
-      block.ask && block.ask.askId === askId ? { ask: got.ask } : block,
+      block.ask && block.ask.askId === askId ? { ask } : block,
     );
     this.apply({ ...message, blocks });
   }
 }
 
-function toBigInt(value) {
-  try {
-    return BigInt(value ?? 0);
-  } catch {
-    return 0n;
-  }
-}
-
-function orderKey(message) {
-  const time = Date.parse(message.createdAt ?? "");
-  return [Number.isNaN(time) ? 0 : time, message.messageId ?? ""];
-}
-
-function compareKeys(a, b) {
-  if (a[0] !== b[0]) return a[0] - b[0];
-  return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
-}
-
-/** Scrolls `node` to just below the sticky channel header, which would otherwise cover it. */
+/**
+ * Scrolls `node` to just below the sticky channel header, which would otherwise cover it.
+ * @param {Element} node
+ */
 function scrollBelowHeader(node) {
   const head = document.querySelector(".channel-head");
   const covered = head ? head.getBoundingClientRect().height + 8 : 0;
   window.scrollTo({ top: Math.max(0, window.scrollY + node.getBoundingClientRect().top - covered) });
 }
 
+/**
+ * @param {number} ms
+ * @param {AbortSignal} signal
+ * @returns {Promise<void>}
+ */
 function sleep(ms, signal) {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -335,14 +412,25 @@ function sleep(ms, signal) {
 // ---------------------------------------------------------------------------------------
 // The page: sign-in, channel list, routing (#/channel/<id>), sign-out.
 
+/**
+ * @type {{
+ *   token: string | null,
+ *   me: {accountId?: string, name?: string} | null,
+ *   channels: Channel[],
+ *   view: ChannelView | null,
+ *   inbox: {asks: PendingAsk[], known: Set<string> | null,
+ *     timer: ReturnType<typeof setInterval> | undefined, running: boolean, again: boolean},
+ * }}
+ */
 const app = {
   token: null,
   me: null,
   channels: [],
   view: null,
-  inbox: { asks: [], known: null, timer: null, running: false, again: false },
+  inbox: { asks: [], known: null, timer: undefined, running: false, again: false },
 };
 
+/** @param {string} [message] */
 function showSignin(message = "") {
   app.token = null;
   app.me = null;
@@ -359,21 +447,19 @@ function showSignin(message = "") {
   $("token-input").focus();
 }
 
+/**
+ * @param {string} token
+ * @param {{fromForm: boolean}} how
+ */
 async function enter(token, { fromForm }) {
   let listed;
   try {
     listed = await unary(token, "ListChannels", {});
   } catch (error) {
     if (!(error instanceof RpcError)) throw error;
-    if (error.code === "unauthenticated") {
-      forgetToken(token);
-      showSignin(fromForm ? "That token was not accepted." : "Your token is no longer accepted. Sign in again.");
-    } else if (error.code === "permission_denied") {
-      forgetToken(token);
-      showSignin("That token belongs to an agent account. Sign in with a person's token.");
-    } else {
-      showSignin(`Could not sign in: ${error.message}`);
-    }
+    const refusal = signInRefusal(error.code, error.message, fromForm);
+    if (refusal.forget) forgetToken(token);
+    showSignin(refusal.text);
     return false;
   }
   if (localStorage.getItem(SESSION_KEY) !== token) sessionStorage.setItem(TOKEN_KEY, token);
@@ -390,17 +476,22 @@ async function enter(token, { fromForm }) {
   return true;
 }
 
-/** "Signed in as <name>" (GetMe); the plain "Signed in" stays if that call fails. */
+/**
+ * "Signed in as <name>" (GetMe); the plain "Signed in" stays if that call fails.
+ * @param {string} token
+ */
 async function showMe(token) {
+  let me;
   try {
-    app.me = await unary(token, "GetMe", {});
+    me = await unary(token, "GetMe", {});
   } catch (error) {
     if (!(error instanceof RpcError)) throw error;
     return;
   }
+  app.me = me;
   if (app.token !== token) return;
   const status = $("session-status");
-  status.replaceChildren("Signed in as ", h("bdi", { class: "me" }, app.me.name || app.me.accountId || "you"));
+  status.replaceChildren("Signed in as ", h("bdi", { class: "me" }, me.name || me.accountId || "you"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -419,7 +510,7 @@ function startInbox() {
 
 function stopInbox() {
   clearInterval(app.inbox.timer);
-  app.inbox.timer = null;
+  app.inbox.timer = undefined;
   app.inbox.asks = [];
   $("inbox-list").replaceChildren();
   $("inbox-count").hidden = true;
@@ -435,6 +526,7 @@ async function refreshInbox() {
   }
   app.inbox.running = true;
   try {
+    /** @type {PendingAsk[]} */
     const asks = [];
     let pageToken = "";
     do {
@@ -458,11 +550,7 @@ async function refreshInbox() {
   }
 }
 
-function firstQuestion(ask) {
-  const q = (ask.questions ?? [])[0] ?? {};
-  return q.question || q.header || "A question";
-}
-
+/** @param {string | undefined} channelId */
 function channelName(channelId) {
   return app.channels.find((c) => c.channelId === channelId)?.name || channelId;
 }
@@ -502,9 +590,8 @@ function renderInbox() {
   count.setAttribute("aria-label", `${asks.length} waiting`);
   document.title = asks.length ? `(${asks.length}) Compass` : "Compass";
   navigator.setAppBadge?.(asks.length).catch(() => {});
-  const perChannel = new Map();
-  for (const item of asks) perChannel.set(item.channelId, (perChannel.get(item.channelId) ?? 0) + 1);
-  for (const link of document.querySelectorAll("#channel-list a")) {
+  const perChannel = countByChannel(asks);
+  for (const link of $("channel-list").querySelectorAll("a")) {
     link.querySelector(".count")?.remove();
     const n = perChannel.get(link.dataset.channelId) ?? 0;
     if (n) link.append(h("span", { class: "count", "aria-label": `${n} waiting` }, String(n)));
@@ -531,7 +618,9 @@ function setupNotifications() {
 }
 
 /** A notification for each ask that was not pending at the last refresh (none for those
- * already waiting when the page opened), unless this person is looking at its channel. */
+ * already waiting when the page opened), unless this person is looking at its channel.
+ * @param {PendingAsk[]} asks
+ */
 function notifyNew(asks) {
   const ids = new Set(asks.map((item) => item.ask?.askId ?? ""));
   const known = app.inbox.known;
@@ -569,23 +658,15 @@ function renderChannels() {
   renderInbox(); // the per-channel counts
 }
 
-function channelHref(channelId) {
-  return `#/channel/${encodeURIComponent(channelId)}`;
-}
-
-function askHref(askId) {
-  return `#/ask/${encodeURIComponent(askId)}`;
-}
-
 function route() {
   if (!app.token) return;
-  const askLink = /^#\/ask\/(.+)$/.exec(location.hash);
-  if (askLink) {
-    openAsk(safeDecode(askLink[1]), location.hash);
+  const target = parseRoute(location.hash);
+  if (target.kind === "ask") {
+    openAsk(target.id, location.hash);
     return;
   }
-  const match = /^#\/channel\/(.+)$/.exec(location.hash);
-  const wanted = match ? safeDecode(match[1]) : null;
+  const match = target.kind === "channel";
+  const wanted = target.id;
   let channel = app.channels.find((c) => c.channelId === wanted) ?? null;
   if (!match) {
     // No channel in the address: the one this person had open last, else the only one.
@@ -593,12 +674,17 @@ function route() {
     channel = app.channels.find((c) => c.channelId === last) ?? (app.channels.length === 1 ? app.channels[0] : null);
   }
   if (app.view && channel && app.view.channel.channelId === channel.channelId) return;
-  showChannel(channel, { notFound: match ? wanted ?? match[1] : null });
+  showChannel(channel, { notFound: match ? wanted ?? target.raw : null });
 }
 
-/** A deep link `#/ask/<id>`: the ask's channel, opened at that ask. */
+/**
+ * A deep link `#/ask/<id>`: the ask's channel, opened at that ask.
+ * @param {string | null} askId null: an id whose escapes are broken (no such ask)
+ * @param {string} hash
+ */
 async function openAsk(askId, hash) {
   const token = app.token;
+  if (token === null) return;
   let found = null;
   if (askId) {
     try {
@@ -621,17 +707,21 @@ async function openAsk(askId, hash) {
     error.hidden = false;
     return;
   }
-  if (app.view && app.view.channel.channelId === channel.channelId) {
+  if (askId && app.view && app.view.channel.channelId === channel.channelId) {
     app.view.focus(askId);
     return;
   }
   showChannel(channel, { focusAsk: askId });
 }
 
+/**
+ * @param {Channel | null} channel
+ * @param {{notFound?: string | null, focusAsk?: string | null}} options
+ */
 function showChannel(channel, { notFound = null, focusAsk = null }) {
   app.view?.stop();
   app.view = null;
-  for (const link of document.querySelectorAll("#channel-list a")) {
+  for (const link of $("channel-list").querySelectorAll("a")) {
     if (channel && link.dataset.channelId === channel.channelId) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
@@ -653,6 +743,7 @@ function showChannel(channel, { notFound = null, focusAsk = null }) {
   }
   localStorage.setItem(LAST_CHANNEL_KEY, channel.channelId);
   $("channel-title").textContent = `# ${channel.name || channel.channelId}`;
+  if (app.token === null) return;
   app.view = new ChannelView({
     token: app.token,
     channel,
@@ -665,38 +756,23 @@ function showChannel(channel, { notFound = null, focusAsk = null }) {
   app.view.run();
 }
 
-function safeDecode(text) {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return null;
-  }
-}
-
 /** Tokens are never taken from the address: drop one if someone put it there. */
 function stripTokenFromUrl() {
-  const url = new URL(location.href);
-  const hash = new URLSearchParams(url.hash.replace(/^#/, ""));
-  let stripped = false;
-  if (url.searchParams.has("token")) {
-    url.searchParams.delete("token");
-    stripped = true;
-  }
-  if (hash.has("token")) {
-    url.hash = "";
-    stripped = true;
-  }
-  if (stripped) history.replaceState(null, "", url.toString());
-  return stripped;
+  const clean = withoutToken(location.href);
+  if (clean !== null) history.replaceState(null, "", clean);
+  return clean !== null;
 }
 
+/** @param {string} token */
 function forgetToken(token) {
   if (sessionStorage.getItem(TOKEN_KEY) === token) sessionStorage.removeItem(TOKEN_KEY);
   if (localStorage.getItem(SESSION_KEY) === token) localStorage.removeItem(SESSION_KEY);
 }
 
 /** `#/sign-in/<code>` (from `compass admin sign-in-link`): the code leaves the address at
- * once, is exchanged (by POST, once) for a session of this device, and the page opens. */
+ * once, is exchanged (by POST, once) for a session of this device, and the page opens.
+ * @param {string} code
+ */
 async function signInWithLink(code) {
   history.replaceState(null, "", `${location.pathname}${location.search}`);
   let response;
@@ -728,17 +804,17 @@ async function signInWithLink(code) {
 }
 
 function init() {
-  const link = /^#\/sign-in\/([A-Za-z0-9_-]{1,100})$/.exec(location.hash);
+  const link = signInCode(location.hash);
   const stripped = link ? false : stripTokenFromUrl();
   $("signin-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const input = $("token-input");
+    const input = /** @type {HTMLInputElement} */ ($("token-input"));
     const token = input.value.trim();
     if (!token) {
       showSignin("Paste your access token first.");
       return;
     }
-    const button = $("signin-submit");
+    const button = /** @type {HTMLButtonElement} */ ($("signin-submit"));
     button.disabled = true;
     enter(token, { fromForm: true }).then((entered) => {
       button.disabled = false;
@@ -754,7 +830,7 @@ function init() {
   });
   window.addEventListener("hashchange", route);
   if (link) {
-    signInWithLink(link[1]);
+    signInWithLink(link);
     return;
   }
   const token = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(SESSION_KEY);

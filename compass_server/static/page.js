@@ -1,0 +1,203 @@
+// @ts-check
+// The page's decisions that need neither the DOM nor the network (app.js does the rest):
+// addresses, message order, the retry policy and the sign-in messages. Kept apart so that
+// Node can import and test them (tests/ui/page.test.mjs): app.js starts the page on import.
+
+/**
+ * @typedef {import("./ask.js").Ask} Ask
+ * @typedef {{text?: {text?: string}, ask?: Ask}} Block
+ * @typedef {object} Message
+ * @property {string} [messageId]
+ * @property {string} [channelId]
+ * @property {string} [authorAccountId]
+ * @property {string} [authorName]
+ * @property {string} [createdAt]
+ * @property {string | number} [revision] int64: a string in Connect-JSON
+ * @property {Block[]} [blocks]
+ * @typedef {{channelId: string, name?: string, workspaceId?: string}} Channel
+ * @typedef {object} PendingAsk
+ * @property {Ask} [ask]
+ * @property {string} [messageId]
+ * @property {string} [channelId]
+ * @property {string} [channelName]
+ * @property {string} [authorAccountId]
+ * @property {string} [authorName]
+ * @property {string} [askedAt]
+ */
+
+export const RETRY_FIRST_MS = 500;
+export const RETRY_MAX_MS = 10_000;
+
+/**
+ * Codes after which a channel view stops instead of retrying: retrying cannot help (the
+ * token, the person's access or the request is at fault). Everything else (unavailable,
+ * internal, unknown, ...) is retried with backoff.
+ */
+export const CHANNEL_STOP_CODES = Object.freeze(["unauthenticated", "permission_denied", "not_found", "invalid_argument"]);
+
+/** @param {string} code */
+export function stopsChannel(code) {
+  return CHANNEL_STOP_CODES.includes(code);
+}
+
+/**
+ * The next backoff delay: doubled, at most RETRY_MAX_MS.
+ * @param {number} delay
+ */
+export function nextDelay(delay) {
+  return Math.min(delay * 2, RETRY_MAX_MS);
+}
+
+/**
+ * `delay` spread by ±25% (`random` in [0, 1)), so that many pages do not reconnect in step.
+ * @param {number} delay
+ * @param {number} random
+ */
+export function jittered(delay, random) {
+  return Math.round(delay * (0.75 + random / 2));
+}
+
+/**
+ * How long to sleep, `left` ms before the end, so that the next wake-up is on a whole second
+ * of the countdown (1..1000 ms).
+ * @param {number} left
+ */
+export function tickWait(left) {
+  return Math.min(left, ((left - 1) % 1000) + 1);
+}
+
+/**
+ * An int64 from Connect-JSON (a string or a number) as a BigInt; 0n when absent or invalid.
+ * @param {unknown} value
+ */
+export function toBigInt(value) {
+  try {
+    return BigInt(/** @type {string | number | bigint | boolean} */ (value ?? 0));
+  } catch {
+    return 0n;
+  }
+}
+
+/**
+ * Where a message goes in the channel: by creation time, then by id.
+ * @param {Message} message
+ * @returns {[number, string]}
+ */
+export function orderKey(message) {
+  const time = Date.parse(message.createdAt ?? "");
+  return [Number.isNaN(time) ? 0 : time, message.messageId ?? ""];
+}
+
+/**
+ * @param {[number, string]} a
+ * @param {[number, string]} b
+ */
+export function compareKeys(a, b) {
+  if (a[0] !== b[0]) return a[0] - b[0];
+  return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+}
+
+/** @param {string} channelId */
+export function channelHref(channelId) {
+  return `#/channel/${encodeURIComponent(channelId)}`;
+}
+
+/** @param {string} askId */
+export function askHref(askId) {
+  return `#/ask/${encodeURIComponent(askId)}`;
+}
+
+/**
+ * `decodeURIComponent`, or null for a broken escape.
+ * @param {string} text
+ */
+export function safeDecode(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the address's fragment names: an ask (`#/ask/<id>`), a channel (`#/channel/<id>`) or
+ * neither. `id` is null when its percent-encoding is broken; `raw` is the id as written.
+ * @param {string} hash
+ * @returns {{kind: "ask" | "channel" | "none", id: string | null, raw: string}}
+ */
+export function parseRoute(hash) {
+  const ask = /^#\/ask\/(.+)$/.exec(hash);
+  if (ask) return { kind: "ask", id: safeDecode(ask[1]), raw: ask[1] };
+  const channel = /^#\/channel\/(.+)$/.exec(hash);
+  if (channel) return { kind: "channel", id: safeDecode(channel[1]), raw: channel[1] };
+  return { kind: "none", id: null, raw: "" };
+}
+
+/**
+ * The code of a sign-in link's fragment (`#/sign-in/<code>`), else null.
+ * @param {string} hash
+ */
+export function signInCode(hash) {
+  return /^#\/sign-in\/([A-Za-z0-9_-]{1,100})$/.exec(hash)?.[1] ?? null;
+}
+
+/**
+ * `href` without a token put in its query (`?token=`) or fragment (`#token=`: the whole
+ * fragment goes), or null when it has none. Tokens are never taken from the address.
+ * @param {string} href
+ */
+export function withoutToken(href) {
+  const url = new URL(href);
+  const hash = new URLSearchParams(url.hash.replace(/^#/, ""));
+  let stripped = false;
+  if (url.searchParams.has("token")) {
+    url.searchParams.delete("token");
+    stripped = true;
+  }
+  if (hash.has("token")) {
+    url.hash = "";
+    stripped = true;
+  }
+  return stripped ? url.toString() : null;
+}
+
+/**
+ * What the sign-in form says when ListChannels refused a token with `code`, and whether the
+ * token is to be forgotten (it will never work).
+ * @param {string} code
+ * @param {string} message
+ * @param {boolean} fromForm the token was just pasted (else it was stored)
+ * @returns {{text: string, forget: boolean}}
+ */
+export function signInRefusal(code, message, fromForm) {
+  if (code === "unauthenticated") {
+    return {
+      text: fromForm ? "That token was not accepted." : "Your token is no longer accepted. Sign in again.",
+      forget: true,
+    };
+  }
+  if (code === "permission_denied") {
+    return { text: "That token belongs to an agent account. Sign in with a person's token.", forget: true };
+  }
+  return { text: `Could not sign in: ${message}`, forget: false };
+}
+
+/**
+ * An ask's first question, for a one-line summary.
+ * @param {Ask} ask
+ */
+export function firstQuestion(ask) {
+  const q = (ask.questions ?? [])[0] ?? {};
+  return q.question || q.header || "A question";
+}
+
+/**
+ * The number of pending asks per channel id.
+ * @param {PendingAsk[]} asks
+ */
+export function countByChannel(asks) {
+  /** @type {Map<string | undefined, number>} */
+  const counts = new Map();
+  for (const item of asks) counts.set(item.channelId, (counts.get(item.channelId) ?? 0) + 1);
+  return counts;
+}
