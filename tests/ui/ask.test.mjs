@@ -1,0 +1,292 @@
+// The pure functions of compass_server/static/ask.js: status, wording, draft and answer
+// rules, violation routing, the countdown. (The form itself is covered by tests/browser.)
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  STATUS,
+  answersMatch,
+  askStatus,
+  chosenLabels,
+  closedPhrase,
+  countdownText,
+  describeDeclineError,
+  describeSendError,
+  formatRemaining,
+  interruptedNote,
+  isAnswered,
+  isFinal,
+  isSkipped,
+  parseTimestamp,
+  plural,
+  questionSignature,
+  questionTitle,
+  recommendedIndex,
+  restoredChoice,
+  sendLabel,
+  skipNotice,
+  violationPart,
+  violationQuestion,
+  violationText,
+} from "../../compass_server/static/ask.js";
+import { CODES, RpcError } from "../../compass_server/static/connect.js";
+import { cases, int, pick, string } from "./_random.mjs";
+
+const FINAL = [STATUS.ANSWERED, STATUS.DECLINED, STATUS.WITHDRAWN, STATUS.TIMED_OUT, STATUS.EXPIRED];
+
+test("askStatus reads the status by name or number; unset falls back on the stored answer", () => {
+  assert.equal(askStatus({ status: "ASK_STATUS_DECLINED" }), STATUS.DECLINED);
+  [1, 2, 3, 4, 5, 6].forEach((n, i) => assert.equal(askStatus({ status: n }), [STATUS.PENDING, ...FINAL][i]));
+  assert.equal(askStatus({}), STATUS.PENDING);
+  assert.equal(askStatus({ status: 0 }), STATUS.PENDING);
+  assert.equal(askStatus({ status: "ASK_STATUS_UNSPECIFIED", answeredAt: "2024-01-01T00:00:00Z" }), STATUS.ANSWERED);
+  assert.equal(askStatus({ answeredByAccountId: "a" }), STATUS.ANSWERED);
+  assert.equal(askStatus({ status: 9 }), "ASK_STATUS_9");
+  assert.equal(askStatus({ status: "ASK_STATUS_LATER" }), "ASK_STATUS_LATER");
+});
+
+test("every status but PENDING is final, including ones this page does not know", () => {
+  assert.equal(isFinal({ status: STATUS.PENDING }), false);
+  for (const status of [...FINAL, "ASK_STATUS_NEW_ONE", 7]) assert.equal(isFinal({ status }), true, String(status));
+  assert.equal(isAnswered({}), false);
+  assert.equal(isAnswered({ answeredAt: "x" }), true);
+});
+
+test("closedPhrase and interruptedNote name each outcome", () => {
+  assert.equal(closedPhrase({ status: STATUS.ANSWERED }), "This ask has already been answered");
+  assert.equal(closedPhrase({ status: STATUS.DECLINED, closedByName: "Grace" }), "This ask was declined by Grace");
+  assert.equal(closedPhrase({ status: STATUS.DECLINED, closedByAccountId: "acc-1" }), "This ask was declined by acc-1");
+  assert.equal(closedPhrase({ status: STATUS.DECLINED }), "This ask was declined by another participant");
+  assert.equal(closedPhrase({ status: STATUS.WITHDRAWN }), "The agent withdrew this ask");
+  assert.equal(closedPhrase({ status: STATUS.TIMED_OUT }), "This ask timed out and the agent picked the answers itself");
+  assert.equal(closedPhrase({ status: STATUS.EXPIRED }), "This ask expired");
+  assert.equal(closedPhrase({ status: "ASK_STATUS_OTHER" }), "This ask was closed");
+  assert.equal(interruptedNote({ status: STATUS.EXPIRED }), "This ask expired while you were filling it in; your answers were not sent.");
+  assert.equal(interruptedNote({ status: 8 }), "This ask was closed while you were filling it in; your answers were not sent.");
+});
+
+test("parseTimestamp reads RFC 3339 with any fraction length", () => {
+  const ms = Date.parse("2024-05-06T07:08:09.123Z");
+  assert.equal(parseTimestamp("2024-05-06T07:08:09.123456789Z"), ms);
+  assert.equal(parseTimestamp("2024-05-06T07:08:09.123Z"), ms);
+  assert.equal(parseTimestamp("2024-05-06T09:08:09.1234+02:00"), ms);
+  assert.equal(parseTimestamp("2024-05-06T07:08:09Z"), ms - 123);
+  for (const bad of ["", "soon", null, undefined, 17]) assert.ok(Number.isNaN(parseTimestamp(bad)), String(bad));
+});
+
+test("formatRemaining counts down in d h:mm:ss, and reads back to the same seconds", () => {
+  assert.equal(formatRemaining(0), "0:00");
+  assert.equal(formatRemaining(-5), "0:00");
+  assert.equal(formatRemaining(83.9), "1:23");
+  assert.equal(formatRemaining(3723), "1:02:03");
+  assert.equal(formatRemaining(2 * 86400 + 3 * 3600 + 4 * 60 + 5), "2 d 3:04:05");
+  assert.equal(formatRemaining(86400), "1 d 0:00:00");
+  for (const seconds of cases(41, 1000, (r) => r() * 10 * 86400)) {
+    const text = formatRemaining(seconds);
+    const match = /^(?:(\d+) d )?(?:(\d+):)?(\d+):(\d\d)$/.exec(text);
+    assert.ok(match, text);
+    const [, d = "0", h = "0", m, s] = match;
+    assert.equal(Number(d) * 86400 + Number(h) * 3600 + Number(m) * 60 + Number(s), Math.floor(seconds), text);
+    if (match[1] || match[2]) assert.match(text, /:\d\d:\d\d$/); // minutes padded once hours show
+  }
+});
+
+test("countdownText: running, the last minute, time up; the policy by name or number", () => {
+  assert.deepEqual(countdownText(61, ""), {
+    clock: "Answer within 1:01",
+    then: " — then the ask expires.",
+    state: "running",
+  });
+  assert.equal(countdownText(60, "").state, "soon");
+  assert.equal(countdownText(1, "").state, "soon");
+  assert.deepEqual(countdownText(0, "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED"), {
+    clock: "Time is up",
+    then: " — the agent picks the recommended option.",
+    state: "up",
+  });
+  assert.equal(countdownText(-3, 1).then, " — the agent picks the recommended option.");
+  assert.equal(countdownText(30, 1).then, " — then the agent picks the recommended option.");
+  assert.equal(countdownText(30, 2).then, " — then the ask expires.");
+});
+
+function randomQuestion(r) {
+  return {
+    questionId: string(r, 6),
+    question: string(r),
+    header: string(r, 8),
+    allowMultiple: r() < 0.5,
+    recommended: pick(r, [undefined, 0, 1, 5]),
+    options: Array.from({ length: int(r, 0, 4) }, (_, i) => ({ id: String(i + 1), label: string(r), description: string(r), preview: string(r) })),
+  };
+}
+
+test("questionSignature ignores answer state and sees every question field", () => {
+  for (const questions of cases(42, 200, (r) => Array.from({ length: int(r, 1, 3) }, () => randomQuestion(r)))) {
+    const ask = { askId: "a", questions };
+    const answered = {
+      askId: "a",
+      status: STATUS.ANSWERED,
+      answeredAt: "2024-01-01T00:00:00Z",
+      questions: questions.map((q) => ({ ...q, chosenOptionIds: ["1"], customText: "t", timedOut: true })),
+    };
+    assert.equal(questionSignature(answered), questionSignature(ask));
+    const relabelled = structuredClone(questions);
+    relabelled[0].question += "?";
+    assert.notEqual(questionSignature({ questions: relabelled }), questionSignature(ask));
+    const flipped = structuredClone(questions);
+    flipped[0].allowMultiple = !flipped[0].allowMultiple;
+    assert.notEqual(questionSignature({ questions: flipped }), questionSignature(ask));
+  }
+  assert.equal(questionSignature({}), "[]");
+});
+
+test("recommendedIndex is the index only when it names an option", () => {
+  const options = [{ id: "1" }, { id: "2" }];
+  assert.equal(recommendedIndex({ options, recommended: 1 }), 1);
+  assert.equal(recommendedIndex({ options, recommended: 0 }), 0);
+  for (const recommended of [2, -1, 0.5, null, undefined, "1", Number.NaN]) {
+    assert.equal(recommendedIndex({ options, recommended }), -1, String(recommended));
+  }
+  assert.equal(recommendedIndex({ recommended: 0 }), -1);
+});
+
+test("plural and questionTitle", () => {
+  assert.equal(plural(1, "question", "questions"), "1 question");
+  assert.equal(plural(0, "question", "questions"), "0 questions");
+  assert.equal(questionTitle({ question: "Q", header: "H" }), "Q");
+  assert.equal(questionTitle({ header: "H", questionId: "id" }), "H");
+  assert.equal(questionTitle({ questionId: "id" }), "id");
+  assert.equal(questionTitle({}), "(untitled question)");
+});
+
+test("violationPart tells free text from the chosen options, in both spellings", () => {
+  assert.equal(violationPart({ field: "answers[0].custom_text", description: "" }), "text");
+  assert.equal(violationPart({ field: "answers[12].customText", description: "" }), "text");
+  assert.equal(violationPart({ field: "answers[1].chosen_option_ids[0]", description: "" }), "choice");
+  assert.equal(violationPart({ field: "answers[1].chosenOptionIds", description: "" }), "choice");
+  assert.equal(violationPart({ field: "answers[1]", description: "" }), null);
+  assert.equal(violationPart({ field: "answers[1].custom_textual", description: "" }), null);
+  assert.equal(violationPart(null), null);
+});
+
+test("violationQuestion finds the question by index, else by the quoted id", () => {
+  const ids = ["db", 'say "hi"', "x"];
+  assert.equal(violationQuestion({ field: "answers[1].custom_text", description: "" }, ids), 1);
+  assert.equal(violationQuestion({ field: "answers[3]", description: "" }, ids), -1);
+  assert.equal(violationQuestion({ field: "answers", description: 'question "x": pick one' }, ids), 2);
+  assert.equal(violationQuestion({ field: "", description: 'question "say \\"hi\\"": too long' }, ids), 1);
+  assert.equal(violationQuestion({ field: "", description: 'question "nope": ?' }, ids), -1);
+  assert.equal(violationQuestion({ field: "ask_id", description: "unknown ask" }, ids), -1);
+  // Any id the server quotes with JSON escaping is found again.
+  for (const id of cases(43, 300, (r) => string(r, 10))) {
+    const description = `question ${JSON.stringify(id)}: must not be empty`;
+    assert.equal(violationQuestion({ field: "", description }, ["other", id]), id === "other" ? 0 : 1, description);
+    assert.equal(violationText({ field: "", description }), "must not be empty");
+  }
+});
+
+test("violationText drops the question prefix, falls back on the field", () => {
+  assert.equal(violationText({ field: "answers[0]", description: 'question "db": pick one' }), "pick one");
+  assert.equal(violationText({ field: "answers[0]", description: "" }), "answers[0]");
+  assert.equal(violationText({ field: "f", description: 'a question "db": x' }), 'a question "db": x');
+});
+
+test("answersMatch: same picks in any order and the same text, for every answer", () => {
+  for (const [stored, shuffle] of cases(44, 300, (r) => {
+    const questions = Array.from({ length: int(r, 1, 4) }, (_, i) => ({
+      questionId: `q${i}`,
+      chosenOptionIds: Array.from({ length: int(r, 0, 3) }, () => String(int(r, 1, 9))),
+      customText: pick(r, ["", string(r)]),
+    }));
+    return [questions, r];
+  })) {
+    const ask = { questions: stored };
+    const answers = stored.map((q) => ({
+      questionId: q.questionId,
+      chosenOptionIds: [...q.chosenOptionIds].sort(() => shuffle() - 0.5),
+      customText: q.customText,
+    }));
+    assert.equal(answersMatch(ask, answers), true);
+    const changed = structuredClone(answers);
+    changed[int(shuffle, 0, changed.length - 1)].customText += "!";
+    assert.equal(answersMatch(ask, changed), false);
+    const extra = structuredClone(answers);
+    extra[0].chosenOptionIds.push("x");
+    assert.equal(answersMatch(ask, extra), false);
+    assert.equal(answersMatch(ask, [...answers, { questionId: "gone", chosenOptionIds: [], customText: "" }]), false);
+  }
+  assert.equal(answersMatch({ questions: [{ questionId: "a" }] }, [{ questionId: "a", chosenOptionIds: [], customText: "" }]), true);
+});
+
+test("isSkipped, sendLabel and skipNotice say what goes as skipped", () => {
+  assert.equal(isSkipped({ questionId: "a", chosenOptionIds: [], customText: "" }), true);
+  assert.equal(isSkipped({ questionId: "a", chosenOptionIds: ["1"], customText: "" }), false);
+  assert.equal(isSkipped({ questionId: "a", chosenOptionIds: [], customText: "t" }), false);
+  assert.equal(sendLabel(0, 3), "Send answers");
+  assert.equal(sendLabel(2, 3), "Send answers (2 skipped)");
+  assert.equal(sendLabel(3, 3), "Send answers");
+  assert.equal(skipNotice([], 2), null);
+  assert.deepEqual(skipNotice(["A"], 1), { lead: "Nothing entered yet: answer the question, or skip it.", names: "" });
+  assert.deepEqual(skipNotice(["A", "B"], 2), {
+    lead: "Nothing entered yet: answer at least one question, or skip them all.",
+    names: "",
+  });
+  assert.deepEqual(skipNotice(["A", "B"], 3), {
+    lead: "2 questions left empty will be sent as skipped: ",
+    names: "“A”, “B”",
+  });
+  assert.equal(skipNotice(["A"], 3).lead, "1 question left empty will be sent as skipped: ");
+});
+
+test("describeSendError: every Connect code gets words, retryable ones keep the answers", () => {
+  for (const code of CODES) {
+    const text = describeSendError(code, "MSG", false);
+    assert.ok(text.length > 0, code);
+    if (["unavailable", "deadline_exceeded", "aborted"].includes(code)) {
+      assert.equal(text, "The server could not take your answers right now. They are kept here; try again.");
+    }
+  }
+  assert.equal(describeSendError("invalid_argument", "MSG", true), "Some answers were not accepted; see the notes next to them.");
+  assert.equal(describeSendError("invalid_argument", "MSG", false), "The answers were not accepted: MSG");
+  assert.equal(describeSendError("not_found", "MSG", false), "This ask is no longer available to you.");
+  assert.match(describeSendError("unauthenticated", "", false), /sign in again/);
+  // A proxy's bare 400 is `internal` now, not a refusal of the answers.
+  assert.equal(describeSendError("internal", "HTTP 400", false), "Something went wrong while sending. Your answers are kept here; try again.");
+});
+
+test("describeDeclineError: closed meanwhile, sign-in, retry, or the server's words", () => {
+  const closed = new RpcError("failed_precondition", "closed");
+  closed.closedAsk = { status: STATUS.WITHDRAWN };
+  assert.equal(describeDeclineError(closed), "The agent withdrew this ask, so it was not declined.");
+  const stillPending = new RpcError("failed_precondition", "closed");
+  stillPending.closedAsk = { status: STATUS.PENDING };
+  assert.equal(describeDeclineError(stillPending), "The ask was not declined: closed");
+  assert.equal(describeDeclineError(new RpcError("unauthenticated", "x")), "Your token is no longer accepted; sign in again to decline.");
+  for (const code of ["unavailable", "deadline_exceeded", "aborted"]) {
+    assert.equal(describeDeclineError(new RpcError(code, "x")), "The server could not be reached; the ask was not declined. Try again.");
+  }
+  assert.equal(describeDeclineError(new RpcError("internal", "HTTP 400")), "The ask was not declined: HTTP 400");
+  assert.equal(describeDeclineError(null), "The ask was not declined: something went wrong");
+  assert.equal(describeDeclineError(new TypeError("boom")), "The ask was not declined: boom");
+});
+
+test("restoredChoice keeps the draft's picks; a single-select question with several gets none", () => {
+  for (const [ids, chosen, multiple] of cases(45, 300, (r) => {
+    const ids = Array.from({ length: int(r, 0, 5) }, (_, i) => String(i + 1));
+    const chosen = new Set(Array.from({ length: int(r, 0, 3) }, () => String(int(r, 1, 7))));
+    return [ids, chosen, r() < 0.5];
+  })) {
+    const ticked = restoredChoice(ids, chosen, multiple);
+    assert.equal(ticked.length, ids.length);
+    const kept = ids.map((id) => chosen.has(id));
+    if (multiple || kept.filter(Boolean).length <= 1) assert.deepEqual(ticked, kept);
+    else assert.deepEqual(ticked, ids.map(() => false));
+  }
+});
+
+test("chosenLabels shows each chosen option's label, an unknown id as itself", () => {
+  const question = { options: [{ id: "1", label: "Postgres" }, { id: "2" }] };
+  assert.deepEqual(chosenLabels(question, ["2", "1", "9"]), ["", "Postgres", "9"]);
+  assert.deepEqual(chosenLabels({}, ["x"]), ["x"]);
+});
