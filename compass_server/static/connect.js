@@ -369,7 +369,7 @@ function errorFromJson(data, fallbackCode, fallbackMessage) {
 function invalidFieldsViolations(detail) {
   if (typeof detail.value !== "string") return [];
   try {
-    return decodeViolations(base64Bytes(detail.value));
+    return decodeViolations(base64Bytes(detail.value), true);
   } catch {
     return [];
   }
@@ -389,7 +389,7 @@ function badRequestViolations(detail) {
   // `debug` is optional in the Connect protocol: decode the binary detail instead.
   if (typeof detail.value !== "string") return [];
   try {
-    return decodeViolations(base64Bytes(detail.value));
+    return decodeViolations(base64Bytes(detail.value), false);
   } catch {
     return [];
   }
@@ -406,15 +406,16 @@ export function base64Bytes(text) {
 }
 
 /**
- * Both details have the same shape where it matters here:
+ * The violations of either detail; they share fields 1 and 2:
  * google.rpc.BadRequest { repeated FieldViolation field_violations = 1; }
- * FieldViolation { string field = 1; string description = 2; ... (no 3 of type string) }
+ * FieldViolation { string field = 1; string description = 2; string reason = 3; ... }
  * compass.v1.InvalidFields { repeated InvalidField fields = 1; }
  * InvalidField { string field = 1; string description = 2; string question_id = 3; }
  * @param {Uint8Array} bytes
+ * @param {boolean} invalidFields true: InvalidFields (field 3 is the question id, not a reason)
  * @returns {Violation[]}
  */
-export function decodeViolations(bytes) {
+export function decodeViolations(bytes, invalidFields) {
   /** @type {Violation[]} */
   const violations = [];
   for (const [number, value] of protoFields(bytes)) {
@@ -424,6 +425,7 @@ export function decodeViolations(bytes) {
       if (!(text instanceof Uint8Array)) continue;
       if (inner === 1) violation.field = new TextDecoder().decode(text);
       if (inner === 2) violation.description = new TextDecoder().decode(text);
+      if (inner === 3 && invalidFields) violation.questionId = new TextDecoder().decode(text);
     }
     violations.push(violation);
   }

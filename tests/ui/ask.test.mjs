@@ -170,26 +170,31 @@ test("violationPart tells free text from the chosen options, in both spellings",
   assert.equal(violationPart(null), null);
 });
 
-test("violationQuestion finds the question by index, else by the quoted id", () => {
+test("violationQuestion finds the question by the id it carries, else by its answers[i] path", () => {
   const ids = ["db", 'say "hi"', "x"];
-  assert.equal(violationQuestion({ field: "answers[1].custom_text", description: "" }, ids), 1);
-  assert.equal(violationQuestion({ field: "answers[3]", description: "" }, ids), -1);
-  assert.equal(violationQuestion({ field: "answers", description: 'question "x": pick one' }, ids), 2);
-  assert.equal(violationQuestion({ field: "", description: 'question "say \\"hi\\"": too long' }, ids), 1);
-  assert.equal(violationQuestion({ field: "", description: 'question "nope": ?' }, ids), -1);
-  assert.equal(violationQuestion({ field: "ask_id", description: "unknown ask" }, ids), -1);
-  // Any id the server quotes with JSON escaping is found again.
-  for (const id of cases(43, 300, (r) => string(r, 10))) {
-    const description = `question ${JSON.stringify(id)}: must not be empty`;
-    assert.equal(violationQuestion({ field: "", description }, ["other", id]), id === "other" ? 0 : 1, description);
-    assert.equal(violationText({ field: "", description }), "must not be empty");
+  const v = (field, questionId = "", description = "") => ({ field, description, questionId });
+  assert.equal(violationQuestion(v("answers[0].custom_text", "x"), ids), 2); // the id wins
+  assert.equal(violationQuestion(v("", 'say "hi"'), ids), 1);
+  assert.equal(violationQuestion(v("answers[0]", "gone"), ids), -1);
+  assert.equal(violationQuestion(v("answers[1].custom_text"), ids), 1);
+  assert.equal(violationQuestion(v("answers[3]"), ids), -1);
+  assert.equal(violationQuestion(v("ask_id", "", 'question "x": not by its words'), ids), -1);
+  for (const [id, others] of cases(43, 300, (r) => [string(r, 10), Array.from({ length: int(r, 0, 4) }, () => string(r, 10))])) {
+    const all = [...others.filter((o) => o !== id), id];
+    assert.equal(violationQuestion(v("answers[0]", id), all), id ? all.length - 1 : 0, JSON.stringify(id));
   }
 });
 
-test("violationText drops the question prefix, falls back on the field", () => {
-  assert.equal(violationText({ field: "answers[0]", description: 'question "db": pick one' }), "pick one");
-  assert.equal(violationText({ field: "answers[0]", description: "" }), "answers[0]");
-  assert.equal(violationText({ field: "f", description: 'a question "db": x' }), 'a question "db": x');
+test("violationText drops only the exact question prefix of its own question", () => {
+  const v = (description, questionId, field = "answers[0]") => ({ field, description, questionId });
+  assert.equal(violationText(v('question "db": pick one', "db")), "pick one");
+  assert.equal(violationText(v('question "db": pick one', "")), 'question "db": pick one');
+  assert.equal(violationText(v('question "other": pick one', "db")), 'question "other": pick one');
+  assert.equal(violationText(v("", "db")), "answers[0]");
+  for (const [id, rest] of cases(46, 300, (r) => [string(r, 10), string(r, 30)])) {
+    if (!id) continue;
+    assert.equal(violationText(v(`question ${JSON.stringify(id)}: ${rest}`, id)), rest);
+  }
 });
 
 test("answersMatch: same picks in any order and the same text, for every answer", () => {
