@@ -1,5 +1,9 @@
 """Connect handlers: proto in, store (the port) and domain rules, proto out. No SQL, no HTTP.
 
+Each handler orchestrates its RPC: it first runs every check that needs no I/O
+(`domain.requests`, one function per RPC), then calls the store, handing it the pure rules it
+must judge on stored state under its lock (`domain.verdicts`), then builds the response.
+
 Authentication and the human/agent split happen in the gate before a handler runs; the
 handlers get the caller from `AuthContext`. Every domain error they let through is mapped to
 its Connect code by the interceptor.
@@ -11,14 +15,14 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any, Final
 
-from compass_server.domain import MAX_ID_LENGTH, check_text
+from compass_server.domain import requests
 from compass_server.domain.errors import (
-    InvalidArgumentError,
     PermissionDeniedError,
     ResourceExhaustedError,
     UnauthenticatedError,
     UnavailableError,
 )
+from compass_server.domain.verdicts import fit_update, judge_answer, judge_close, judge_decline
 from compass_server.shared_reads import SharedReads, SharedResponses
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -35,7 +39,7 @@ if TYPE_CHECKING:
     from compass_server.metrics import Metrics
     from compass_server.quota import PostQuota
     from compass_server.revocation import Revocations
-    from compass_server.store import AccountRow, AskRow, MessageRow, Store
+    from compass_server.store import AccountRow, AskRow, AskStore, MessageRow
     from compass_server.transport.auth import AuthContext
 
     # Handlers never read the context's message types; the gate did the header work. (The
@@ -48,10 +52,6 @@ MAX_STREAMS_PER_ACCOUNT: Final = 64
 """Default cap of one account's open WatchChannel + WatchAsk streams per server process."""
 RECHECK_SECONDS: Final = 30.0
 """A watch re-reads the store at least this often even without a notification."""
-
-
-def _require_id(field: str, value: str) -> None:
-    check_text(field, value, max_length=MAX_ID_LENGTH)
 
 
 SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
@@ -90,7 +90,7 @@ class _Handlers:
 
     def __init__(
         self,
-        store: Store,
+        store: AskStore,
         auth: AuthContext[AccountRow],
         hub: ChangeHub,
         *,
@@ -162,6 +162,7 @@ class CommsHandlers(_Handlers, CommsService):
     async def list_pending_asks(
         self, request: comms_pb2.ListPendingAsksRequest, ctx: Ctx
     ) -> comms_pb2.ListPendingAsksResponse:
+        requests.check_list_pending_asks(request)
         page = await self._store.list_pending_asks(
             self._auth.current(), page_size=request.page_size, page_token=request.page_token
         )
@@ -180,9 +181,7 @@ class CommsHandlers(_Handlers, CommsService):
     async def list_messages(
         self, request: comms_pb2.ListMessagesRequest, ctx: Ctx
     ) -> comms_pb2.ListMessagesResponse:
-        _require_id("channel_id", request.channel_id)
-        if request.page_size < 0:
-            raise InvalidArgumentError("page_size must not be negative")
+        requests.check_list_messages(request)
         page = await self._store.list_messages(
             self._auth.current(),
             request.channel_id,
@@ -197,7 +196,7 @@ class CommsHandlers(_Handlers, CommsService):
         )
 
     async def get_ask(self, request: comms_pb2.GetAskRequest, ctx: Ctx) -> comms_pb2.GetAskResponse:
-        _require_id("ask_id", request.ask_id)
+        requests.check_get_ask(request)
         row = await self._store.get_ask(self._auth.current(), request.ask_id)
         if self._metrics is not None:
             self._metrics.viewed((row.ask.ask_id,))
@@ -208,9 +207,7 @@ class CommsHandlers(_Handlers, CommsService):
     async def watch_channel(
         self, request: comms_pb2.WatchChannelRequest, ctx: Ctx
     ) -> AsyncIterator[comms_pb2.WatchChannelResponse]:
-        _require_id("channel_id", request.channel_id)
-        if request.after_revision < 0:
-            raise InvalidArgumentError("after_revision must not be negative")
+        requests.check_watch_channel(request)
         actor = self._auth.current()
         await self._store.get_channel(actor, request.channel_id)  # NOT_FOUND before streaming
         last = request.after_revision
@@ -256,9 +253,13 @@ class CommsHandlers(_Handlers, CommsService):
     async def respond_to_ask(
         self, request: comms_pb2.RespondToAskRequest, ctx: Ctx
     ) -> comms_pb2.RespondToAskResponse:
-        # The store applies SPEC §4 steps 2-7 in order (malformed, visibility, participation,
-        # already answered, validation, atomic write).
-        row = await self._store.answer_ask(self._auth.current(), request.ask_id, request.answers)
+        # SPEC §4 in order: step 2 here, before any I/O; the store then checks visibility
+        # and participation (3-4) and runs the judge (already final, fit: 5-6) under its
+        # lock before the atomic write (7).
+        requests.check_respond_to_ask(request)
+        actor = self._auth.current()
+        judge = judge_answer(actor.account_id, request.answers)
+        row = await self._store.answer_ask(actor, request.ask_id, judge)
         if self._metrics is not None:
             self._metrics.outcome(row)
         return comms_pb2.RespondToAskResponse()
@@ -266,9 +267,12 @@ class CommsHandlers(_Handlers, CommsService):
     async def decline_ask(
         self, request: comms_pb2.DeclineAskRequest, ctx: Ctx
     ) -> comms_pb2.DeclineAskResponse:
-        # The store applies the guards in order (malformed, visibility, participation, final
-        # other than an identical retry) and writes DECLINED (docs/ask-outcomes.md).
-        row = await self._store.decline_ask(self._auth.current(), request.ask_id, request.reason)
+        # Guards in order (docs/ask-outcomes.md): malformed here; visibility and participation
+        # in the store; final other than an identical retry by the judge, under the lock.
+        requests.check_decline_ask(request)
+        actor = self._auth.current()
+        judge = judge_decline(actor.account_id, request.reason)
+        row = await self._store.decline_ask(actor, request.ask_id, judge)
         if self._metrics is not None:
             self._metrics.outcome(row)
         return comms_pb2.DeclineAskResponse()
@@ -280,7 +284,7 @@ class AgentHandlers(_Handlers, AgentService):
     async def get_channel(
         self, request: agent_pb2.GetChannelRequest, ctx: Ctx
     ) -> agent_pb2.GetChannelResponse:
-        _require_id("channel_id", request.channel_id)
+        requests.check_get_channel(request)
         actor = self._auth.current()
         channel = await self._store.get_channel(actor, request.channel_id)  # NOT_FOUND first
         mine = await self._store.list_channels(actor)
@@ -291,13 +295,9 @@ class AgentHandlers(_Handlers, AgentService):
     async def append_message(
         self, request: agent_pb2.AppendMessageRequest, ctx: Ctx
     ) -> agent_pb2.AppendMessageResponse:
-        _require_id("channel_id", request.channel_id)
+        requests.check_append_message(request)
         if self._quota is not None:
             self._quota.take(self._auth.current().account_id)
-        if request.frame.message_id:
-            raise InvalidArgumentError(
-                "frame.message_id must be empty on AppendMessage (the server assigns it)"
-            )
         row = await self._store.append_message(
             self._auth.current(),
             request.channel_id,
@@ -310,11 +310,11 @@ class AgentHandlers(_Handlers, AgentService):
     async def update_message(
         self, request: agent_pb2.UpdateMessageRequest, ctx: Ctx
     ) -> agent_pb2.UpdateMessageResponse:
-        _require_id("frame.message_id", request.frame.message_id)
+        requests.check_update_message(request)
         if self._quota is not None:
             self._quota.take(self._auth.current().account_id)
         row = await self._store.update_message(
-            self._auth.current(), request.frame.message_id, request.frame.blocks
+            self._auth.current(), request.frame.message_id, request.frame.blocks, fit_update
         )
         self._asks_seen(row)
         return agent_pb2.UpdateMessageResponse(message=row.to_proto())
@@ -322,7 +322,7 @@ class AgentHandlers(_Handlers, AgentService):
     async def watch_ask(
         self, request: agent_pb2.WatchAskRequest, ctx: Ctx
     ) -> AsyncIterator[agent_pb2.WatchAskResponse]:
-        _require_id("ask_id", request.ask_id)
+        requests.check_get_ask(request)
         actor = self._auth.current()
         await self._store.get_ask(actor, request.ask_id)  # NOT_FOUND before streaming
         with (
@@ -344,15 +344,12 @@ class AgentHandlers(_Handlers, AgentService):
     async def close_ask(
         self, request: agent_pb2.CloseAskRequest, ctx: Ctx
     ) -> agent_pb2.CloseAskResponse:
-        # The store applies the guards in order (malformed, visibility and authorship, final
-        # other than an identical retry, TIMED_OUT answers' fit) and writes the outcome.
-        row = await self._store.close_ask(
-            self._auth.current(),
-            request.ask_id,
-            request.status,
-            request.reason,
-            request.answers,
-        )
+        # Guards in order: malformed here; visibility and authorship in the store; final
+        # other than an identical retry, then TIMED_OUT answers' fit, by the judge.
+        requests.check_close_ask(request)
+        actor = self._auth.current()
+        judge = judge_close(actor.account_id, request.status, request.reason, request.answers)
+        row = await self._store.close_ask(actor, request.ask_id, judge)
         if self._metrics is not None:
             self._metrics.outcome(row)
         return agent_pb2.CloseAskResponse(ask=row.ask)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from compass_server.hub import ChangeHub
-    from compass_server.store import AccountRow, MessageRow, ReplayBatch, Store
+    from compass_server.store import AccountRow, AskStore, MessageRow, ReplayBatch
 
 
 @dataclass(slots=True)
@@ -43,7 +43,7 @@ class SharedReads:
     """`messages_after` with one read in flight per (channel, after_revision, limit)."""
 
     def __init__(
-        self, store: Store, hub: ChangeHub, on_read: Callable[[], None] | None = None
+        self, store: AskStore, hub: ChangeHub, on_read: Callable[[], None] | None = None
     ) -> None:
         self._store = store
         self._hub = hub

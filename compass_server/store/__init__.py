@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
 
+    from compass_server.domain.verdicts import Judge, UpdateRule
+
 EVENTS_CHANNEL: Final = "compass_events"
 """The one PostgreSQL NOTIFY channel every revision-bumping write notifies."""
 
@@ -289,7 +291,210 @@ class ChangeEvent:
         )
 
 
-class Store(Protocol):
+class AskStore(Protocol):
+    """What the RPC handlers need from storage: visibility-scoped reads and the writes of
+    messages and answers. Requests reach it checked (`domain.requests`); what must be judged
+    on stored state under a lock is handed in as pure domain functions (`domain.verdicts`).
+    Every method may also raise `UnavailableError` when the database cannot be reached."""
+
+    # -- reads (visibility-scoped by the actor) ----------------------------------------------
+
+    async def list_channels(self, actor: AccountRow) -> Sequence[ChannelRow]:
+        """The channels `actor` participates in, oldest first."""
+        ...
+
+    async def list_workspaces(self, actor: AccountRow) -> Sequence[WorkspaceRow]:
+        """The workspaces `actor` is a member of, by name."""
+        ...
+
+    async def list_pending_asks(
+        self, actor: AccountRow, *, page_size: int = 0, page_token: str = ""
+    ) -> PendingAskPage:
+        """The PENDING asks of every channel `actor` participates in, oldest first.
+
+        Args:
+            page_size: 0 for DEFAULT_PAGE_SIZE; values above MAX_PAGE_SIZE are capped.
+            page_token: "" for the first page, else a previous page's `next_page_token`.
+
+        Raises:
+            InvalidArgumentError: a malformed page_token (field `page_token`).
+            CorruptDataError: a stored ask breaks an invariant.
+        """
+        ...
+
+    async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
+        """One channel `actor` can see, with its current revision.
+
+        Raises:
+            NotFoundError: no such channel, or not visible to `actor` (same message).
+        """
+        ...
+
+    async def list_messages(
+        self, actor: AccountRow, channel_id: str, *, page_size: int = 0, page_token: str = ""
+    ) -> MessagePage:
+        """A page of a visible channel's messages, oldest first.
+
+        Args:
+            actor: who asks.
+            channel_id: the channel.
+            page_size: 0 for DEFAULT_PAGE_SIZE; values above MAX_PAGE_SIZE are capped.
+            page_token: "" for the first page, else a previous page's `next_page_token`.
+
+        Raises:
+            InvalidArgumentError: a page_token that is malformed or belongs to another
+                channel (field `page_token`).
+            NotFoundError: no such channel, or not visible to `actor`.
+            CorruptDataError: a stored message on the page breaks a block invariant.
+        """
+        ...
+
+    async def messages_after(
+        self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
+    ) -> ReplayBatch:
+        """Messages of a visible channel changed after `after_revision`, in revision order
+        (WatchChannel replay). Each message appears once, as of its latest revision.
+
+        Args:
+            after_revision: 0 or more (`domain.requests.check_watch_channel`).
+            limit: 1..MAX_REPLAY_LIMIT messages at most; call again after the last revision
+                for more.
+
+        Raises:
+            ValueError: a negative after_revision or a limit out of range (a caller's bug).
+            NotFoundError: no such channel, or not visible to `actor`.
+            CorruptDataError: a stored message breaks a block invariant.
+        """
+        ...
+
+    async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
+        """One ask visible to `actor`, with its answer state. A person sees the asks of its
+        workspaces' channels; an agent only those of channels it participates in.
+
+        Raises:
+            NotFoundError: no such ask, or not visible to `actor` (same message).
+            CorruptDataError: the stored ask breaks an invariant.
+        """
+        ...
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def append_message(
+        self,
+        actor: AccountRow,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        *,
+        client_message_id: str = "",
+    ) -> MessageRow:
+        """Store a new message, minting one ask_id per ask block; bumps the channel revision.
+
+        Idempotent on (channel_id, client_message_id) when that key is non-empty: a repeat
+        by the same author with the same blocks returns the stored message (same ids, no new
+        revision).
+
+        `blocks` and `client_message_id` passed `domain.requests.check_append_message`.
+
+        Raises:
+            NotFoundError: no such channel, or not visible to `actor`.
+            PermissionDeniedError: `actor` sees the channel but is not a participant.
+            AlreadyExistsError: the client_message_id is taken by different blocks (or
+                another author).
+        """
+        ...
+
+    async def update_message(
+        self,
+        actor: AccountRow,
+        message_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        fit: UpdateRule,
+    ) -> MessageRow:
+        """Replace a message's block set; bumps the channel revision unless nothing changed.
+
+        `blocks` passed `domain.requests.check_update_message`; `fit`
+        (`domain.verdicts.fit_update`) judges them against the stored asks under the channel
+        lock. That rule: ask blocks match the stored asks BY POSITION: the i-th ask block of `blocks`
+        (counting ask blocks only, in block order) is the message's i-th stored ask and must
+        carry exactly the ask_id minted for it, so stored asks can be neither dropped,
+        reordered nor replaced. Ask blocks after the stored ones are NEW asks: like asks on
+        append they must carry an empty ask_id and no answer state, and the store mints one
+        id for each (they are then answerable like any ask, and the returned row and the
+        change notification list all of the message's ask ids). Answer state sent on a
+        minted ask is ignored: the stored answers always win. The questions of an ANSWERED
+        ask (ids, option ids, allow_multiple) cannot change; its texts may.
+
+        Concurrent updates are serialised per channel and judged against the message as
+        stored when they get the lock: of two updates that each add "the next" ask, the
+        later one finds that position minted and is refused (its empty ask_id). For the
+        same reason a retry of an update that added asks is refused; a caller that lost
+        its response learns the minted ids from `append_message` with the message's
+        client_message_id and the same blocks unminted (the idempotent repeat returns the
+        stored message).
+
+        Raises:
+            InvalidArgumentError, FailedPreconditionError: as `fit` raises them (a stored
+                ask's block is missing, has an empty or a different ask_id, or a final ask
+                changed its questions; or a new ask carries an ask_id or answer state).
+            NotFoundError: no such message, or not visible to `actor`.
+            PermissionDeniedError: `actor` is not the message's author.
+        """
+        ...
+
+    async def answer_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
+        """Answer every question of an ask at once (SPEC §4 steps 3-7; the service ran step 2,
+        `domain.requests.check_respond_to_ask`).
+
+        The store checks visibility (step 3) and participation (step 4), then lets `judge`
+        (`domain.verdicts.judge_answer`) decide on the ask as stored (steps 5-6): an outcome
+        ANSWERED with the answer state to write, None for an identical retry, or an error.
+        Concurrent answers are serialised: exactly one wins, the others see it answered; a
+        judge that refused answers on an unlocked read is asked again under the lock.
+
+        Returns:
+            The ask as answered (also for an identical retry, which writes nothing).
+
+        Raises:
+            NotFoundError: no such ask, or not visible to `actor` (same message).
+            PermissionDeniedError: `actor` is not a participant of the ask's channel.
+            FailedPreconditionError, InvalidArgumentError: as `judge` raises them.
+            CorruptDataError: the stored ask breaks an invariant.
+        """
+        ...
+
+    async def decline_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
+        """Close a pending ask as `actor`, a participant, with the outcome `judge`
+        (`domain.verdicts.judge_decline`) decides under the channel lock.
+
+        Returns:
+            The ask as declined (also for an identical retry, which writes nothing).
+
+        Raises:
+            NotFoundError: no such ask, or not visible to `actor` ("ask not found").
+            PermissionDeniedError: `actor` is not a participant of the ask's channel.
+            FailedPreconditionError: as `judge` raises it (the ask is final).
+        """
+        ...
+
+    async def close_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
+        """Close a pending ask as WITHDRAWN or TIMED_OUT (with the runtime's auto-answers,
+        stored with `timed_out` set and `actor` as who answered), as `judge`
+        (`domain.verdicts.judge_close`) decides under the channel lock. Only the agent account
+        that appended the ask's message may.
+
+        Returns:
+            The ask as closed (also for an identical retry, which writes nothing).
+
+        Raises:
+            NotFoundError: no such ask, not visible, or not appended by `actor` (the same
+                "ask not found").
+            FailedPreconditionError, InvalidArgumentError: as `judge` raises them (final;
+                TIMED_OUT answers that do not fit the ask).
+        """
+        ...
+
+
+class Store(AskStore, Protocol):
     """Durable storage for Compass. Every method may also raise `UnavailableError` when the
     database cannot be reached (including a restart mid-operation); the caller may retry."""
 
@@ -411,214 +616,6 @@ class Store(Protocol):
 
         Returns:
             The account, or None for an unknown token or a disabled account.
-        """
-        ...
-
-    # -- reads (visibility-scoped by the actor) ----------------------------------------------
-
-    async def list_channels(self, actor: AccountRow) -> Sequence[ChannelRow]:
-        """The channels `actor` participates in, oldest first."""
-        ...
-
-    async def list_workspaces(self, actor: AccountRow) -> Sequence[WorkspaceRow]:
-        """The workspaces `actor` is a member of, by name."""
-        ...
-
-    async def list_pending_asks(
-        self, actor: AccountRow, *, page_size: int = 0, page_token: str = ""
-    ) -> PendingAskPage:
-        """The PENDING asks of every channel `actor` participates in, oldest first.
-
-        Args:
-            page_size: 0 for DEFAULT_PAGE_SIZE; values above MAX_PAGE_SIZE are capped.
-            page_token: "" for the first page, else a previous page's `next_page_token`.
-
-        Raises:
-            InvalidArgumentError: negative page_size, or a malformed page_token (field
-                `page_size` / `page_token`).
-            CorruptDataError: a stored ask breaks an invariant.
-        """
-        ...
-
-    async def get_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
-        """One channel `actor` can see, with its current revision.
-
-        Raises:
-            NotFoundError: no such channel, or not visible to `actor` (same message).
-        """
-        ...
-
-    async def list_messages(
-        self, actor: AccountRow, channel_id: str, *, page_size: int = 0, page_token: str = ""
-    ) -> MessagePage:
-        """A page of a visible channel's messages, oldest first.
-
-        Args:
-            actor: who asks.
-            channel_id: the channel.
-            page_size: 0 for DEFAULT_PAGE_SIZE; values above MAX_PAGE_SIZE are capped.
-            page_token: "" for the first page, else a previous page's `next_page_token`.
-
-        Raises:
-            InvalidArgumentError: negative page_size, or a page_token that is malformed or
-                belongs to another channel (field `page_size` / `page_token`).
-            NotFoundError: no such channel, or not visible to `actor`.
-            CorruptDataError: a stored message on the page breaks a block invariant.
-        """
-        ...
-
-    async def messages_after(
-        self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
-    ) -> ReplayBatch:
-        """Messages of a visible channel changed after `after_revision`, in revision order
-        (WatchChannel replay). Each message appears once, as of its latest revision.
-
-        Args:
-            limit: 1..MAX_REPLAY_LIMIT messages at most; call again after the last revision
-                for more.
-
-        Raises:
-            InvalidArgumentError: negative after_revision or limit out of range.
-            NotFoundError: no such channel, or not visible to `actor`.
-            CorruptDataError: a stored message breaks a block invariant.
-        """
-        ...
-
-    async def get_ask(self, actor: AccountRow, ask_id: str) -> AskRow:
-        """One ask visible to `actor`, with its answer state. A person sees the asks of its
-        workspaces' channels; an agent only those of channels it participates in.
-
-        Raises:
-            NotFoundError: no such ask, or not visible to `actor` (same message).
-            CorruptDataError: the stored ask breaks an invariant.
-        """
-        ...
-
-    # -- writes ------------------------------------------------------------------------------
-
-    async def append_message(
-        self,
-        actor: AccountRow,
-        channel_id: str,
-        blocks: Sequence[comms_pb2.MessageBlock],
-        *,
-        client_message_id: str = "",
-    ) -> MessageRow:
-        """Store a new message, minting one ask_id per ask block; bumps the channel revision.
-
-        Idempotent on (channel_id, client_message_id) when that key is non-empty: a repeat
-        by the same author with the same blocks returns the stored message (same ids, no new
-        revision).
-
-        Raises:
-            InvalidArgumentError: a block breaks an invariant, an ask carries an ask_id or
-                answer state, or client_message_id is oversize (violations name
-                `blocks[i]...` / `client_message_id`).
-            NotFoundError: no such channel, or not visible to `actor`.
-            PermissionDeniedError: `actor` sees the channel but is not a participant.
-            AlreadyExistsError: the client_message_id is taken by different blocks (or
-                another author).
-        """
-        ...
-
-    async def update_message(
-        self, actor: AccountRow, message_id: str, blocks: Sequence[comms_pb2.MessageBlock]
-    ) -> MessageRow:
-        """Replace a message's block set; bumps the channel revision unless nothing changed.
-
-        Ask blocks match the stored asks BY POSITION: the i-th ask block of `blocks`
-        (counting ask blocks only, in block order) is the message's i-th stored ask and must
-        carry exactly the ask_id minted for it, so stored asks can be neither dropped,
-        reordered nor replaced. Ask blocks after the stored ones are NEW asks: like asks on
-        append they must carry an empty ask_id and no answer state, and the store mints one
-        id for each (they are then answerable like any ask, and the returned row and the
-        change notification list all of the message's ask ids). Answer state sent on a
-        minted ask is ignored: the stored answers always win. The questions of an ANSWERED
-        ask (ids, option ids, allow_multiple) cannot change; its texts may.
-
-        Concurrent updates are serialised per channel and judged against the message as
-        stored when they get the lock: of two updates that each add "the next" ask, the
-        later one finds that position minted and is refused (its empty ask_id). For the
-        same reason a retry of an update that added asks is refused; a caller that lost
-        its response learns the minted ids from `append_message` with the message's
-        client_message_id and the same blocks unminted (the idempotent repeat returns the
-        stored message).
-
-        Raises:
-            InvalidArgumentError: a block breaks an invariant; a stored ask's block is
-                missing, has an empty or a different ask_id, or (answered) changed its
-                questions; or a new ask carries an ask_id or answer state.
-            NotFoundError: no such message, or not visible to `actor`.
-            PermissionDeniedError: `actor` is not the message's author.
-        """
-        ...
-
-    async def answer_ask(
-        self,
-        actor: AccountRow,
-        ask_id: str,
-        answers: Sequence[comms_pb2.AskQuestionAnswer],
-    ) -> AskRow:
-        """Answer every question of an ask at once (SPEC §4 steps 2-7, in that order).
-
-        Concurrent answers are serialised: exactly one wins, the others see it answered.
-
-        Returns:
-            The ask as answered (also for an identical retry, which writes nothing).
-
-        Raises:
-            InvalidArgumentError: a malformed request (step 2) or answers that do not fit the
-                ask (step 6); `violations` lists every problem, each naming its question.
-            NotFoundError: no such ask, or not visible to `actor` (same message).
-            PermissionDeniedError: `actor` is not a participant of the ask's channel.
-            FailedPreconditionError: already final (answered, declined, withdrawn, timed out,
-                expired), other than by an identical answer from the same account; the
-                message names the outcome (`domain.outcome_message`).
-            CorruptDataError: the stored ask breaks an invariant.
-        """
-        ...
-
-    async def decline_ask(self, actor: AccountRow, ask_id: str, reason: str = "") -> AskRow:
-        """Close a pending ask as DECLINED by `actor`, a participant (guards like
-        `answer_ask`: malformed, visibility, participation, final).
-
-        Returns:
-            The ask as declined (also for an identical retry by the same account with the
-            same reason, which writes nothing).
-
-        Raises:
-            InvalidArgumentError: empty or oversize ask_id; reason over 500 characters or
-                holding NUL.
-            NotFoundError: no such ask, or not visible to `actor` ("ask not found").
-            PermissionDeniedError: `actor` is not a participant of the ask's channel.
-            FailedPreconditionError: the ask is final, other than by an identical retry; the
-                message names the outcome (`domain.outcome_message`).
-        """
-        ...
-
-    async def close_ask(
-        self,
-        actor: AccountRow,
-        ask_id: str,
-        status: comms_pb2.AskStatus,
-        reason: str = "",
-        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
-    ) -> AskRow:
-        """Close a pending ask as WITHDRAWN or TIMED_OUT (with the runtime's auto-answers,
-        stored with `timed_out` set and `actor` as who answered). Only the agent account
-        that appended the ask's message may.
-
-        Returns:
-            The ask as closed (also for an identical retry: same account, status, reason and
-            answers, which writes nothing).
-
-        Raises:
-            InvalidArgumentError: a malformed request (ask_id, status, answers with
-                WITHDRAWN, reason), or TIMED_OUT answers that do not fit the ask (checked
-                after the ask is found pending; violations name the questions).
-            NotFoundError: no such ask, not visible, or not appended by `actor` (the same
-                "ask not found").
-            FailedPreconditionError: the ask is final, other than by an identical retry.
         """
         ...
 

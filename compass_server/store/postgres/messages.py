@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 from compass_server import domain
 from compass_server.domain.errors import (
     AlreadyExistsError,
-    FieldViolation,
-    InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
 )
@@ -72,6 +70,7 @@ if TYPE_CHECKING:
     import asyncpg
     from asyncpg.pool import PoolConnectionProxy
 
+    from compass_server.domain.verdicts import UpdateRule
     from gen.compass.v1 import comms_pb2
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
@@ -155,21 +154,8 @@ class MessagesMixin(PostgresBase):
     async def messages_after(
         self, actor: AccountRow, channel_id: str, after_revision: int, *, limit: int = 100
     ) -> ReplayBatch:
-        violations: list[FieldViolation] = []
-        if after_revision < 0:
-            violations.append(
-                FieldViolation(
-                    field="after_revision", description="after_revision must not be negative"
-                )
-            )
-        if not 1 <= limit <= MAX_REPLAY_LIMIT:
-            violations.append(
-                FieldViolation(
-                    field="limit", description=f"limit must be between 1 and {MAX_REPLAY_LIMIT}"
-                )
-            )
-        if violations:
-            raise InvalidArgumentError("invalid replay request", violations)
+        if after_revision < 0 or not 1 <= limit <= MAX_REPLAY_LIMIT:
+            raise ValueError(f"messages_after({after_revision}, limit={limit}): out of range")
         async with self._snapshot() as conn:
             await visible_channel(conn, actor, channel_id)
             sizes = await conn.fetch(SELECT_REPLAY_SIZES, channel_id, after_revision, limit + 1)
@@ -200,10 +186,6 @@ class MessagesMixin(PostgresBase):
         *,
         client_message_id: str = "",
     ) -> MessageRow:
-        domain.check_text(
-            "client_message_id", client_message_id, max_length=domain.MAX_ID_LENGTH, required=False
-        )
-        domain.check_blocks(blocks, minted=False)
         async with self._write() as conn:
             lock = await conn.fetchrow(LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
             if lock is None or not lock["member"]:
@@ -288,11 +270,12 @@ class MessagesMixin(PostgresBase):
         raise RuntimeError(f"could not mint unique ask ids in {MINT_ATTEMPTS} attempts")
 
     async def update_message(
-        self, actor: AccountRow, message_id: str, blocks: Sequence[comms_pb2.MessageBlock]
+        self,
+        actor: AccountRow,
+        message_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        fit: UpdateRule,
     ) -> MessageRow:
-        # The invariants that need no stored state first, so a bad frame fails without I/O;
-        # which ask ids it must carry depends on the stored asks, checked under the lock.
-        domain.check_blocks(blocks, minted=None)
         async with self._write() as conn:
             found = await conn.fetchrow(SELECT_MESSAGE_FOR_ACTOR, message_id, actor.account_id)
             if found is None:
@@ -308,7 +291,7 @@ class MessagesMixin(PostgresBase):
                 raise NotFoundError("message not found")
             (stored,) = await message_rows(conn, [stored_row])
             stored_asks = [block.ask for block in stored.blocks if block.HasField("ask")]
-            domain.check_ask_update(stored_asks, blocks)
+            fit(stored_asks, blocks)
             replaced = [copy_block(block) for block in blocks]
             added = [block.ask for block in replaced if block.HasField("ask")][len(stored_asks) :]
             if not added and encode_blocks(replaced) == encode_blocks(stored.blocks):

@@ -255,12 +255,10 @@ def fitting(sizes: Sequence[asyncpg.Record], count: int, budget: int) -> int | N
 
 
 def clamped_page_size(page_size: int) -> int:
-    """A request's page size: 0 for the default, capped at MAX_PAGE_SIZE; negative refused."""
+    """A request's page size: 0 for the default, capped at MAX_PAGE_SIZE (a negative one is
+    refused before the store: `domain.requests.check_page_size`)."""
     if page_size < 0:
-        raise InvalidArgumentError(
-            "invalid page_size",
-            [FieldViolation(field="page_size", description="page_size must not be negative")],
-        )
+        raise ValueError(f"page_size {page_size} is negative")
     return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 

@@ -9,13 +9,34 @@ Reusable by any test that has a `Store` (the server tests build on it too):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from compass_server.store import AccountKind, AccountRow, ChannelRow, MessageRow, WorkspaceRow
+from compass_server.domain.verdicts import fit_update, judge_answer, judge_close, judge_decline
+from compass_server.store import (
+    AccountKind,
+    AccountRow,
+    AskStore,
+    ChannelRow,
+    MessageRow,
+    WorkspaceRow,
+)
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from compass_server.store import Store
+    from collections.abc import Sequence
+
+    from compass_server.store import AskRow
+
+
+class Seedable(AskStore, Protocol):
+    """What `seed` needs: the handlers' store plus the admin calls that build a world (the
+    PostgreSQL store, or the in-memory double of `tests/memory_store.py`)."""
+
+    async def create_workspace(self, name: str) -> WorkspaceRow: ...
+    async def create_channel(self, workspace_id: str, name: str) -> ChannelRow: ...
+    async def create_account(self, kind: AccountKind, name: str) -> tuple[AccountRow, str]: ...
+    async def add_workspace_member(self, workspace_id: str, account_id: str) -> None: ...
+    async def add_participant(self, channel_id: str, account_id: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +58,7 @@ class World:
     outsider: AccountRow
 
     async def post(
-        self, store: Store, *blocks: comms_pb2.MessageBlock, client_message_id: str = ""
+        self, store: AskStore, *blocks: comms_pb2.MessageBlock, client_message_id: str = ""
     ) -> MessageRow:
         """Append `blocks` to `channel` as `agent`."""
         return await store.append_message(
@@ -45,7 +66,42 @@ class World:
         )
 
 
-async def seed(store: Store, *, prefix: str = "") -> World:
+# The store's writes as the service calls them, handing in the domain's judges (the
+# service's own request checks come first there: tests/unit/service covers those).
+
+
+async def answer_ask(
+    store: AskStore,
+    actor: AccountRow,
+    ask_id: str,
+    answers: Sequence[comms_pb2.AskQuestionAnswer],
+) -> AskRow:
+    return await store.answer_ask(actor, ask_id, judge_answer(actor.account_id, answers))
+
+
+async def decline_ask(store: AskStore, actor: AccountRow, ask_id: str, reason: str = "") -> AskRow:
+    return await store.decline_ask(actor, ask_id, judge_decline(actor.account_id, reason))
+
+
+async def close_ask(
+    store: AskStore,
+    actor: AccountRow,
+    ask_id: str,
+    status: comms_pb2.AskStatus,
+    reason: str = "",
+    answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+) -> AskRow:
+    judge = judge_close(actor.account_id, status, reason, answers)
+    return await store.close_ask(actor, ask_id, judge)
+
+
+async def update_message(
+    store: AskStore, actor: AccountRow, message_id: str, blocks: Sequence[comms_pb2.MessageBlock]
+) -> MessageRow:
+    return await store.update_message(actor, message_id, blocks, fit_update)
+
+
+async def seed(store: Seedable, *, prefix: str = "") -> World:
     """Create the accounts, workspaces and channels of a `World` (names get `prefix`)."""
     workspace = await store.create_workspace(f"{prefix}acme")
     channel = await store.create_channel(workspace.workspace_id, "general")

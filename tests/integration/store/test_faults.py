@@ -14,7 +14,7 @@ from compass_server.domain.errors import UnavailableError
 from compass_server.store.migrate import migrate
 from compass_server.store.postgres import PostgresStore
 from tests import _pg
-from tests.integration.store._seed import World, answer, ask, question, seed, text
+from tests.integration.store._seed import World, answer, answer_ask, ask, question, seed, text
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -164,7 +164,7 @@ async def test_a_database_restart_is_unavailable_then_recovers() -> None:
                     store.ping(),
                     world.post(store, text("while down")),
                     store.list_messages(world.human, world.channel.channel_id),
-                    store.answer_ask(world.human, message.ask_ids[0], [answer("db", "1")]),
+                    answer_ask(store, world.human, message.ask_ids[0], [answer("db", "1")]),
                     store.authenticate(world.human_token),
                 ):
                     with pytest.raises(UnavailableError, match=r"^database unavailable$"):
@@ -181,8 +181,8 @@ async def test_a_database_restart_is_unavailable_then_recovers() -> None:
                     recovered = True
                     break
                 assert recovered
-                answered = await store.answer_ask(
-                    world.human, message.ask_ids[0], [answer("db", "1")]
+                answered = await answer_ask(
+                    store, world.human, message.ask_ids[0], [answer("db", "1")]
                 )
                 assert answered.answered
                 # The listener re-subscribed on its own and asked watchers to re-read.

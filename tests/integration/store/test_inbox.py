@@ -13,7 +13,7 @@ import asyncpg
 
 from compass_server.store.migrate import migrate
 from compass_server.store.postgres import PostgresStore
-from tests.integration.store._seed import ask, question, seed, text
+from tests.integration.store._seed import ask, question, seed, text, update_message
 
 if TYPE_CHECKING:
     from gen.compass.v1 import comms_pb2
@@ -33,7 +33,7 @@ async def test_an_ask_added_to_an_older_message_is_as_old_as_its_own_storing(
     second = await world.post(store, ask(question("a", "0", "1")))
     # The agent adds an ask to its first (older) message: it is the newest ask, not the oldest.
     blocks: list[comms_pb2.MessageBlock] = [*first.blocks, ask(question("b", "0"))]
-    updated = await store.update_message(world.agent, first.message_id, blocks)
+    updated = await update_message(store, world.agent, first.message_id, blocks)
     page = await store.list_pending_asks(world.human)
     assert _ids(page.asks) == [*second.ask_ids, *updated.ask_ids]
     assert page.asks[0].author_name == "Coding Agent"

@@ -11,7 +11,16 @@ import asyncpg
 
 from compass_server.domain.errors import InvalidArgumentError
 from compass_server.store import EVENTS_CHANNEL, ChangeEvent
-from tests.integration.store._seed import World, answer, ask, question, text, with_ask_ids
+from tests.integration.store._seed import (
+    World,
+    answer,
+    answer_ask,
+    ask,
+    question,
+    text,
+    update_message,
+    with_ask_ids,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -40,7 +49,8 @@ async def test_every_write_notifies_with_its_revision(
             "message_id": message.message_id,
             "ask_ids": list(message.ask_ids),
         }
-        await store.update_message(
+        await update_message(
+            store,
             world.agent,
             message.message_id,
             with_ask_ids([text("edited"), *message.blocks[1:]], message.ask_ids),
@@ -48,7 +58,7 @@ async def test_every_write_notifies_with_its_revision(
         updated = json.loads(await asyncio.wait_for(queue.get(), 5))
         assert updated["revision"] == 2
         assert updated["ask_ids"] == list(message.ask_ids)
-        await store.answer_ask(world.human, message.ask_ids[0], [answer("db", "0")])
+        await answer_ask(store, world.human, message.ask_ids[0], [answer("db", "0")])
         answered = ChangeEvent.from_payload(await asyncio.wait_for(queue.get(), 5))
         assert answered == ChangeEvent(
             channel_id=channel_id,
@@ -60,8 +70,8 @@ async def test_every_write_notifies_with_its_revision(
         await world.post(store, text("dup"), client_message_id="k")
         assert json.loads(await asyncio.wait_for(queue.get(), 5))["revision"] == 4
         await world.post(store, text("dup"), client_message_id="k")
-        await store.answer_ask(
-            world.human, message.ask_ids[0], [answer("db", "0")]
+        await answer_ask(
+            store, world.human, message.ask_ids[0], [answer("db", "0")]
         )  # identical retry
         await asyncio.sleep(0.2)
         assert queue.empty()
@@ -78,7 +88,7 @@ async def test_an_answer_notifies_the_exact_payload_text_of_its_event(
     try:
         message = await world.post(store, ask(question("db", "0")))
         await asyncio.wait_for(queue.get(), 5)
-        await store.answer_ask(world.human, message.ask_ids[0], [answer("db", "0")])
+        await answer_ask(store, world.human, message.ask_ids[0], [answer("db", "0")])
         expected = ChangeEvent(
             channel_id=world.channel.channel_id,
             revision=2,
@@ -98,7 +108,7 @@ async def test_a_failed_write_notifies_nothing(
         message = await world.post(store, ask(question("db", "0")))
         await asyncio.wait_for(queue.get(), 5)
         with contextlib.suppress(InvalidArgumentError):  # the rejection is tested elsewhere
-            await store.answer_ask(world.human, message.ask_ids[0], [answer("db", "nope")])
+            await answer_ask(store, world.human, message.ask_ids[0], [answer("db", "nope")])
         await asyncio.sleep(0.2)
         assert queue.empty()
     finally:
@@ -112,7 +122,8 @@ async def test_an_update_adding_asks_notifies_every_ask_of_the_message(
     try:
         message = await world.post(store, text("Let me ask:"), ask(question("db", "0")))
         await asyncio.wait_for(queue.get(), 5)
-        updated = await store.update_message(
+        updated = await update_message(
+            store,
             world.agent,
             message.message_id,
             [*with_ask_ids(message.blocks, message.ask_ids), ask(question("auth", "0"))],
@@ -127,7 +138,7 @@ async def test_an_update_adding_asks_notifies_every_ask_of_the_message(
         )
         # A rejected update (here: dropping the new ask) notifies nothing.
         with contextlib.suppress(InvalidArgumentError):
-            await store.update_message(world.agent, message.message_id, message.blocks)
+            await update_message(store, world.agent, message.message_id, message.blocks)
         await asyncio.sleep(0.2)
         assert queue.empty()
     finally:

@@ -24,7 +24,18 @@ from compass_server.store import AccountKind
 from compass_server.store.migrate import migrate
 from compass_server.store.postgres import SWEEPER_LOCK_KEY, PostgresStore
 from gen.compass.v1 import comms_pb2
-from tests.integration.store._seed import World, answer, ask, question, seed, text
+from tests.integration.store._seed import (
+    World,
+    answer,
+    answer_ask,
+    ask,
+    close_ask,
+    decline_ask,
+    question,
+    seed,
+    text,
+    update_message,
+)
 
 if TYPE_CHECKING:
     from compass_server.store import AccountRow
@@ -77,11 +88,11 @@ async def test_a_new_ask_is_pending_with_the_deadline_and_policy_it_was_sent_wit
     resent.CopyFrom(block)
     resent.ask.ClearField("deadline")
     resent.ask.on_timeout = S.ASK_TIMEOUT_POLICY_FAIL
-    updated = await store.update_message(world.agent, message.message_id, [text("t"), resent])
+    updated = await update_message(store, world.agent, message.message_id, [text("t"), resent])
     assert updated.blocks[1].ask == block.ask
     # A new ask added by an update is pending with its own deadline.
     added = deadline_ask(deadline=when + timedelta(hours=1), policy=S.ASK_TIMEOUT_POLICY_FAIL)
-    again = await store.update_message(world.agent, message.message_id, [*updated.blocks, added])
+    again = await update_message(store, world.agent, message.message_id, [*updated.blocks, added])
     new = again.blocks[2].ask
     assert new.status == S.ASK_STATUS_PENDING
     assert new.on_timeout == S.ASK_TIMEOUT_POLICY_FAIL
@@ -89,49 +100,12 @@ async def test_a_new_ask_is_pending_with_the_deadline_and_policy_it_was_sent_wit
     assert (await store.get_ask(world.human, new.ask_id)).ask == new
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [
-        ("status", S.ASK_STATUS_ANSWERED),
-        ("status", S.ASK_STATUS_DECLINED),
-        ("status", S.ASK_STATUS_EXPIRED),
-        ("closed_by_account_id", "acct_x"),
-        ("closed_by_name", "Ada"),
-        ("close_reason", "because"),
-        ("on_timeout", 7),
-    ],
-)
-async def test_an_agent_cannot_write_server_state_on_append_or_a_new_ask(
-    store: PostgresStore, world: World, field: str, value: object
-) -> None:
-    block = deadline_ask()
-    setattr(block.ask, field, value)
-    with pytest.raises(InvalidArgumentError) as raised:
-        await world.post(store, block)
-    assert any(v.field == f"blocks[0].ask.{field}" for v in raised.value.violations)
-    message = await world.post(store, text("x"))
-    with pytest.raises(InvalidArgumentError):
-        await store.update_message(world.agent, message.message_id, [text("x"), block])
-
-
-async def test_closed_at_is_refused_and_pending_is_accepted_on_append(
-    store: PostgresStore, world: World
-) -> None:
-    block = deadline_ask()
-    block.ask.closed_at.FromDatetime(datetime.now(UTC))
-    with pytest.raises(InvalidArgumentError):
-        await world.post(store, block)
-    block = deadline_ask()
-    block.ask.status = S.ASK_STATUS_PENDING
-    assert (await world.post(store, block)).blocks[0].ask.status == S.ASK_STATUS_PENDING
-
-
 # -- transitions -------------------------------------------------------------------------------
 
 
 async def test_answer_sets_answered(store: PostgresStore, world: World) -> None:
     ask_id = await new_ask(store, world)
-    row = await store.answer_ask(world.human, ask_id, HUMAN_ANSWERS)
+    row = await answer_ask(store, world.human, ask_id, HUMAN_ANSWERS)
     assert row.ask.status == S.ASK_STATUS_ANSWERED
     assert (await store.get_ask(world.human, ask_id)).ask == row.ask
     assert not row.ask.closed_by_account_id
@@ -141,7 +115,7 @@ async def test_answer_sets_answered(store: PostgresStore, world: World) -> None:
 async def test_decline_sets_declined_with_who_and_why(store: PostgresStore, world: World) -> None:
     ask_id = await new_ask(store, world)
     before = (await store.get_channel(world.human, world.channel.channel_id)).revision
-    row = await store.decline_ask(world.human, ask_id, "not my call")
+    row = await decline_ask(store, world.human, ask_id, "not my call")
     assert row.ask.status == S.ASK_STATUS_DECLINED
     assert row.ask.closed_by_account_id == world.human.account_id
     assert row.ask.closed_by_name == "Ada"
@@ -158,7 +132,7 @@ async def test_decline_sets_declined_with_who_and_why(store: PostgresStore, worl
 
 async def test_withdraw_sets_withdrawn(store: PostgresStore, world: World) -> None:
     ask_id = await new_ask(store, world)
-    row = await store.close_ask(world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "tool call aborted")
+    row = await close_ask(store, world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "tool call aborted")
     assert row.ask.status == S.ASK_STATUS_WITHDRAWN
     assert row.ask.closed_by_account_id == world.agent.account_id
     assert row.ask.closed_by_name == "Coding Agent"
@@ -171,7 +145,7 @@ async def test_timed_out_stores_the_runtime_answers_with_timed_out_set(
     store: PostgresStore, world: World
 ) -> None:
     ask_id = await new_ask(store, world)
-    row = await store.close_ask(world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS)
+    row = await close_ask(store, world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS)
     assert row.ask.status == S.ASK_STATUS_TIMED_OUT
     assert row.ask.answered_by_account_id == world.agent.account_id
     assert row.ask.closed_by_account_id == world.agent.account_id
@@ -186,13 +160,13 @@ async def test_timed_out_stores_the_runtime_answers_with_timed_out_set(
 async def _final(store: PostgresStore, world: World, status: int) -> str:
     ask_id = await new_ask(store, world)
     if status == S.ASK_STATUS_ANSWERED:
-        await store.answer_ask(world.human, ask_id, HUMAN_ANSWERS)
+        await answer_ask(store, world.human, ask_id, HUMAN_ANSWERS)
     elif status == S.ASK_STATUS_DECLINED:
-        await store.decline_ask(world.human, ask_id, "no")
+        await decline_ask(store, world.human, ask_id, "no")
     elif status == S.ASK_STATUS_WITHDRAWN:
-        await store.close_ask(world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "gone")
+        await close_ask(store, world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "gone")
     elif status == S.ASK_STATUS_TIMED_OUT:
-        await store.close_ask(world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS)
+        await close_ask(store, world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS)
     else:
         await _expire(store, ask_id)
     return ask_id
@@ -223,11 +197,11 @@ async def test_every_write_to_a_final_ask_fails_naming_the_outcome(
     before = await store.get_ask(world.human, ask_id)
     message = OUTCOME_MESSAGES[status]
     with pytest.raises(FailedPreconditionError, match=f"^{re.escape(message)}$"):
-        await store.answer_ask(world.human2, ask_id, HUMAN_ANSWERS)
+        await answer_ask(store, world.human2, ask_id, HUMAN_ANSWERS)
     with pytest.raises(FailedPreconditionError, match=f"^{re.escape(message)}$"):
-        await store.decline_ask(world.human2, ask_id, "no")
+        await decline_ask(store, world.human2, ask_id, "no")
     with pytest.raises(FailedPreconditionError, match=f"^{re.escape(message)}$"):
-        await store.close_ask(world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "other")
+        await close_ask(store, world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "other")
     assert await store.expire_due(datetime.now(UTC) + timedelta(days=1), NO_GRACE) == []
     assert (await store.get_ask(world.human, ask_id)).ask == before.ask
 
@@ -236,34 +210,39 @@ async def test_identical_repeats_by_the_same_account_are_ok(
     store: PostgresStore, world: World
 ) -> None:
     declined = await new_ask(store, world)
-    first = await store.decline_ask(world.human, declined, "no")
-    assert (await store.decline_ask(world.human, declined, "no")).ask == first.ask
+    first = await decline_ask(store, world.human, declined, "no")
+    assert (await decline_ask(store, world.human, declined, "no")).ask == first.ask
     with pytest.raises(FailedPreconditionError):
-        await store.decline_ask(world.human, declined, "other reason")
+        await decline_ask(store, world.human, declined, "other reason")
     with pytest.raises(FailedPreconditionError):
-        await store.decline_ask(world.human2, declined, "no")
+        await decline_ask(store, world.human2, declined, "no")
 
     withdrawn = await new_ask(store, world)
-    first = await store.close_ask(world.agent, withdrawn, S.ASK_STATUS_WITHDRAWN, "r")
-    again = await store.close_ask(world.agent, withdrawn, S.ASK_STATUS_WITHDRAWN, "r")
+    first = await close_ask(store, world.agent, withdrawn, S.ASK_STATUS_WITHDRAWN, "r")
+    again = await close_ask(store, world.agent, withdrawn, S.ASK_STATUS_WITHDRAWN, "r")
     assert again.ask == first.ask
     with pytest.raises(FailedPreconditionError):
-        await store.close_ask(world.agent, withdrawn, S.ASK_STATUS_WITHDRAWN, "")
+        await close_ask(store, world.agent, withdrawn, S.ASK_STATUS_WITHDRAWN, "")
 
     timed_out = await new_ask(store, world)
-    first = await store.close_ask(
-        world.agent, timed_out, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS
+    first = await close_ask(
+        store, world.agent, timed_out, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS
     )
     reordered = (answer("x", "a"), answer("db", "0"))
-    again = await store.close_ask(world.agent, timed_out, S.ASK_STATUS_TIMED_OUT, "", reordered)
+    again = await close_ask(store, world.agent, timed_out, S.ASK_STATUS_TIMED_OUT, "", reordered)
     assert again.ask == first.ask
     with pytest.raises(FailedPreconditionError, match=r"^the ask timed out$"):
-        await store.close_ask(
-            world.agent, timed_out, S.ASK_STATUS_TIMED_OUT, "", (answer("db", "1"), answer("x"))
+        await close_ask(
+            store,
+            world.agent,
+            timed_out,
+            S.ASK_STATUS_TIMED_OUT,
+            "",
+            (answer("db", "1"), answer("x")),
         )
     # An agent's TIMED_OUT answers are no participant's answer to repeat.
     with pytest.raises(FailedPreconditionError, match=r"^the ask timed out$"):
-        await store.answer_ask(world.human, timed_out, TIMEOUT_ANSWERS)
+        await answer_ask(store, world.human, timed_out, TIMEOUT_ANSWERS)
 
 
 async def _second_agent(store: PostgresStore, world: World) -> AccountRow:
@@ -279,9 +258,9 @@ async def test_only_the_appending_agent_may_close_and_others_get_not_found(
     other = await _second_agent(store, world)
     for actor in (other, world.human, world.member, world.outsider):
         with pytest.raises(NotFoundError, match=r"^ask not found$"):
-            await store.close_ask(actor, ask_id, S.ASK_STATUS_WITHDRAWN)
+            await close_ask(store, actor, ask_id, S.ASK_STATUS_WITHDRAWN)
     with pytest.raises(NotFoundError, match=r"^ask not found$"):
-        await store.close_ask(world.agent, "ask_missing", S.ASK_STATUS_WITHDRAWN)
+        await close_ask(store, world.agent, "ask_missing", S.ASK_STATUS_WITHDRAWN)
     assert (await store.get_ask(world.human, ask_id)).ask.status == S.ASK_STATUS_PENDING
 
 
@@ -290,46 +269,14 @@ async def test_decline_follows_the_participant_rules_of_answer(
 ) -> None:
     ask_id = await new_ask(store, world)
     with pytest.raises(NotFoundError, match=r"^ask not found$"):
-        await store.decline_ask(world.outsider, ask_id)
+        await decline_ask(store, world.outsider, ask_id)
     with pytest.raises(NotFoundError, match=r"^ask not found$"):
-        await store.decline_ask(world.human, "ask_missing")
+        await decline_ask(store, world.human, "ask_missing")
     with pytest.raises(
         PermissionDeniedError, match=r"^only participants of the ask's channel may decline it$"
     ):
-        await store.decline_ask(world.member, ask_id)
-    with pytest.raises(InvalidArgumentError):
-        await store.decline_ask(world.human, ask_id, "x" * 501)
-    with pytest.raises(InvalidArgumentError):
-        await store.decline_ask(world.human, ask_id, "nul\x00")
-    with pytest.raises(InvalidArgumentError):
-        await store.decline_ask(world.human, "")
-    assert (await store.decline_ask(world.human, ask_id, "x" * 500)).ask.close_reason == "x" * 500
-
-
-@pytest.mark.parametrize(
-    ("status", "answers", "reason", "field"),
-    [
-        (S.ASK_STATUS_UNSPECIFIED, (), "", "status"),
-        (S.ASK_STATUS_PENDING, (), "", "status"),
-        (S.ASK_STATUS_ANSWERED, TIMEOUT_ANSWERS, "", "status"),
-        (S.ASK_STATUS_DECLINED, (), "", "status"),
-        (S.ASK_STATUS_EXPIRED, (), "", "status"),
-        (S.ASK_STATUS_WITHDRAWN, TIMEOUT_ANSWERS, "", "answers"),
-        (S.ASK_STATUS_WITHDRAWN, (), "r" * 501, "reason"),
-        (S.ASK_STATUS_WITHDRAWN, (), "a\x00", "reason"),
-    ],
-)
-async def test_malformed_close_requests_are_invalid_before_any_lookup(
-    store: PostgresStore,
-    world: World,
-    status: int,
-    answers: tuple[object, ...],
-    reason: str,
-    field: str,
-) -> None:
-    with pytest.raises(InvalidArgumentError) as raised:
-        await store.close_ask(world.outsider, "ask_missing", status, reason, answers)  # pyright: ignore[reportArgumentType]
-    assert field in {v.field for v in raised.value.violations}
+        await decline_ask(store, world.member, ask_id)
+    assert (await decline_ask(store, world.human, ask_id, "x" * 500)).ask.close_reason == "x" * 500
 
 
 async def test_timed_out_answers_that_do_not_fit_are_invalid_after_the_state_checks(
@@ -337,15 +284,22 @@ async def test_timed_out_answers_that_do_not_fit_are_invalid_after_the_state_che
 ) -> None:
     ask_id = await new_ask(store, world)
     with pytest.raises(InvalidArgumentError) as raised:
-        await store.close_ask(
-            world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", (answer("db", "9"), answer("nope"))
+        await close_ask(
+            store,
+            world.agent,
+            ask_id,
+            S.ASK_STATUS_TIMED_OUT,
+            "",
+            (answer("db", "9"), answer("nope")),
         )
     assert {v.question_id for v in raised.value.violations} >= {"db", "nope", "x"}
     assert (await store.get_ask(world.human, ask_id)).ask.status == S.ASK_STATUS_PENDING
     # Final first: a FAILED_PRECONDITION outranks the answers' problems.
-    await store.decline_ask(world.human, ask_id)
+    await decline_ask(store, world.human, ask_id)
     with pytest.raises(FailedPreconditionError):
-        await store.close_ask(world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", (answer("db", "9"),))
+        await close_ask(
+            store, world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", (answer("db", "9"),)
+        )
 
 
 # -- the deadline sweep ------------------------------------------------------------------------
@@ -381,7 +335,7 @@ async def test_a_runtime_report_within_the_grace_wins_over_expiry(
     now = datetime(2031, 5, 1, 12, 0, tzinfo=UTC)
     pick = await new_ask(store, world, deadline=now, policy=S.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED)
     assert await store.expire_due(now + timedelta(seconds=30), timedelta(seconds=60)) == []
-    await store.close_ask(world.agent, pick, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS)
+    await close_ask(store, world.agent, pick, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS)
     assert await store.expire_due(now + timedelta(days=1), timedelta(seconds=60)) == []
 
 
@@ -418,10 +372,10 @@ async def test_racing_answer_decline_and_close_have_exactly_one_winner(
     for _ in range(3):
         ask_id = await new_ask(store, world)
         calls = [
-            store.answer_ask(world.human, ask_id, HUMAN_ANSWERS),
-            store.decline_ask(world.human2, ask_id, "no"),
-            store.close_ask(world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "gone"),
-            store.close_ask(world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS),
+            answer_ask(store, world.human, ask_id, HUMAN_ANSWERS),
+            decline_ask(store, world.human2, ask_id, "no"),
+            close_ask(store, world.agent, ask_id, S.ASK_STATUS_WITHDRAWN, "gone"),
+            close_ask(store, world.agent, ask_id, S.ASK_STATUS_TIMED_OUT, "", TIMEOUT_ANSWERS),
         ] * 4
         results = await asyncio.gather(*calls, return_exceptions=True)
         final = (await store.get_ask(world.human, ask_id)).ask

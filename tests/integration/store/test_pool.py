@@ -19,7 +19,18 @@ from compass_server.domain.errors import CompassError
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from gen.compass.v1 import comms_pb2
-from tests.integration.store._seed import answer, ask, question, seed, text, with_ask_ids
+from tests.integration.store._seed import (
+    answer,
+    answer_ask,
+    ask,
+    close_ask,
+    decline_ask,
+    question,
+    seed,
+    text,
+    update_message,
+    with_ask_ids,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -66,18 +77,19 @@ async def test_store_calls_leave_no_session_state_on_their_connection(database_u
         message = await world.post(store, text("hi"), ask(question("db", "0", "1")))
         await world.post(store, text("hi"), ask(question("db", "0", "1")), client_message_id="k")
         await world.post(store, text("hi"), ask(question("db", "0", "1")), client_message_id="k")
-        await store.update_message(
+        await update_message(
+            store,
             world.agent,
             message.message_id,
             with_ask_ids([text("edited"), *message.blocks[1:]], message.ask_ids),
         )
         ask_id = message.ask_ids[0]
         refused: list[Awaitable[object]] = [
-            store.answer_ask(world.human, ask_id, [answer("db", "9")]),  # invalid
-            store.answer_ask(world.member, ask_id, [answer("db", "0")]),  # not a participant
-            store.answer_ask(world.outsider, ask_id, [answer("db", "0")]),  # not visible
+            answer_ask(store, world.human, ask_id, [answer("db", "9")]),  # invalid
+            answer_ask(store, world.member, ask_id, [answer("db", "0")]),  # not a participant
+            answer_ask(store, world.outsider, ask_id, [answer("db", "0")]),  # not visible
             store.get_channel(world.outsider, world.channel.channel_id),
-            store.update_message(world.human, message.message_id, [text("not yours")]),
+            update_message(store, world.human, message.message_id, [text("not yours")]),
             store.create_workspace(world.workspace.name),  # already exists
             store.list_messages(world.human, world.channel.channel_id, page_token="bogus"),
         ]
@@ -87,13 +99,13 @@ async def test_store_calls_leave_no_session_state_on_their_connection(database_u
         # The outcome writes, and a sweep (its advisory lock ends with its transaction).
         other = await world.post(store, ask(question("db", "0")), ask(question("db", "0")))
         declined, closed = other.ask_ids
-        await store.decline_ask(world.human, declined, "no")
-        await store.close_ask(world.agent, closed, comms_pb2.ASK_STATUS_WITHDRAWN, "gone")
+        await decline_ask(store, world.human, declined, "no")
+        await close_ask(store, world.agent, closed, comms_pb2.ASK_STATUS_WITHDRAWN, "gone")
         await store.expire_due(datetime.now(UTC), timedelta(seconds=60))
-        await store.answer_ask(world.human, ask_id, [answer("db", "0")])
-        await store.answer_ask(world.human, ask_id, [answer("db", "0")])  # identical retry
+        await answer_ask(store, world.human, ask_id, [answer("db", "0")])
+        await answer_ask(store, world.human, ask_id, [answer("db", "0")])  # identical retry
         with contextlib.suppress(CompassError):
-            await store.answer_ask(world.human2, ask_id, [answer("db", "1")])  # answered
+            await answer_ask(store, world.human2, ask_id, [answer("db", "1")])  # answered
         await store.get_ask(world.human, ask_id)
         await store.list_channels(world.human)
         await store.list_messages(world.human, world.channel.channel_id, page_size=1)
@@ -132,7 +144,7 @@ async def test_a_call_cancelled_inside_its_transaction_leaves_none_open(
         holder = await lock_channel(database_url, world.channel.channel_id)
         try:
             answering = asyncio.ensure_future(
-                store.answer_ask(world.human, message.ask_ids[0], [answer("db", "0")])
+                answer_ask(store, world.human, message.ask_ids[0], [answer("db", "0")])
             )
             await asyncio.sleep(0.3)
             answering.cancel()  # ...and its caller gives up (a client that went away)
@@ -143,4 +155,4 @@ async def test_a_call_cancelled_inside_its_transaction_leaves_none_open(
         state = await session_state(store)
         assert (state["open_transaction"], state["in_transaction"]) == (None, False)
         assert not (await store.get_ask(world.human, message.ask_ids[0])).answered
-        await store.answer_ask(world.human, message.ask_ids[0], [answer("db", "1")])
+        await answer_ask(store, world.human, message.ask_ids[0], [answer("db", "1")])

@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from compass_server.domain.errors import CorruptDataError
-from tests.integration.store._seed import World, answer, ask, question, text
+from tests.integration.store._seed import World, answer, answer_ask, ask, question, text
 
 if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
@@ -109,7 +109,7 @@ async def test_every_read_path_fails_loudly_on_a_corrupt_stored_ask(
     with pytest.raises(CorruptDataError, match=expected):
         await store.get_ask(world.human, "ask_stale")
     with pytest.raises(CorruptDataError, match=expected):
-        await store.answer_ask(world.human, "ask_stale", [answer("db", "0")])
+        await answer_ask(store, world.human, "ask_stale", [answer("db", "0")])
     # The healthy message before it still reads (the failure is not a silent drop of it).
     (healthy,) = await store.messages_after(world.human, channel_id, 0, limit=1)
     assert healthy.blocks[0].text.text == "a healthy message"
@@ -134,7 +134,7 @@ async def test_a_corrupt_stored_answer_fails_loudly(
 ) -> None:
     message = await world.post(store, ask(question("db", "0", "1")))
     ask_id = message.ask_ids[0]
-    await store.answer_ask(world.human, ask_id, [answer("db", "1")])
+    await answer_ask(store, world.human, ask_id, [answer("db", "1")])
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute(

@@ -9,7 +9,16 @@ import pytest
 
 from compass_server.domain.errors import InvalidArgumentError
 from compass_server.store import MAX_PAGE_SIZE
-from tests.integration.store._seed import World, answer, ask, question, text, with_ask_ids
+from tests.integration.store._seed import (
+    World,
+    answer,
+    answer_ask,
+    ask,
+    question,
+    text,
+    update_message,
+    with_ask_ids,
+)
 
 if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
@@ -52,8 +61,11 @@ async def test_pages_keep_creation_order_when_messages_are_updated(
 ) -> None:
     first = await world.post(store, ask(question("db", "0")))
     await post_many(store, world, 2)
-    await store.update_message(
-        world.agent, first.message_id, with_ask_ids([text("x"), *first.blocks], first.ask_ids)
+    await update_message(
+        store,
+        world.agent,
+        first.message_id,
+        with_ask_ids([text("x"), *first.blocks], first.ask_ids),
     )
     page = await store.list_messages(world.human, world.channel.channel_id)
     assert page.messages[0].message_id == first.message_id
@@ -102,8 +114,9 @@ async def test_bad_page_tokens_are_invalid_argument(
     assert [v.field for v in caught.value.violations] == ["page_token"]
 
 
-async def test_negative_page_size_is_invalid_argument(store: PostgresStore, world: World) -> None:
-    with pytest.raises(InvalidArgumentError):
+async def test_a_negative_page_size_is_a_callers_bug(store: PostgresStore, world: World) -> None:
+    # The service refuses it first (tests/unit/service); the store does not guess.
+    with pytest.raises(ValueError, match="negative"):
         await store.list_messages(world.human, world.channel.channel_id, page_size=-1)
 
 
@@ -113,7 +126,7 @@ async def test_messages_after_replays_changes_in_revision_order(
     a = await world.post(store, ask(question("db", "0", "1")))  # rev 1
     b = await world.post(store, text("b"))  # rev 2
     c = await world.post(store, text("c"))  # rev 3
-    await store.answer_ask(world.human, a.ask_ids[0], [answer("db", "1")])  # rev 4: a changes
+    await answer_ask(store, world.human, a.ask_ids[0], [answer("db", "1")])  # rev 4: a changes
     channel_id = world.channel.channel_id
     replay = await store.messages_after(world.member, channel_id, 0)
     assert [(m.message_id, m.revision) for m in replay] == [
@@ -132,10 +145,11 @@ async def test_messages_after_replays_changes_in_revision_order(
 
 
 @pytest.mark.parametrize(("after", "limit"), [(-1, 10), (0, 0), (0, 1001)])
-async def test_messages_after_checks_its_arguments(
+async def test_messages_after_refuses_arguments_out_of_range(
     store: PostgresStore, world: World, after: int, limit: int
 ) -> None:
-    with pytest.raises(InvalidArgumentError):
+    # A caller's bug (the service checks after_revision; the limit is its own constant).
+    with pytest.raises(ValueError, match="out of range"):
         await store.messages_after(world.human, world.channel.channel_id, after, limit=limit)
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.store.webhooks import EVENT_TYPES, WebhookStore, check_url
 from gen.compass.v1 import comms_pb2
-from tests.integration.store._seed import answer, ask, question
+from tests.integration.store._seed import answer, answer_ask, ask, decline_ask, question
 
 if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
@@ -91,8 +91,8 @@ async def test_ask_changes_enqueue_one_delivery_per_subscribed_endpoint(
 
     answered = await _post_ask(store, world)
     declined = await _post_ask(store, world)
-    await store.answer_ask(world.human, answered, [answer("db", "1")])
-    await store.decline_ask(world.human, declined, "not mine")
+    await answer_ask(store, world.human, answered, [answer("db", "1")])
+    await decline_ask(store, world.human, declined, "not mine")
 
     events = await _events(store)
     assert (everything.webhook_id, "ask.created", answered) in events
@@ -105,7 +105,7 @@ async def test_ask_changes_enqueue_one_delivery_per_subscribed_endpoint(
     assert not [e for e in events if e[0] == elsewhere.webhook_id]
     assert len(events) == 5
     # An identical retry of the answer changes nothing, so it tells nothing.
-    await store.answer_ask(world.human, answered, [answer("db", "1")])
+    await answer_ask(store, world.human, answered, [answer("db", "1")])
     assert len(await _events(store)) == 5
 
 
@@ -195,7 +195,7 @@ async def test_reminders_repeat_up_to_the_most_and_stop_once_answered(
     assert await hooks.remind(start + timedelta(minutes=14), after, 2) == []
     assert set(await hooks.remind(start + timedelta(minutes=16), after, 2)) == {waiting, answered}
     assert await hooks.remind(start + timedelta(minutes=17), after, 2) == []  # not again yet
-    await store.answer_ask(world.human, answered, [answer("db", "0")])
+    await answer_ask(store, world.human, answered, [answer("db", "0")])
     assert await hooks.remind(start + timedelta(minutes=32), after, 2) == [waiting]
     assert await hooks.remind(start + timedelta(hours=5), after, 2) == []  # two at most
     reminders = [e for e in await _events(store) if e[1] == "ask.reminder"]

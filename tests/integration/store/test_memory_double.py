@@ -1,0 +1,153 @@
+"""The in-memory store double (`tests/memory_store.py`) behaves as the PostgreSQL store.
+
+The same scenario runs on both stores and must leave the same trace: every result (statuses,
+answers, revisions, ask ids up to renaming) and every refusal (error class and message). The
+handler tests in tests/unit/service trust the double because of this test.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from compass_server.domain.errors import CompassError
+from compass_server.store import AskRow, ChannelRow, MessagePage, MessageRow, PendingAskPage
+from compass_server.store.postgres import PostgresStore
+from gen.compass.v1 import comms_pb2
+from tests.integration.store._seed import (
+    answer,
+    answer_ask,
+    ask,
+    close_ask,
+    decline_ask,
+    question,
+    seed,
+    text,
+    update_message,
+    with_ask_ids,
+)
+from tests.memory_store import MemoryStore
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from tests.integration.store._seed import Seedable
+
+S = comms_pb2
+_ID = re.compile(r"\b(ask|msg|acct|ch|ws)_[a-z0-9]{6,}")
+
+
+def _summary(result: object) -> object:
+    if isinstance(result, MessageRow):
+        return (
+            "message",
+            result.revision,
+            result.client_message_id,
+            [_ask_summary(b.ask) if b.HasField("ask") else b.text.text for b in result.blocks],
+        )
+    if isinstance(result, AskRow):
+        return ("ask", _ask_summary(result.ask))
+    if isinstance(result, MessagePage):
+        return ("page", _summary(result.messages), bool(result.next_page_token))
+    if isinstance(result, PendingAskPage):
+        return ("inbox", [_summary(row.ask) for row in result.asks], result.next_page_token)
+    if isinstance(result, ChannelRow):
+        return ("channel", result.channel_id, result.name, result.revision)
+    if isinstance(result, list | tuple):
+        return [_summary(item) for item in result]  # pyright: ignore[reportUnknownVariableType]
+    return repr(result)
+
+
+def _ask_summary(a: comms_pb2.Ask) -> tuple[object, ...]:
+    return (
+        a.ask_id,
+        S.AskStatus.Name(a.status),
+        [
+            (q.question_id, list(q.chosen_option_ids), q.custom_text, q.timed_out)
+            for q in a.questions
+        ],
+        a.answered_by_account_id,
+        a.answered_by_name,
+        a.closed_by_account_id,
+        a.close_reason,
+        a.HasField("answered_at"),
+        a.HasField("closed_at"),
+    )
+
+
+async def _trace(store: Seedable) -> list[object]:
+    world = await seed(store)
+    trace: list[object] = []
+    names: dict[str, str] = {}
+
+    def rename(text_: str) -> str:  # ids differ between stores: name them by first use
+        return _ID.sub(lambda m: names.setdefault(m.group(0), f"<{len(names)}>"), text_)
+
+    async def step(label: str, call: Callable[[], Awaitable[object]]) -> object:
+        try:
+            result = await call()
+        except CompassError as exc:
+            trace.append((label, type(exc).__name__, rename(str(exc))))
+            return None
+        trace.append((label, rename(repr(_summary(result)))))
+        return result
+
+    channel = world.channel.channel_id
+    original = (text("hi"), ask(question("db", "0", "1")), ask(question("x", "a", "b", multi=True)))
+    posted = await step("post", lambda: world.post(store, *original, client_message_id="k1"))
+    assert isinstance(posted, MessageRow)
+    ids = posted.ask_ids
+    await step("repeat", lambda: world.post(store, *original, client_message_id="k1"))
+    await step("taken", lambda: world.post(store, text("other"), client_message_id="k1"))
+    await step("outsider posts", lambda: store.append_message(world.outsider, channel, [text("x")]))
+    await step("member posts", lambda: store.append_message(world.member, channel, [text("x")]))
+    await step("unfit", lambda: answer_ask(store, world.human, ids[0], [answer("db", "9")]))
+    await step("hidden", lambda: answer_ask(store, world.outsider, ids[0], [answer("db", "0")]))
+    await step("member", lambda: answer_ask(store, world.member, ids[0], [answer("db", "0")]))
+    await step("answer", lambda: answer_ask(store, world.human, ids[0], [answer("db", "1")]))
+    await step("retry", lambda: answer_ask(store, world.human, ids[0], [answer("db", "1")]))
+    await step("late", lambda: answer_ask(store, world.human2, ids[0], [answer("db", "1")]))
+    await step("decline answered", lambda: decline_ask(store, world.human, ids[0], "no"))
+    grown = [*with_ask_ids(list(original), ids), ask(question("auth", "sso", "pw"))]
+    updated = await step(
+        "grow", lambda: update_message(store, world.agent, posted.message_id, grown)
+    )
+    assert isinstance(updated, MessageRow)
+    await step("drop", lambda: update_message(store, world.agent, posted.message_id, [text("x")]))
+    await step(
+        "same", lambda: update_message(store, world.agent, posted.message_id, updated.blocks)
+    )
+    await step(
+        "not author", lambda: update_message(store, world.human, posted.message_id, [text("x")])
+    )
+    new_id = updated.ask_ids[2]
+    await step("decline", lambda: decline_ask(store, world.human2, new_id, "not mine"))
+    await step("decline again", lambda: decline_ask(store, world.human2, new_id, "not mine"))
+    await step(
+        "close declined", lambda: close_ask(store, world.agent, new_id, S.ASK_STATUS_WITHDRAWN)
+    )
+    await step(
+        "close by human", lambda: close_ask(store, world.human, ids[1], S.ASK_STATUS_WITHDRAWN)
+    )
+    timeout = [answer("x", "a", "b")]
+    await step(
+        "time out",
+        lambda: close_ask(store, world.agent, ids[1], S.ASK_STATUS_TIMED_OUT, "", timeout),
+    )
+    await step("get", lambda: store.get_ask(world.member, ids[1]))
+    await step("agent elsewhere", lambda: store.get_ask(world.outsider, ids[1]))
+    await step("replay", lambda: store.messages_after(world.member, channel, 0))
+    await step("replay late", lambda: store.messages_after(world.member, channel, 3, limit=1))
+    await step("page", lambda: store.list_messages(world.human, channel, page_size=1))
+    await step("inbox", lambda: store.list_pending_asks(world.human))
+    await step("channel", lambda: store.get_channel(world.member, channel))
+    await step("channels", lambda: store.list_channels(world.human))
+    return trace
+
+
+async def test_the_double_leaves_the_trace_postgres_leaves(database_url: str) -> None:
+    async with PostgresStore(database_url) as postgres:
+        real = await _trace(postgres)
+    double = await _trace(MemoryStore())
+    for got, expected in zip(double, real, strict=True):
+        assert got == expected
