@@ -163,6 +163,26 @@ def ask(*questions: comms_pb2.AskQuestion, ask_id: str = "") -> comms_pb2.Messag
     return comms_pb2.MessageBlock(ask=comms_pb2.Ask(ask_id=ask_id, questions=questions))
 
 
+def with_answer_state(**fields: object) -> comms_pb2.MessageBlock:
+    """An ask block carrying the answer state an agent must never send: one flag per field
+    named (`chosen`, `custom_text`, `timed_out`, `by`, `at`, `name`)."""
+    block = ask(question("db", "0", "1"))
+    q = block.ask.questions[0]
+    if "chosen" in fields:
+        q.chosen_option_ids.append("0")
+    if "custom_text" in fields:
+        q.custom_text = "typed"
+    if "timed_out" in fields:
+        q.timed_out = True
+    if "by" in fields:
+        block.ask.answered_by_account_id = "acct_forged"
+    if "at" in fields:
+        block.ask.answered_at.GetCurrentTime()
+    if "name" in fields:
+        block.ask.answered_by_name = "Forger"
+    return block
+
+
 def answer(question_id: str, *chosen: str, custom_text: str = "") -> comms_pb2.AskQuestionAnswer:
     return comms_pb2.AskQuestionAnswer(
         question_id=question_id, chosen_option_ids=chosen, custom_text=custom_text

@@ -13,6 +13,7 @@ from compass_server.domain import (
 )
 from compass_server.domain.errors import InvalidArgumentError
 from gen.compass.v1 import comms_pb2
+from tests.integration.store._seed import with_answer_state
 from tests.unit.server._strategies import block_sets
 
 
@@ -27,24 +28,6 @@ def ask_block(*questions: comms_pb2.AskQuestion, ask_id: str = "") -> comms_pb2.
 
 
 TEXT = comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text="hello"))
-
-
-def answered_ask(**fields: object) -> comms_pb2.MessageBlock:
-    block = ask_block(q("db", "0", "1"))
-    question = block.ask.questions[0]
-    if "chosen" in fields:
-        question.chosen_option_ids.append("0")
-    if "custom_text" in fields:
-        question.custom_text = "typed"
-    if "timed_out" in fields:
-        question.timed_out = True
-    if "by" in fields:
-        block.ask.answered_by_account_id = "acct_x"
-    if "at" in fields:
-        block.ask.answered_at.GetCurrentTime()
-    if "name" in fields:
-        block.ask.answered_by_name = "Ada"
-    return block
 
 
 # (blocks, field, question_id) for the append path (minted=False).
@@ -82,23 +65,29 @@ APPEND_REJECTIONS = [
         id="agent-ask-id",
     ),
     pytest.param(
-        [answered_ask(chosen=1)], "blocks[0].ask.questions[0].chosen_option_ids", "db", id="chosen"
+        [with_answer_state(chosen=1)],
+        "blocks[0].ask.questions[0].chosen_option_ids",
+        "db",
+        id="chosen",
     ),
     pytest.param(
-        [answered_ask(custom_text=1)],
+        [with_answer_state(custom_text=1)],
         "blocks[0].ask.questions[0].custom_text",
         "db",
         id="custom-text",
     ),
     pytest.param(
-        [answered_ask(timed_out=1)], "blocks[0].ask.questions[0].timed_out", "db", id="timed-out"
+        [with_answer_state(timed_out=1)],
+        "blocks[0].ask.questions[0].timed_out",
+        "db",
+        id="timed-out",
     ),
     pytest.param(
-        [answered_ask(by=1)], "blocks[0].ask.answered_by_account_id", "", id="answered-by"
+        [with_answer_state(by=1)], "blocks[0].ask.answered_by_account_id", "", id="answered-by"
     ),
-    pytest.param([answered_ask(at=1)], "blocks[0].ask.answered_at", "", id="answered-at"),
+    pytest.param([with_answer_state(at=1)], "blocks[0].ask.answered_at", "", id="answered-at"),
     pytest.param(
-        [answered_ask(name=1)], "blocks[0].ask.answered_by_name", "", id="answered-by-name"
+        [with_answer_state(name=1)], "blocks[0].ask.answered_by_name", "", id="answered-by-name"
     ),
     pytest.param(
         [comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text="a\x00b"))],
@@ -165,7 +154,7 @@ def test_before_the_stored_asks_are_known_an_ask_id_may_be_empty_but_not_repeate
 def test_minted_asks_may_carry_answer_state(minted: bool | None) -> None:
     # Stored answer state always wins; what an update sends for a minted ask is dropped,
     # not refused (a NEW ask's answer state is refused by ask_update_violations).
-    block = answered_ask(chosen=1, custom_text=1, timed_out=1, by=1, at=1, name=1)
+    block = with_answer_state(chosen=1, custom_text=1, timed_out=1, by=1, at=1, name=1)
     block.ask.ask_id = "ask_1"
     assert block_violations([block], minted=minted) == []
 

@@ -15,31 +15,20 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from compass_server.domain import MAX_ASKS_PER_MESSAGE, requests
 from compass_server.domain.errors import InvalidArgumentError
 from gen.compass.v1 import agent_pb2, comms_pb2
-from tests.integration.store._seed import answer, ask, question, text, with_ask_ids
+from tests.integration.store._seed import (
+    answer,
+    ask,
+    question,
+    text,
+    with_answer_state,
+    with_ask_ids,
+)
 from tests.unit.service.conftest import CTX
 
 if TYPE_CHECKING:
     from tests.unit.service.conftest import Service
 
 S = comms_pb2
-
-
-def _answered(**fields: object) -> comms_pb2.MessageBlock:
-    block = ask(question("db", "0", "1"))
-    q = block.ask.questions[0]
-    if "chosen" in fields:
-        q.chosen_option_ids.append("0")
-    if "custom_text" in fields:
-        q.custom_text = "typed"
-    if "timed_out" in fields:
-        q.timed_out = True
-    if "by" in fields:
-        block.ask.answered_by_account_id = "acct_forged"
-    if "at" in fields:
-        block.ask.answered_at.GetCurrentTime()
-    if "name" in fields:
-        block.ask.answered_by_name = "Forger"
-    return block
 
 
 def _untouched(service: Service, before: list[str]) -> None:
@@ -75,17 +64,25 @@ def _untouched(service: Service, before: list[str]) -> None:
             [ask(question("db", "0"), ask_id="ask_mine")], "blocks[0].ask.ask_id", id="agent-ask-id"
         ),
         pytest.param(
-            [_answered(chosen=1)], "blocks[0].ask.questions[0].chosen_option_ids", id="chosen"
+            [with_answer_state(chosen=1)],
+            "blocks[0].ask.questions[0].chosen_option_ids",
+            id="chosen",
         ),
         pytest.param(
-            [_answered(custom_text=1)], "blocks[0].ask.questions[0].custom_text", id="custom-text"
+            [with_answer_state(custom_text=1)],
+            "blocks[0].ask.questions[0].custom_text",
+            id="custom-text",
         ),
         pytest.param(
-            [_answered(timed_out=1)], "blocks[0].ask.questions[0].timed_out", id="timed-out"
+            [with_answer_state(timed_out=1)], "blocks[0].ask.questions[0].timed_out", id="timed-out"
         ),
-        pytest.param([_answered(by=1)], "blocks[0].ask.answered_by_account_id", id="answered-by"),
-        pytest.param([_answered(at=1)], "blocks[0].ask.answered_at", id="answered-at"),
-        pytest.param([_answered(name=1)], "blocks[0].ask.answered_by_name", id="answered-by-name"),
+        pytest.param(
+            [with_answer_state(by=1)], "blocks[0].ask.answered_by_account_id", id="answered-by"
+        ),
+        pytest.param([with_answer_state(at=1)], "blocks[0].ask.answered_at", id="answered-at"),
+        pytest.param(
+            [with_answer_state(name=1)], "blocks[0].ask.answered_by_name", id="answered-by-name"
+        ),
         pytest.param([text("nul \x00 here")], "blocks[0].text.text", id="nul"),
     ],
 )
