@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from compass_agent._json import (
+from compass_agent.jsonvalues import (
     MISSING,
     JsonObject,
     MappingError,

@@ -32,7 +32,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from compass_agent._ask import build_ask
-from compass_agent._json import (
+from compass_agent._outputs import ConversationUpdated, MapOutput, UnmappedEvent
+from compass_agent.jsonvalues import (
     MISSING,
     JsonObject,
     MappingError,
@@ -42,7 +43,6 @@ from compass_agent._json import (
     is_array,
     is_object,
 )
-from compass_agent._outputs import ConversationUpdated, MapOutput, UnmappedEvent
 from compass_agent.limits import MAX_ASKS_PER_MESSAGE, NUL
 from gen.compass.v1 import comms_pb2
 

@@ -52,8 +52,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
+from compass_agent.jsonvalues import is_array, is_object
 from compass_bridge.runtime import (
     DONE_SELECTING_LABELS,
     OTHER_OPTION,
@@ -152,8 +153,8 @@ def runtime_timeout(ask: comms_pb2.Ask, result: object) -> RuntimeTimeout | None
         return None
     entries: list[dict[str, object]] = []
     raw_results = details.get("results")
-    if isinstance(raw_results, list):
-        entries = [e for e in map(as_object, cast("list[object]", raw_results)) if e is not None]
+    if is_array(raw_results):
+        entries = [e for e in raw_results if is_object(e)]
     elif len(ask.questions) == 1 and "selectedOptions" in details:
         entries = [{**details, "id": ask.questions[0].question_id}]
     if not any(entry.get("timedOut") is True for entry in entries):
@@ -169,7 +170,7 @@ def runtime_timeout(ask: comms_pb2.Ask, result: object) -> RuntimeTimeout | None
             answers.append(answer)
             continue
         labels = entry.get("selectedOptions")
-        for label in cast("list[object]", labels) if isinstance(labels, list) else []:
+        for label in labels if is_array(labels) else []:
             index = next(
                 (
                     i

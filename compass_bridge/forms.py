@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, cast
+from typing import TYPE_CHECKING, Final, Literal
 
 from acp.schema import (
     ElicitationBooleanPropertySchema,
@@ -40,6 +40,7 @@ from acp.schema import (
     TitledMultiSelectItems,
 )
 
+from compass_agent.jsonvalues import is_array
 from compass_agent.limits import (
     MAX_ID_LENGTH,
     MAX_OPTIONS_PER_QUESTION,
@@ -180,9 +181,9 @@ def _plan_field(
             entries = [(e.const, e.title, e.description or "") for e in items.any_of]
         else:
             enum: object = getattr(items, "enum", None)
-            if not isinstance(enum, list):
+            if not is_array(enum):
                 return f"property {key!r} is an array without a list of choices"
-            entries = [(str(v), str(v), "") for v in cast("list[object]", enum)]
+            entries = [(str(v), str(v), "") for v in enum]
         values = _add_options(question, entries)
         question.allow_multiple = True
         return FormField(
@@ -395,7 +396,7 @@ def ask_form_content(answered: comms_pb2.Ask) -> tuple[dict[str, JsonContent], t
     ):
         key = _question_key(index)
         labels = answer["selectedOptions"]
-        picked = [x for x in cast("list[object]", labels) if isinstance(x, str)]
+        picked = [x for x in labels if isinstance(x, str)] if is_array(labels) else []
         if question.options:
             if question.allow_multiple:
                 content[key] = picked

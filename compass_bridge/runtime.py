@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Final, TypeAlias
+
+from compass_agent.jsonvalues import is_array, is_object
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -200,10 +202,7 @@ class QuestionMatch:
 
 def as_object(value: object) -> dict[str, object] | None:
     """`value` as a JSON object, or None."""
-    if not isinstance(value, dict):
-        return None
-    # The one cast at the JSON boundary: json.loads makes str keys, values stay `object`.
-    return cast("dict[str, object]", value)
+    return value if is_object(value) else None
 
 
 def prompt_command(message: str) -> dict[str, object]:
@@ -347,12 +346,12 @@ def _select_request(event: dict[str, object], request_id: str) -> UIRequest:
         return UnreadableRequest(
             method="select", reason="title is not a string", request_id=request_id
         )
-    if not isinstance(options, list):
+    if not is_array(options):
         return UnreadableRequest(
             method="select", reason="options is not a list", request_id=request_id
         )
     labels: list[str] = []
-    for index, item in enumerate(cast("list[object]", options)):
+    for index, item in enumerate(options):
         # 18.2.3 writes plain labels; an extension's `{label, ...}` item is read too.
         label = item if isinstance(item, str) else (as_object(item) or {}).get("label")
         if not isinstance(label, str):
@@ -376,13 +375,13 @@ def _ask_request(event: dict[str, object], request_id: str) -> UIRequest:
         questions = params.get("questions")
     if questions is None:
         questions = (as_object(event.get("args")) or {}).get("questions")
-    if not isinstance(questions, list) or not questions:
+    if not is_array(questions) or not questions:
         return UnreadableRequest(
             method=ASK_TOOL, reason="questions is missing or empty", request_id=request_id
         )
     ids: list[str] = []
     texts: list[str] = []
-    for index, item in enumerate(cast("list[object]", questions)):
+    for index, item in enumerate(questions):
         question = as_object(item)
         qid = question.get("id") if question is not None else None
         if question is None or not isinstance(qid, str):

@@ -25,8 +25,9 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol
 
+from compass_agent.jsonvalues import is_array, is_object
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -265,10 +266,9 @@ class ChangeEvent:
         Raises:
             ValueError: `payload` is not a change event.
         """
-        raw: object = json.loads(payload)
-        if not isinstance(raw, dict):
+        obj: object = json.loads(payload)
+        if not is_object(obj):
             raise ValueError("change event is not an object")
-        obj = cast("dict[str, object]", raw)  # json.loads: str keys; values narrowed below
         channel_id = obj.get("channel_id")
         revision = obj.get("revision")
         message_id = obj.get("message_id")
@@ -278,11 +278,11 @@ class ChangeEvent:
             or not isinstance(revision, int)
             or isinstance(revision, bool)
             or not isinstance(message_id, str)
-            or not isinstance(ask_ids, list)
+            or not is_array(ask_ids)
         ):
             raise ValueError("change event has missing or mistyped fields")
         ids: list[str] = []
-        for item in cast("list[object]", ask_ids):
+        for item in ask_ids:
             if not isinstance(item, str):
                 raise ValueError("change event ask_ids must be strings")
             ids.append(item)

@@ -20,8 +20,9 @@ empty, unanswerable ask.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
+from compass_agent.jsonvalues import is_array, is_object
 from compass_server.domain import block_violations
 from compass_server.domain.errors import CorruptDataError
 from gen.compass.v1 import comms_pb2
@@ -279,16 +280,15 @@ def _answers(raw: object) -> dict[str, tuple[list[str], str, bool]]:
 
 
 def _object(value: object, path: str) -> dict[str, object]:
-    if not isinstance(value, dict):
+    if not is_object(value):
         raise _DecodeError(path, f"expected an object, got {type(value).__name__}")
-    # json.loads makes only str keys; values stay `object` and are narrowed field by field.
-    return cast("dict[str, object]", value)
+    return value
 
 
 def _list(value: object, path: str) -> list[object]:
-    if not isinstance(value, list):
+    if not is_array(value):
         raise _DecodeError(path, f"expected an array, got {type(value).__name__}")
-    return cast("list[object]", value)
+    return value
 
 
 def _keys(

@@ -15,8 +15,9 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
+from compass_agent.jsonvalues import is_array, is_object
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.store.postgres import new_id
 
@@ -344,9 +345,9 @@ class WebhookStore:
 def _json_list(value: object) -> list[dict[str, object]]:
     """A jsonb array from the pool (decoded by its codec, or still text)."""
     decoded: object = json.loads(value) if isinstance(value, str) else value
-    if not isinstance(decoded, list):
+    if not is_array(decoded):
         raise TypeError("expected a JSON array")
-    return [item for item in cast("list[object]", decoded) if isinstance(item, dict)]  # pyright: ignore[reportUnknownVariableType] - JSON objects
+    return [item for item in decoded if is_object(item)]
 
 
 def _webhook_row(row: asyncpg.Record) -> WebhookRow:

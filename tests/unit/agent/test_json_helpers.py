@@ -1,4 +1,4 @@
-"""The narrowing helpers of compass_agent._json: any value either narrows to exactly the
+"""The narrowing helpers of compass_agent.jsonvalues: any value either narrows to exactly the
 type asked for, or raises MappingError naming the path, never another exception."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from compass_agent._json import (
+from compass_agent.jsonvalues import (
     MISSING,
     MappingError,
     as_array,

@@ -4,6 +4,10 @@ Every helper takes `object` (what `json.loads` gives, or anything else a caller 
 checks it with `isinstance`, so the type checker only ever sees values that were checked.
 An absent key is passed as MISSING (`obj.get(key, MISSING)`), which the helpers report as
 "<path> is missing".
+
+The one set of JSON-narrowing helpers of the project: the mapper uses the raising ones, the
+bridge and the server (the store's jsonb codec, change events, webhook rows) the TypeGuards
+`is_object` / `is_array`, so no JSON value is `cast`.
 """
 
 from __future__ import annotations
