@@ -20,18 +20,16 @@ Other updates (thoughts, plans, other tools, commands, usage) carry nothing Comp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from acp.schema import AgentMessageChunk, TextContentBlock, ToolCallProgress, ToolCallStart
 
-from compass_bridge.runtime import as_object
+from compass_bridge.runtime import ASK_TOOL, as_object
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["ASK_TOOL", "AcpTranslator"]
-
-ASK_TOOL: Final = "ask"
 
 Event = dict[str, object]
 

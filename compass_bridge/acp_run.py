@@ -34,6 +34,7 @@ from compass_bridge.acp import AcpBridge
 from compass_bridge.client import AgentClient
 from compass_bridge.core import Reason
 from compass_bridge.poster import FatalServerError
+from compass_bridge.session import EXIT_FATAL, MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator
@@ -48,9 +49,6 @@ logger = logging.getLogger("compass.bridge.acp")
 
 T = TypeVar("T")
 
-MAX_LINE_BYTES: Final = 32 * 1024 * 1024
-"""Longest JSON-RPC line read from the agent (tool outputs repeat whole files)."""
-EXIT_FATAL: Final = 1
 CLIENT_NAME: Final = "compass-agent-bridge"
 
 

@@ -53,10 +53,12 @@ __all__ = ["BridgeOptions", "read_lines", "run"]
 logger = logging.getLogger("compass.bridge")
 
 MAX_LINE_BYTES: Final = 32 * 1024 * 1024
-"""A longer runtime line is skipped (and counted); message_update events repeat the whole
-message so far, so lines of a few MB are normal."""
+"""Longest line read from the runtime, over either transport: rpc-ui skips (and counts) a
+longer one; message_update events and ACP tool outputs repeat whole messages and files, so
+lines of a few MB are normal."""
 _CHUNK: Final = 256 * 1024
 EXIT_FATAL: Final = 1
+"""The bridge's exit status when it cannot go on (bad token or channel, a dead runtime)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,9 @@ from gen.compass.v1 import comms_pb2
 
 MAX_NAME_LENGTH: Final = 200
 """Longest workspace, channel or account name."""
+MAX_TOKEN_LENGTH: Final = 200
+"""Longest bearer token worth looking up (minted ones are ~50 characters): the gate refuses a
+longer one before the store is asked."""
 MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
 """A RespondToAsk with more entries than any ask can have questions is oversize."""
 MAX_CHOSEN_PER_ANSWER: Final = MAX_OPTIONS_PER_QUESTION

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final, Generic, TypeVar
 from connectrpc.code import Code
 
 from compass_server.domain.errors import UnavailableError
+from compass_server.domain.limits import MAX_TOKEN_LENGTH
 from compass_server.transport import wire
 from compass_server.transport.error_mapping import INTERNAL_MESSAGE
 
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 A = TypeVar("A")
-
-MAX_TOKEN_LENGTH: Final = 512
 
 
 class _Reject(Exception):  # noqa: N818 - internal control flow, never escapes this module

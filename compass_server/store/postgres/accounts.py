@@ -11,6 +11,7 @@ from compass_server.domain.errors import (
     FailedPreconditionError,
     NotFoundError,
 )
+from compass_server.domain.limits import MAX_TOKEN_LENGTH
 from compass_server.store import (
     AccountKind,
     AccountRow,
@@ -19,7 +20,6 @@ from compass_server.store import (
 )
 from compass_server.store.postgres.base import (
     MAX_SIGN_IN_CODE,
-    MAX_TOKEN_LENGTH,
     SIGN_IN_CODE_PREFIX,
     TOKEN_PREFIX,
     PostgresBase,

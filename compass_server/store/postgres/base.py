@@ -47,8 +47,6 @@ SIGN_IN_CODE_PREFIX: Final = "cmpl_"
 
 MAX_SIGN_IN_CODE: Final = 100
 
-MAX_TOKEN_LENGTH: Final = 200
-
 MINT_ATTEMPTS: Final = 5
 
 APPLICATION_NAME: Final = "compass"
