@@ -536,18 +536,25 @@ class Store(Protocol):
         minted ask is ignored: the stored answers always win. The questions of an ANSWERED
         ask (ids, option ids, allow_multiple) cannot change; its texts may.
 
+        At a minted position, an ask block with an EMPTY ask_id whose content equals the
+        stored ask's (compared without ask ids and answer state, as `append_message`'s
+        idempotent repeat compares: `domain.same_ask`) is that stored ask, sent again as it
+        was when it was new; the store writes its minted id in. So an update that added
+        asks is safe to retry: a caller that lost its response sends the same blocks again
+        and gets the stored message back (the same ask ids; no new revision and no
+        notification when nothing else changed). With other content an empty ask_id at a
+        minted position is refused.
+
         Concurrent updates are serialised per channel and judged against the message as
         stored when they get the lock: of two updates that each add "the next" ask, the
-        later one finds that position minted and is refused (its empty ask_id). For the
-        same reason a retry of an update that added asks is refused; a caller that lost
-        its response learns the minted ids from `append_message` with the message's
-        client_message_id and the same blocks unminted (the idempotent repeat returns the
-        stored message).
+        later one finds that position minted; it is refused (its empty ask_id) when its ask
+        differs from the winner's, and it IS the winner's ask when it is the same.
 
         Raises:
             InvalidArgumentError: a block breaks an invariant; a stored ask's block is
-                missing, has an empty or a different ask_id, or (answered) changed its
-                questions; or a new ask carries an ask_id or answer state.
+                missing, has a different ask_id or an empty one with other content than
+                the stored ask, or (answered) changed its questions; or a new ask carries
+                an ask_id or answer state.
             NotFoundError: no such message, or not visible to `actor`.
             PermissionDeniedError: `actor` is not the message's author.
         """

@@ -1,6 +1,6 @@
 """The Poster's guarantees when responses get lost: every ask joins its own message once,
 the bridge learns every minted id, and nothing is posted twice (against the in-process
-AgentService peer, which keeps the server's positional update rule)."""
+AgentService peer, which keeps the server's positional update rule, retries included)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,7 @@ def _outcomes(h: Any) -> list[tuple[str, bool]]:
     return [(c.method, c.ok) for c in h.service.calls]
 
 
-async def test_a_lost_update_response_that_added_an_ask_is_recovered_by_an_idempotent_append() -> (
-    None
-):
+async def test_a_lost_update_response_that_added_an_ask_is_simply_retried() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "Hi.", asks=[("c1", Q1)]))
         await h.settle()
@@ -41,24 +39,22 @@ async def test_a_lost_update_response_that_added_an_ask_is_recovered_by_an_idemp
         assert _outcomes(h) == [
             ("AppendMessage", True),
             ("UpdateMessage", False),  # stored, the response lost
-            ("UpdateMessage", False),  # the repeat: that position is minted now, refused
-            ("AppendMessage", True),  # the recovery: the frame as mapped, ids empty
+            ("UpdateMessage", True),  # the same frame again: the ask it added, as stored
         ]
-        recovery = h.appends()[-1].frame
-        assert blocks_kinds(recovery) == ["text:Hi.", "ask:db"]
-        assert ask_ids(recovery) == [""]
-        assert recovery.client_message_id == "run:m1"
+        lost, retried = h.updates()
+        assert retried.frame == lost.frame
+        assert ask_ids(retried.frame) == [""]
         (stored,) = h.service.messages.values()
         (ask_id,) = ask_ids(stored)
         assert h.service.minted == 1
-        assert h.bridge.poster.recovered == 1
+        assert h.bridge.poster.ask_id("m1", 0).result() == ask_id
         assert h.bridge.poster.dropped == 0
         h.service.answer(ask_id, GALLERY_ANSWER)
         (reply,) = await h.replies(1)
         assert reply == {"type": "extension_ui_response", "id": "req-1", "answers": GALLERY_REPLY}
 
 
-async def test_a_newer_snapshot_that_replaced_a_lost_update_is_posted_after_the_recovery() -> None:
+async def test_a_newer_snapshot_that_replaced_a_lost_update_keeps_its_ask() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "One.", asks=[("c1", Q1)]))
         await h.settle()
@@ -75,15 +71,14 @@ async def test_a_newer_snapshot_that_replaced_a_lost_update_is_posted_after_the_
         assert blocks_kinds(stored) == ["text:Two.", "ask:db"]
         (ask_id,) = ask_ids(stored)
         assert h.service.minted == 1
-        # Both unsure block sets were tried, newest first: "Two." was never stored.
-        recoveries = h.appends()[1:]
-        assert [(blocks_kinds(c.frame)[0], c.ok) for c in recoveries] == [
-            ("text:Two.", False),
-            ("text:One.", True),
-        ]
+        assert len(h.appends()) == 1
+        # The newer snapshot still had the ask unminted: the server took it for the stored one.
         last = h.updates()[-1]
-        assert last.ok
-        assert ask_ids(last.frame) == [ask_id]
+        assert (last.ok, blocks_kinds(last.frame)[0], ask_ids(last.frame)) == (
+            True,
+            "text:Two.",
+            [""],
+        )
         assert h.bridge.poster.ask_id("m1", 0).result() == ask_id
         assert h.bridge.poster.dropped == 0
 
@@ -107,7 +102,7 @@ async def test_second_ask_after_a_lost_update_gets_its_own_id() -> None:
         assert reply["id"] == "req-2"
 
 
-async def test_an_update_refused_for_its_own_reasons_is_dropped_without_recovery() -> None:
+async def test_an_update_refused_for_its_own_reasons_is_dropped() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "Hi.", asks=[("c1", Q1)]))
         await h.settle()
@@ -116,9 +111,8 @@ async def test_an_update_refused_for_its_own_reasons_is_dropped_without_recovery
         (reply,) = await h.replies(1)
         assert reply == {"type": "extension_ui_response", "id": "req-1", "cancelled": True}
         await h.settle()
-        assert len(h.appends()) == 1  # nothing was unsure: no recovery append
+        assert len(h.appends()) == 1
         assert h.bridge.poster.dropped == 1
-        assert h.bridge.poster.recovered == 0
 
 
 async def test_a_request_that_comes_after_its_ask_was_dropped_is_answered_cancelled() -> None:
@@ -145,11 +139,31 @@ async def test_an_append_given_up_on_that_had_landed_is_found_by_the_next_snapsh
         await h.settle()
         (stored,) = h.service.messages.values()
         assert blocks_kinds(stored) == ["text:Two."]
-        # The new snapshot's append met ALREADY_EXISTS; the given-up one's blocks found the
-        # message, and the snapshot went out as an update.
-        assert [blocks_kinds(c.frame)[0] for c in h.appends()[-2:]] == ["text:Two.", "text:One."]
-        assert h.updates()[-1].ok
-        assert h.bridge.poster.recovered == 1
+        # The next append repeated the given-up blocks, which found the message, and the new
+        # snapshot went out as an update.
+        assert [(blocks_kinds(c.frame)[0], c.ok) for c in h.appends()[-2:]] == [
+            ("text:One.", False),  # the last given-up attempt
+            ("text:One.", True),
+        ]
+        (update,) = h.updates()
+        assert update.ok
+        assert blocks_kinds(update.frame) == ["text:Two."]
+        assert h.bridge.poster.dropped == 1
+
+
+async def test_an_append_refused_for_its_own_reasons_is_not_repeated() -> None:
+    async with harness() as h:
+        h.service.failures["AppendMessage"] = [RpcError("invalid_argument", "too big")]
+        h.feed(*ev.assistant_message("m1", "One."))
+        await h.settle()
+        h.feed(ev.assistant_message("m1", "Two.")[-1])
+        await h.settle()
+        (stored,) = h.service.messages.values()
+        assert blocks_kinds(stored) == ["text:Two."]
+        assert [(blocks_kinds(c.frame)[0], c.ok) for c in h.appends()] == [
+            ("text:One.", False),
+            ("text:Two.", True),
+        ]
 
 
 # -- property: whatever gets lost, the channel ends up as the runtime's last snapshots -------
