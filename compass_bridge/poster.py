@@ -47,7 +47,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
-from compass_bridge.client import Backoff, RpcError, bounded, fatal
+from compass_bridge.client import RpcError, backoff, bounded, fatal
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -396,34 +396,32 @@ async def call_with_retry(
         _SupersededError: `superseded()` turned true before an attempt.
         FatalServerError: the server refuses the bridge itself.
     """
-    backoff = Backoff(initial=initial_backoff, cap=max_backoff)
     bounded_failures = 0
-    while True:
-        if superseded is not None and superseded():
-            raise _SupersededError
-        try:
-            result = await call()
-        except RpcError as exc:
-            if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
-                raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
-            if bounded(exc.code):
-                bounded_failures += 1
-            if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                raise GaveUpError(exc) from exc
-            delay = backoff.next_delay()
-            if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
-                logger.warning(
-                    "%s failed (%s); retrying in %.1fs (attempt %d)",
-                    what,
-                    exc,
-                    delay,
-                    backoff.attempts,
-                )
-            await asyncio.sleep(delay)
-            continue
-        if backoff.attempts:
-            logger.info("%s succeeded after %d retries", what, backoff.attempts)
-        return result
+    async for attempt in backoff(RpcError, initial=initial_backoff, cap=max_backoff):
+        with attempt:
+            if superseded is not None and superseded():
+                raise _SupersededError
+            try:
+                result = await call()
+            except RpcError as exc:
+                if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
+                    raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
+                bounded_failures += bounded(exc.code)
+                if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
+                    raise GaveUpError(exc) from exc
+                if attempt.num == 1 or attempt.num % _LOG_EVERY == 0:
+                    logger.warning(
+                        "%s failed (%s); retrying in %.1fs (attempt %d)",
+                        what,
+                        exc,
+                        attempt.next_wait,
+                        attempt.num,
+                    )
+                raise  # retryable: the backoff waits, then tries again
+            if attempt.num > 1:
+                logger.info("%s succeeded after %d retries", what, attempt.num - 1)
+            return result
+    raise AssertionError("unreachable: the backoff retries until the call returns or raises")
 
 
 def _fail(future: asyncio.Future[str], reason: str) -> None:
