@@ -13,8 +13,7 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
 - `runtime`: the runtime's RPC frames beyond what the mapper maps (ask requests, cancels);
 - `answers`: an answered Ask -> the runtime's label-keyed reply (pure);
 - `client`: AgentService over Connect on httpx; error classes and backoff;
-- `poster`: ordered, idempotent, retried posting, ask-id reconciliation and recovery of
-  ids hidden by a lost response;
+- `poster`: ordered, idempotent, retried posting and ask-id reconciliation;
 - `core`: what both transports share: mapper, poster, the outcome wait (`watch`), and
   closing asks nobody waits for (CloseAsk, retried with the poster's `call_with_retry`);
 - `runner`: `Bridge`, the RPC transport's core (mapping, correlation, answer delivery

@@ -15,30 +15,30 @@ three points, so it speaks the Connect protocol itself on httpx (pinned for this
   end-of-stream envelope (flag 0x02) whose JSON may carry `{"error": {...}}`.
 
 Errors become `RpcError(code, message)`; `retryable(code)` and `fatal(code)` say what the
-caller should do with them (see those functions for the reasoning).
+caller should do with them (see those functions for the reasoning); `backoff()` is the
+schedule the bridge retries them on.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import struct
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 import httpx
+import stamina
 
 from compass_bridge.runtime import as_object
 from gen.compass.v1 import agent_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Sequence
+    from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 
     from google.protobuf.message import Message
 
     from gen.compass.v1 import comms_pb2
 
-__all__ = ["AgentClient", "Backoff", "RpcError", "fatal", "retryable"]
+__all__ = ["AgentClient", "RpcError", "backoff", "fatal", "retryable"]
 
 SERVICE: Final = "compass.v1.AgentService"
 _END_STREAM: Final = 0b10
@@ -112,23 +112,20 @@ class RpcError(Exception):
         return retryable(self.code)
 
 
-@dataclass(slots=True, kw_only=True)
-class Backoff:
-    """Capped exponential backoff with jitter: delays grow x2 from `initial` to `cap`,
-    each drawn uniformly from its upper half (so many bridges do not retry in step)."""
+def backoff(
+    on: type[Exception] | tuple[type[Exception], ...], *, initial: float, cap: float
+) -> AsyncIterable[stamina.Attempt]:
+    """Attempts of a block retried forever while it raises `on`: capped exponential backoff
+    with jitter (stamina), the n-th wait min(`cap`, `initial` * 2^(n-1) + U(0, `initial`)),
+    so many bridges do not retry in step. The caller decides what is worth retrying (it
+    raises `on` only then) and bounds it itself where it must.
 
-    initial: float = 0.2
-    cap: float = 5.0
-    attempts: int = 0
-    _rng: random.Random = field(default_factory=random.Random)
-
-    def next_delay(self) -> float:
-        ceiling = min(self.cap, self.initial * (2 ** min(self.attempts, 30)))
-        self.attempts += 1
-        return ceiling * (0.5 + 0.5 * self._rng.random())
-
-    def reset(self) -> None:
-        self.attempts = 0
+    Use as `async for attempt in backoff(...): with attempt: ...`; `attempt.num` counts
+    from 1 and `attempt.next_wait` is the wait after this attempt, without the jitter.
+    """
+    return stamina.retry_context(
+        on=on, attempts=None, timeout=None, wait_initial=initial, wait_max=cap, wait_jitter=initial
+    )
 
 
 class AgentClient:

@@ -18,21 +18,16 @@ messages in the order the agent wrote them even after an outage. Per message:
   snapshot replaces it (coalescing loses nothing); an update is never sent before its
   message's append succeeded.
 
-Lost responses. A retried append is idempotent (above), and so is a retried update that
-adds no ask. An update that ADDS asks is not: once it landed, the positions it added are
-minted, and the retry (with those positions still empty) is refused with INVALID_ARGUMENT.
-So every write whose outcome is unknown (a retryable failure: the server may have done the
-work before the connection broke) is remembered as "unsure", by its blocks as mapped (ask
-ids empty). When a later update of the message is refused with INVALID_ARGUMENT (or a
-later append with ALREADY_EXISTS) while unsure writes exist, the poster recovers the
-message as stored: it repeats AppendMessage with the message's client_message_id and each
-unsure block set, newest first. The server compares blocks without ask ids or answers, so
-the block set that actually landed returns the stored message with every minted id (the
-store's documented recovery; tests/integration/store/test_update.py pins it), and the
-others return ALREADY_EXISTS. Only one can match: after a write that added asks landed,
-every later write of the message is refused until the ids are recovered. With the ids
-known, the refused snapshot is posted again. When none matches, the refusal was the
-frame's own and the frame is dropped.
+Lost responses are repaired by retrying, like any retryable failure. A retried append is
+idempotent (above), and so is a retried update, also one that ADDS asks: once it landed, the
+positions it added are minted, and the server takes the retry's ask blocks there (still
+with an empty ask_id, and the same content) for those stored asks, returning the stored
+message with every minted id (design record, resolved decision 9). A newer snapshot that
+replaced the update being retried repeats those asks unminted too and is accepted the same
+way. One case is left: an append given up on after a retryable failure (INTERNAL or
+UNKNOWN, bounded) may have landed, and the next snapshot's append, with other blocks,
+would then be ALREADY_EXISTS. So the next append of that message repeats the given-up
+blocks (finding the message, or storing them), and the newer snapshot follows as an update.
 
 Errors (see client.retryable): transient ones are retried forever with capped exponential
 backoff; INTERNAL/UNKNOWN at most `MAX_BOUNDED_RETRIES` times; anything else drops the frame
@@ -52,7 +47,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
-from compass_bridge.client import Backoff, RpcError, bounded, fatal
+from compass_bridge.client import RpcError, backoff, bounded, fatal
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -75,8 +70,6 @@ MAX_BOUNDED_RETRIES: Final = 5
 """Retries of a call failing with INTERNAL or UNKNOWN before its frame is dropped."""
 MAX_CLIENT_ID: Final = 200
 """The server's limit on client_message_id (domain.MAX_ID_LENGTH)."""
-MAX_UNSURE: Final = 16
-"""Unsure writes remembered per message; older ones are forgotten (see `_Message.unsure`)."""
 _LOG_EVERY: Final = 10  # after the first failure, log every n-th retry of the same call
 
 
@@ -137,11 +130,9 @@ class _Message:
     posted: bytes = b""
     """The block set last stored (ids written in), serialized: updates equal to it are
     skipped."""
-    unsure: list[list[comms_pb2.MessageBlock]] = field(
-        default_factory=list[list[comms_pb2.MessageBlock]]
-    )
-    """Block sets (as mapped: ask ids empty) of writes that may have landed unseen, oldest
-    first; cleared whenever the stored state is known again."""
+    given_up_append: list[comms_pb2.MessageBlock] | None = None
+    """The blocks of an append given up on after a retryable failure (it may have landed):
+    the message's next append repeats them (see the module docstring)."""
     failure: str | None = None
     """Why the last post of the message was dropped; None while none was, or a post runs."""
 
@@ -174,8 +165,6 @@ class Poster:
         self._futures: dict[tuple[str, int], asyncio.Future[str]] = {}
         self.dropped = 0
         """Frames given up on (each logged as an error)."""
-        self.recovered = 0
-        """Messages whose ask ids were recovered after a lost response (each logged)."""
 
     # -- the runner's side -----------------------------------------------------------------
 
@@ -268,7 +257,9 @@ class Poster:
         # else: nothing to show yet (an assistant message without text); a later snapshot
         # with blocks is the message's first frame.
 
-    async def _append(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
+    async def _append(self, message: _Message, snapshot: list[comms_pb2.MessageBlock]) -> None:
+        # An earlier append given up on may have landed: repeat it (module docstring).
+        blocks = message.given_up_append or snapshot
         frame = comms_pb2.MessageUpdated(client_message_id=message.client_message_id, blocks=blocks)
         what = f"AppendMessage {message.client_message_id}"
         try:
@@ -276,15 +267,13 @@ class Poster:
                 what,
                 functools.partial(self._api.append_message, self._channel, frame),
                 not_found_is_fatal=True,
-                unsure=lambda: self._note_unsure(message, blocks),
             )
         except GaveUpError as exc:
-            # ALREADY_EXISTS: an earlier append of this message, given up on, did land.
-            if exc.error.code == "already_exists" and await self._recover(message):
-                self._again(message, blocks)
-                return
+            if exc.error.retryable:
+                message.given_up_append = blocks
             self._drop(message, what, str(exc.error))
             return
+        message.given_up_append = None
         ids = _ask_ids(stored)
         if len(ids) != _count_asks(blocks) or not all(ids) or not stored.message_id:
             self._drop(
@@ -296,6 +285,11 @@ class Poster:
         message.message_id = stored.message_id
         self._stored(message, blocks, ids)
         logger.info("posted message %s as %s", message.client_message_id, stored.message_id)
+        if blocks is not snapshot and message.latest is None:
+            # The snapshot that found the given-up append goes out now, as an update.
+            message.latest = comms_pb2.MessageUpdated(
+                client_message_id=message.key, blocks=snapshot
+            )
 
     async def _update(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
         known = list(message.ask_ids)
@@ -321,13 +315,8 @@ class Poster:
                 what,
                 functools.partial(self._api.update_message, frame),
                 superseded=lambda: message.latest is not None,
-                # Only an update that adds asks cannot simply be repeated (module docstring).
-                unsure=(lambda: self._note_unsure(message, blocks)) if asks > len(known) else None,
             )
         except GaveUpError as exc:
-            if exc.error.code == "invalid_argument" and await self._recover(message):
-                self._again(message, blocks)
-                return
             self._drop(message, what, str(exc.error))
             return
         ids = _ask_ids(stored)
@@ -344,77 +333,16 @@ class Poster:
                 "message %s: %d new ask(s) posted", message.client_message_id, asks - len(known)
             )
 
-    async def _recover(self, message: _Message) -> bool:
-        """Learn the message as stored from its unsure writes (see the module docstring).
-
-        True when one of them is what the server holds: the message's id and ask ids are
-        then known again. False when none is (or the recovery itself failed).
-        """
-        what = f"AppendMessage {message.client_message_id} (recovering its ask ids)"
-        for blocks in reversed(list(message.unsure)):
-            frame = comms_pb2.MessageUpdated(
-                client_message_id=message.client_message_id, blocks=blocks
-            )
-            try:
-                stored = await self._call(
-                    what,
-                    functools.partial(self._api.append_message, self._channel, frame),
-                    not_found_is_fatal=True,
-                )
-            except GaveUpError as exc:
-                if exc.error.code == "already_exists":
-                    continue  # not this one: the server holds other blocks
-                # The unsure writes stay: a later refusal tries them again.
-                logger.error("%s failed: %s", what, exc.error)
-                return False
-            ids = _ask_ids(stored)
-            known = message.ask_ids
-            if (
-                not stored.message_id
-                or (message.message_id and stored.message_id != message.message_id)
-                or len(ids) != _count_asks(blocks)
-                or ids[: len(known)] != known
-                or not all(ids)
-            ):
-                logger.error("%s: the server returned a message that does not fit", what)
-                return False
-            hidden = len(ids) - len(known)
-            message.message_id = stored.message_id
-            self._stored(message, blocks, ids)
-            self.recovered += 1
-            logger.warning(
-                "message %s: a lost response hid %d minted ask id(s); recovered them",
-                message.client_message_id,
-                hidden,
-            )
-            return True
-        message.unsure.clear()  # none of them landed: the refusal is the frame's own
-        return False
-
     def _stored(
         self, message: _Message, blocks: Sequence[comms_pb2.MessageBlock], ids: list[str]
     ) -> None:
         """The server holds `blocks` (as mapped) with `ids` minted for their asks."""
         message.ask_ids = ids
         message.posted = _serialized(_with_ids(blocks, ids))
-        message.unsure.clear()
         for ordinal, ask_id in enumerate(ids):
             future = self._futures.get((message.key, ordinal))
             if future is not None and not future.done():
                 future.set_result(ask_id)
-
-    def _note_unsure(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
-        if any(_same(blocks, other) for other in message.unsure):
-            return
-        message.unsure.append(blocks)
-        # Bounded: only a snapshot superseded during an outage adds one, and the newest are
-        # the ones that can have landed last.
-        del message.unsure[:-MAX_UNSURE]
-
-    def _again(self, message: _Message, blocks: list[comms_pb2.MessageBlock]) -> None:
-        """Post `blocks` again with the ids now known, unless a newer snapshot waits."""
-        if message.latest is None:
-            message.latest = comms_pb2.MessageUpdated(client_message_id=message.key, blocks=blocks)
 
     def _drop(self, message: _Message, what: str, reason: str) -> None:
         self.dropped += 1
@@ -431,7 +359,6 @@ class Poster:
         *,
         not_found_is_fatal: bool = False,
         superseded: Callable[[], bool] | None = None,
-        unsure: Callable[[], None] | None = None,
     ) -> T:
         return await call_with_retry(
             what,
@@ -440,7 +367,6 @@ class Poster:
             max_backoff=self._max_backoff,
             not_found_is_fatal=not_found_is_fatal,
             superseded=superseded,
-            unsure=unsure,
         )
 
     def _client_id(self, key: str) -> str:
@@ -462,48 +388,40 @@ async def call_with_retry(
     max_backoff: float,
     not_found_is_fatal: bool = False,
     superseded: Callable[[], bool] | None = None,
-    unsure: Callable[[], None] | None = None,
 ) -> T:
     """`call()`, retried with backoff while it fails transiently (see client.retryable).
-
-    `unsure` runs after each failure that may have happened after the server did the
-    work (every retryable one: the connection can break on the way back).
 
     Raises:
         GaveUpError: the call failed for good.
         _SupersededError: `superseded()` turned true before an attempt.
         FatalServerError: the server refuses the bridge itself.
     """
-    backoff = Backoff(initial=initial_backoff, cap=max_backoff)
     bounded_failures = 0
-    while True:
-        if superseded is not None and superseded():
-            raise _SupersededError
-        try:
-            result = await call()
-        except RpcError as exc:
-            if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
-                raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
-            if exc.retryable and unsure is not None:
-                unsure()
-            if bounded(exc.code):
-                bounded_failures += 1
-            if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                raise GaveUpError(exc) from exc
-            delay = backoff.next_delay()
-            if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
-                logger.warning(
-                    "%s failed (%s); retrying in %.1fs (attempt %d)",
-                    what,
-                    exc,
-                    delay,
-                    backoff.attempts,
-                )
-            await asyncio.sleep(delay)
-            continue
-        if backoff.attempts:
-            logger.info("%s succeeded after %d retries", what, backoff.attempts)
-        return result
+    async for attempt in backoff(RpcError, initial=initial_backoff, cap=max_backoff):
+        with attempt:
+            if superseded is not None and superseded():
+                raise _SupersededError
+            try:
+                result = await call()
+            except RpcError as exc:
+                if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
+                    raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
+                bounded_failures += bounded(exc.code)
+                if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
+                    raise GaveUpError(exc) from exc
+                if attempt.num == 1 or attempt.num % _LOG_EVERY == 0:
+                    logger.warning(
+                        "%s failed (%s); retrying in %.1fs (attempt %d)",
+                        what,
+                        exc,
+                        attempt.next_wait,
+                        attempt.num,
+                    )
+                raise  # retryable: the backoff waits, then tries again
+            if attempt.num > 1:
+                logger.info("%s succeeded after %d retries", what, attempt.num - 1)
+            return result
+    raise AssertionError("unreachable: the backoff retries until the call returns or raises")
 
 
 def _fail(future: asyncio.Future[str], reason: str) -> None:
@@ -545,7 +463,3 @@ def _copy(block: comms_pb2.MessageBlock) -> comms_pb2.MessageBlock:
 
 def _serialized(blocks: Sequence[comms_pb2.MessageBlock]) -> bytes:
     return comms_pb2.MessageUpdated(blocks=blocks).SerializeToString(deterministic=True)
-
-
-def _same(a: Sequence[comms_pb2.MessageBlock], b: Sequence[comms_pb2.MessageBlock]) -> bool:
-    return _serialized(a) == _serialized(b)

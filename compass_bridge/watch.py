@@ -9,14 +9,13 @@ Shared by both transports (the omp RPC runner and the ACP client).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Final
 
 from compass_bridge.answers import is_final
-from compass_bridge.client import Backoff, RpcError, bounded, fatal
+from compass_bridge.client import RpcError, backoff, bounded, fatal
 from compass_bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ __all__ = ["until_final"]
 
 logger = logging.getLogger(__name__)
 
-_STABLE_STREAM_SECONDS: Final = 10.0  # a WatchAsk that lived this long resets the backoff
+_STABLE_STREAM_SECONDS: Final = 10.0  # a WatchAsk that lived this long starts a new backoff
 _LOG_EVERY: Final = 10  # after the first failed reconnect, log every n-th
 
 
@@ -42,32 +41,39 @@ async def until_final(
         FatalServerError: the server refuses the bridge (bad token, not a participant).
         AskNotPostedError: the ask cannot be watched (not found, or too many INTERNALs).
     """
-    backoff = Backoff(initial=initial_backoff, cap=max_backoff)
     bounded_failures = 0
     while True:
-        started = time.monotonic()
-        try:
-            async with contextlib.aclosing(api.watch_ask(ask_id)) as states:
-                async for ask in states:
-                    if is_final(ask):
-                        return ask
-            problem = "the stream ended before the outcome"
-        except RpcError as exc:
-            if fatal(exc.code):
-                raise FatalServerError(f"WatchAsk {ask_id}: {exc}") from exc
-            bounded_failures += bounded(exc.code)
-            if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                raise AskNotPostedError(f"WatchAsk {ask_id} failed: {exc}") from exc
-            problem = str(exc)
-        if time.monotonic() - started >= _STABLE_STREAM_SECONDS:
-            backoff.reset()
-        delay = backoff.next_delay()
-        if backoff.attempts == 1 or backoff.attempts % _LOG_EVERY == 0:
-            logger.warning(
-                "WatchAsk %s: %s; reconnecting in %.1fs (attempt %d)",
-                ask_id,
-                problem,
-                delay,
-                backoff.attempts,
-            )
-        await asyncio.sleep(delay)
+        # One backoff per healthy stream: after a stream that lived _STABLE_STREAM_SECONDS,
+        # the next reconnect starts a new one (at once, then from `initial_backoff`).
+        async for attempt in backoff(_ReconnectError, initial=initial_backoff, cap=max_backoff):
+            with attempt:
+                started = time.monotonic()
+                try:
+                    async with contextlib.aclosing(api.watch_ask(ask_id)) as states:
+                        async for ask in states:
+                            if is_final(ask):
+                                return ask
+                    problem = "the stream ended before the outcome"
+                except RpcError as exc:
+                    if fatal(exc.code):
+                        raise FatalServerError(f"WatchAsk {ask_id}: {exc}") from exc
+                    bounded_failures += bounded(exc.code)
+                    if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
+                        raise AskNotPostedError(f"WatchAsk {ask_id} failed: {exc}") from exc
+                    problem = str(exc)
+                if time.monotonic() - started >= _STABLE_STREAM_SECONDS:
+                    logger.warning("WatchAsk %s: %s; reconnecting", ask_id, problem)
+                    break
+                if attempt.num == 1 or attempt.num % _LOG_EVERY == 0:
+                    logger.warning(
+                        "WatchAsk %s: %s; reconnecting in %.1fs (attempt %d)",
+                        ask_id,
+                        problem,
+                        attempt.next_wait,
+                        attempt.num,
+                    )
+                raise _ReconnectError(problem)
+
+
+class _ReconnectError(Exception):
+    """The stream ended or failed transiently: reopen it after the backoff's wait."""

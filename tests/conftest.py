@@ -8,11 +8,15 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
+import stamina.instrumentation
 
 from tests import _pg, _server
 
 if TYPE_CHECKING:
     from collections.abc import Generator
+
+# As `compass` runs (compass_server.cli._quiet_stamina): the retry loops log for themselves.
+stamina.instrumentation.set_on_retry_hooks(())
 
 
 @pytest.fixture(scope="session")

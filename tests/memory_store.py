@@ -298,8 +298,7 @@ class MemoryStore:
                 raise PermissionDeniedError("only the author of a message may update it")
             stored = self._row(message)
             stored_asks = [b.ask for b in stored.blocks if b.HasField("ask")]
-            fit(stored_asks, blocks)
-            replaced = [_copy(block) for block in blocks]
+            replaced = fit(stored_asks, blocks)
             added = [b.ask for b in replaced if b.HasField("ask")][len(stored_asks) :]
             if not added and encode_blocks(replaced) == encode_blocks(stored.blocks):
                 return stored

@@ -456,9 +456,24 @@ def _configure_logging(log_format: str) -> None:
         uv.propagate = True
 
 
+def _quiet_stamina() -> None:
+    """Turn off stamina's default retry hooks, for the server and the bridge alike.
+
+    Every retry loop (bridge calls, the change listener, the embedded supervisor) logs its
+    own retries, saying what is retried and only every n-th time where they can go on
+    forever. stamina's defaults would add a context-free WARNING per retry, and count
+    retries in prometheus_client's process-wide registry labelled by retry number, a label
+    without bound for loops that retry forever (/metrics uses a registry of its own).
+    """
+    import stamina.instrumentation
+
+    stamina.instrumentation.set_on_retry_hooks(())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text")
+    _quiet_stamina()
     from compass_server.domain.errors import CompassError
     from compass_server.store.migrate import MigrationError
 

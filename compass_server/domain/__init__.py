@@ -30,6 +30,8 @@ from compass_server.domain.blocks import (
     block_violations,
     check_ask_update,
     check_blocks,
+    same_ask,
+    with_minted_ask_ids,
 )
 from compass_server.domain.limits import (
     CLOSE_STATUSES,
@@ -86,5 +88,7 @@ __all__ = [
     "is_identical_decline",
     "outcome_message",
     "quote",
+    "same_ask",
     "validate_answers",
+    "with_minted_ask_ids",
 ]

@@ -176,6 +176,12 @@ def ask_update_violations(
     server mints it; the agent never does) and no answer state. Answer state on a minted
     ask is not checked here: the stored state always wins.
 
+    One exception makes an update that added asks safe to retry: at a minted position, an
+    ask block with an EMPTY ask_id whose content is the stored ask's (`same_ask`: compared
+    without ask ids and answer state, as AppendMessage's idempotent repeat compares) IS that
+    stored ask, sent again as it was when it was new; `with_minted_ask_ids` writes its id
+    in. With other content an empty ask_id at a minted position is refused.
+
     This refines SPEC §1.3/§3 (design record, resolved decision 9): the runtime settles a
     message's text before its first ask starts and runs asks one after another, so asks
     must be able to join a message that is already stored.
@@ -268,6 +274,8 @@ def minted_ask_violation(
     expected = before.ask_id
     ask_id = ask.ask_id
     if not ask_id:
+        if same_ask(before, ask):
+            return None  # the stored ask, sent again as it was new (a retry)
         return FieldViolation(
             field=f"{path}.ask_id",
             description=f"ask_id is empty: this ask block must carry the ask_id minted for it, {quote(expected)}",
@@ -290,6 +298,62 @@ def minted_ask_violation(
             description=f"ask {quote(ask_id)} is answered: its question ids, option ids and allow_multiple cannot change",
         )
     return None
+
+
+def same_ask(stored: comms_pb2.Ask, sent: comms_pb2.Ask) -> bool:
+    """Whether `sent` asks what `stored` asks: equal but for ask ids, answer state, status
+    and the agent's deadline and timeout policy.
+
+    Compares exactly what the store keeps of an ask's questions (the fields
+    `store.blocks.encode_blocks` writes; tests/unit/server/test_update_rule.py pins the two
+    together), so this is AppendMessage's idempotent-repeat comparison for one ask.
+    """
+    return _content(stored) == _content(sent)
+
+
+def _content(ask: comms_pb2.Ask) -> list[object]:
+    return [
+        (
+            question.question_id,
+            question.question,
+            question.header,
+            question.allow_multiple,
+            question.recommended if question.HasField("recommended") else None,
+            [
+                (option.id, option.label, option.description, option.preview)
+                for option in question.options
+            ],
+        )
+        for question in ask.questions
+    ]
+
+
+def with_minted_ask_ids(
+    stored: Sequence[comms_pb2.Ask], blocks: Sequence[comms_pb2.MessageBlock]
+) -> list[comms_pb2.MessageBlock]:
+    """Copies of an update's `blocks` in which every ask block at a minted position that
+    carries an empty ask_id and the stored ask's content (see `ask_update_violations`)
+    carries that ask's minted id; every other block is copied as it is.
+
+    Args:
+        stored: the message's stored asks, in block order.
+        blocks: the update's full block set, accepted by `check_ask_update`.
+    """
+    copies: list[comms_pb2.MessageBlock] = []
+    ordinal = 0
+    for block in blocks:
+        copy = comms_pb2.MessageBlock()
+        copy.CopyFrom(block)
+        if copy.WhichOneof("block") == "ask":
+            if (
+                ordinal < len(stored)
+                and not copy.ask.ask_id
+                and same_ask(stored[ordinal], copy.ask)
+            ):
+                copy.ask.ask_id = stored[ordinal].ask_id
+            ordinal += 1
+        copies.append(copy)
+    return copies
 
 
 def shape(ask: comms_pb2.Ask) -> list[tuple[str, list[str], bool]]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from compass_server.domain.answers import answered_questions, is_identical_answer, validate_answers
-from compass_server.domain.blocks import check_ask_update
+from compass_server.domain.blocks import check_ask_update, with_minted_ask_ids
 from compass_server.domain.errors import FailedPreconditionError, InvalidArgumentError
 from compass_server.domain.outcomes import (
     is_final,
@@ -51,14 +51,19 @@ Judge: TypeAlias = "Callable[[comms_pb2.Ask], Outcome | None]"
 """Judges an ask as stored: the outcome to write, None for an identical retry, or raises
 (`FailedPreconditionError`: final; `InvalidArgumentError`: answers that do not fit)."""
 
-UpdateRule: TypeAlias = (
-    "Callable[[Sequence[comms_pb2.Ask], Sequence[comms_pb2.MessageBlock]], None]"
-)
-"""Judges an UpdateMessage's blocks against the message's stored asks (raises if they do
-not fit; see `blocks.ask_update_violations`)."""
+UpdateRule: TypeAlias = "Callable[[Sequence[comms_pb2.Ask], Sequence[comms_pb2.MessageBlock]], list[comms_pb2.MessageBlock]]"
+"""Judges an UpdateMessage's blocks against the message's stored asks: raises if they do not
+fit, else returns the blocks to store (copies)."""
 
-fit_update: UpdateRule = check_ask_update
-"""The positional rule for a message's asks, run by the store under the channel lock."""
+
+def fit_update(
+    stored: Sequence[comms_pb2.Ask], blocks: Sequence[comms_pb2.MessageBlock]
+) -> list[comms_pb2.MessageBlock]:
+    """The positional rule for a message's asks (`blocks.ask_update_violations`), run by the
+    store under the channel lock; the blocks it accepts come back as copies in which an
+    unminted retry of a stored ask carries that ask's id (`blocks.with_minted_ask_ids`)."""
+    check_ask_update(stored, blocks)
+    return with_minted_ask_ids(stored, blocks)
 
 
 def _fitting(ask: comms_pb2.Ask, answers: Sequence[comms_pb2.AskQuestionAnswer]) -> AnswerState:

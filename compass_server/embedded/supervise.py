@@ -8,6 +8,8 @@ import signal
 import threading
 from typing import TYPE_CHECKING
 
+import stamina
+
 from compass_server.embedded.common import EmbeddedPostgresError
 
 if TYPE_CHECKING:
@@ -24,24 +26,41 @@ logger = logging.getLogger("compass_server.embedded")
 def supervised(pg: LocalPostgres, *, interval: float = 1.0) -> Generator[None]:
     """Within the block, restart `pg`'s server whenever it dies (a `kill -9`, the OOM killer)
     without having been asked to stop: checked every `interval` seconds from a thread, retried
-    with backoff (up to 10 s) while a restart fails. The server's clients see UNAVAILABLE
-    meanwhile and recover by themselves (the pool reconnects; the LISTEN connection is
-    re-established and resyncs every watch). For `compass serve`, which owns its cluster.
+    with backoff (2 x `interval`, doubling up to 10 s) while a restart fails. The server's
+    clients see UNAVAILABLE meanwhile and recover by themselves (the pool reconnects; the
+    LISTEN connection is re-established and resyncs every watch). For `compass serve`, which
+    owns its cluster. Leaving the block stops the thread at its next check; while restarts
+    are failing, that is after the backoff's current wait (stamina sleeps uninterruptibly).
     """
     done = threading.Event()
 
+    def revive() -> None:
+        for attempt in stamina.retry_context(
+            on=EmbeddedPostgresError,
+            attempts=None,
+            timeout=None,
+            wait_initial=2 * interval,
+            wait_max=10.0,
+            wait_jitter=0,
+        ):
+            with attempt:
+                if done.is_set():
+                    return
+                try:
+                    revived = pg.revive()
+                except EmbeddedPostgresError as exc:
+                    logger.error(
+                        "could not restart PostgreSQL (retrying in %.0f s): %s",
+                        attempt.next_wait,
+                        exc,
+                    )
+                    raise
+                if revived:
+                    logger.warning("PostgreSQL in %s had died; restarted it", pg.config.data_dir)
+
     def watch() -> None:
-        delay = interval
-        while not done.wait(delay):
-            try:
-                revived = pg.revive()
-            except EmbeddedPostgresError as exc:
-                delay = min(delay * 2, 10.0)
-                logger.error("could not restart PostgreSQL (retrying in %.0f s): %s", delay, exc)
-                continue
-            if revived:
-                logger.warning("PostgreSQL in %s had died; restarted it", pg.config.data_dir)
-            delay = interval
+        while not done.wait(interval):
+            revive()
 
     thread = threading.Thread(target=watch, name="compass-pg-supervisor", daemon=True)
     thread.start()

@@ -414,8 +414,9 @@ class AskStore(Protocol):
 
         `blocks` passed `domain.requests.check_update_message`; `fit`
         (`domain.verdicts.fit_update`) judges them against the stored asks under the channel
-        lock. That rule: ask blocks match the stored asks BY POSITION: the i-th ask block of `blocks`
-        (counting ask blocks only, in block order) is the message's i-th stored ask and must
+        lock. That rule: ask blocks match the stored asks BY POSITION: the i-th ask block of
+        `blocks` (counting ask blocks only, in block order) is the message's i-th stored ask
+        and must
         carry exactly the ask_id minted for it, so stored asks can be neither dropped,
         reordered nor replaced. Ask blocks after the stored ones are NEW asks: like asks on
         append they must carry an empty ask_id and no answer state, and the store mints one
@@ -424,18 +425,25 @@ class AskStore(Protocol):
         minted ask is ignored: the stored answers always win. The questions of an ANSWERED
         ask (ids, option ids, allow_multiple) cannot change; its texts may.
 
+        At a minted position, an ask block with an EMPTY ask_id whose content equals the
+        stored ask's (compared without ask ids and answer state, as `append_message`'s
+        idempotent repeat compares: `domain.same_ask`) is that stored ask, sent again as it
+        was when it was new; the store writes its minted id in. So an update that added
+        asks is safe to retry: a caller that lost its response sends the same blocks again
+        and gets the stored message back (the same ask ids; no new revision and no
+        notification when nothing else changed). With other content an empty ask_id at a
+        minted position is refused.
+
         Concurrent updates are serialised per channel and judged against the message as
         stored when they get the lock: of two updates that each add "the next" ask, the
-        later one finds that position minted and is refused (its empty ask_id). For the
-        same reason a retry of an update that added asks is refused; a caller that lost
-        its response learns the minted ids from `append_message` with the message's
-        client_message_id and the same blocks unminted (the idempotent repeat returns the
-        stored message).
+        later one finds that position minted; it is refused (its empty ask_id) when its ask
+        differs from the winner's, and it IS the winner's ask when it is the same.
 
         Raises:
             InvalidArgumentError, FailedPreconditionError: as `fit` raises them (a stored
-                ask's block is missing, has an empty or a different ask_id, or a final ask
-                changed its questions; or a new ask carries an ask_id or answer state).
+                ask's block is missing, has a different ask_id or an empty one with other
+                content than the stored ask, or a final ask changed its questions; or a new
+                ask carries an ask_id or answer state).
             NotFoundError: no such message, or not visible to `actor`.
             PermissionDeniedError: `actor` is not the message's author.
         """

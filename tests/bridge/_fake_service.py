@@ -4,8 +4,8 @@ a database: the end-to-end tests run the real server on PostgreSQL).
 It keeps the contract rules the bridge depends on: AppendMessage mints one ask id per ask
 block and is idempotent per client_message_id (blocks equal but for ask ids and answer state
 -> the stored message, others -> ALREADY_EXISTS); UpdateMessage matches ask blocks to the
-stored asks by position (the i-th must carry the i-th minted id; later ones must be empty
-and get minted); WatchAsk sends the current state, then changes, and ends once final (any
+stored asks by position (the i-th must carry the i-th minted id, or an empty one with the
+stored ask's content: a retry; later ones must be empty and get minted); WatchAsk sends the current state, then changes, and ends once final (any
 status but PENDING, or answered); CloseAsk closes a pending ask as WITHDRAWN or TIMED_OUT
 (the same close again is OK, any other close of a final ask FAILED_PRECONDITION).
 `legacy=True` is a server that writes no status (and has no CloseAsk).
@@ -121,12 +121,14 @@ class FakeAgentService:
         if stored is None:
             raise RpcError("not_found", "message not found")
         before = [b.ask for b in stored.blocks if b.HasField("ask")]
-        sent = [b.ask.ask_id for b in frame.blocks if b.HasField("ask")]
+        sent = [b.ask for b in frame.blocks if b.HasField("ask")]
         if len(sent) < len(before):
             raise RpcError("invalid_argument", "the update drops a stored ask")
-        for ordinal, ask_id in enumerate(sent):
+        for ordinal, ask in enumerate(sent):
             wanted = before[ordinal].ask_id if ordinal < len(before) else ""
-            if ask_id != wanted:
+            # An empty id with the stored ask's content is that ask, sent again (a retry).
+            retried = not ask.ask_id and wanted and _same_ask(ask, before[ordinal])
+            if ask.ask_id != wanted and not retried:
                 raise RpcError("invalid_argument", f"ask {ordinal} must carry {wanted!r}")
         blocks: list[comms_pb2.MessageBlock] = []
         ordinal = 0
@@ -136,6 +138,7 @@ class FakeAgentService:
             if copy.HasField("ask"):
                 if ordinal < len(before):
                     copy.ask.CopyFrom(_with_answer(copy.ask, before[ordinal]))
+                    copy.ask.ask_id = before[ordinal].ask_id
                 else:
                     copy.ask.ask_id = self._mint()
                 ordinal += 1
@@ -277,6 +280,10 @@ def _with_answer(sent: comms_pb2.Ask, stored: comms_pb2.Ask) -> comms_pb2.Ask:
         old = answers.get(question.question_id)
         question.timed_out = old.timed_out if old else False
     return result
+
+
+def _same_ask(a: comms_pb2.Ask, b: comms_pb2.Ask) -> bool:
+    return content([comms_pb2.MessageBlock(ask=a)]) == content([comms_pb2.MessageBlock(ask=b)])
 
 
 def content(blocks: object) -> list[bytes]:

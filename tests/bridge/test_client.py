@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 from compass_bridge.client import (
     AgentClient,
-    Backoff,
     RpcError,
+    backoff,
     bounded,
     fatal,
     retryable,
@@ -224,15 +224,45 @@ def test_the_error_classes() -> None:
     assert fatal("permission_denied")
 
 
+@settings(max_examples=30, deadline=None)
 @given(st.floats(min_value=0.001, max_value=1.0), st.floats(min_value=0.001, max_value=60.0))
 def test_backoff_grows_to_its_cap_with_jitter(initial: float, cap: float) -> None:
-    backoff = Backoff(initial=initial, cap=cap)
-    delays = [backoff.next_delay() for _ in range(40)]
-    for attempt, delay in enumerate(delays):
-        ceiling = min(cap, initial * 2**attempt)
-        assert ceiling / 2 <= delay <= ceiling
-    backoff.reset()
-    assert backoff.next_delay() <= min(cap, initial)
+    waits: list[float] = []
+
+    async def sleep(delay: float) -> None:  # stamina sleeps with asyncio.sleep
+        waits.append(delay)
+
+    async def scenario() -> list[int]:
+        tried: list[int] = []
+        async for attempt in backoff(RpcError, initial=initial, cap=cap):
+            with attempt:
+                tried.append(attempt.num)
+                if len(tried) <= 40:
+                    raise RpcError("unavailable", "down")
+        return tried
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(asyncio, "sleep", sleep)
+        tried = asyncio.run(scenario())
+    assert tried == list(range(1, 42))  # forever: here until the 41st attempt succeeds
+    for retry, wait in enumerate(waits, start=1):
+        floor = min(cap, initial * 2 ** (retry - 1))
+        assert floor <= wait <= min(cap, floor + initial)  # jitter up to `initial`
+    assert len(waits) == 40
+
+
+async def test_backoff_retries_only_what_it_is_told_to() -> None:
+    tried: list[int] = []
+
+    async def attempts() -> None:
+        async for attempt in backoff(RpcError, initial=0.001, cap=0.001):
+            with attempt:
+                tried.append(attempt.num)
+                raise ValueError("not retried")
+
+    with pytest.raises(ValueError, match="not retried"):
+        await attempts()
+    assert tried == [1]
 
 
 async def test_close_ask_sends_the_status_reason_and_timeout_answers() -> None:

@@ -1,17 +1,26 @@
 """The Poster's guarantees when responses get lost: every ask joins its own message once,
 the bridge learns every minted id, and nothing is posted twice (against the in-process
-AgentService peer, which keeps the server's positional update rule)."""
+AgentService peer, which keeps the server's positional update rule, retries included)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
+import pytest
+import stamina
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compass_agent import ConversationUpdated, EventMapper
 from compass_bridge.client import RpcError
-from compass_bridge.poster import MAX_BOUNDED_RETRIES
+from compass_bridge.poster import (
+    MAX_BOUNDED_RETRIES,
+    FatalServerError,
+    GaveUpError,
+    _SupersededError,  # pyright: ignore[reportPrivateUsage] - what call_with_retry raises
+    call_with_retry,
+)
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import content
 from tests.bridge._inproc import (
@@ -29,9 +38,7 @@ def _outcomes(h: Any) -> list[tuple[str, bool]]:
     return [(c.method, c.ok) for c in h.service.calls]
 
 
-async def test_a_lost_update_response_that_added_an_ask_is_recovered_by_an_idempotent_append() -> (
-    None
-):
+async def test_a_lost_update_response_that_added_an_ask_is_simply_retried() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "Hi.", asks=[("c1", Q1)]))
         await h.settle()
@@ -41,24 +48,22 @@ async def test_a_lost_update_response_that_added_an_ask_is_recovered_by_an_idemp
         assert _outcomes(h) == [
             ("AppendMessage", True),
             ("UpdateMessage", False),  # stored, the response lost
-            ("UpdateMessage", False),  # the repeat: that position is minted now, refused
-            ("AppendMessage", True),  # the recovery: the frame as mapped, ids empty
+            ("UpdateMessage", True),  # the same frame again: the ask it added, as stored
         ]
-        recovery = h.appends()[-1].frame
-        assert blocks_kinds(recovery) == ["text:Hi.", "ask:db"]
-        assert ask_ids(recovery) == [""]
-        assert recovery.client_message_id == "run:m1"
+        lost, retried = h.updates()
+        assert retried.frame == lost.frame
+        assert ask_ids(retried.frame) == [""]
         (stored,) = h.service.messages.values()
         (ask_id,) = ask_ids(stored)
         assert h.service.minted == 1
-        assert h.bridge.poster.recovered == 1
+        assert h.bridge.poster.ask_id("m1", 0).result() == ask_id
         assert h.bridge.poster.dropped == 0
         h.service.answer(ask_id, GALLERY_ANSWER)
         (reply,) = await h.replies(1)
         assert reply == {"type": "extension_ui_response", "id": "req-1", "answers": GALLERY_REPLY}
 
 
-async def test_a_newer_snapshot_that_replaced_a_lost_update_is_posted_after_the_recovery() -> None:
+async def test_a_newer_snapshot_that_replaced_a_lost_update_keeps_its_ask() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "One.", asks=[("c1", Q1)]))
         await h.settle()
@@ -75,15 +80,14 @@ async def test_a_newer_snapshot_that_replaced_a_lost_update_is_posted_after_the_
         assert blocks_kinds(stored) == ["text:Two.", "ask:db"]
         (ask_id,) = ask_ids(stored)
         assert h.service.minted == 1
-        # Both unsure block sets were tried, newest first: "Two." was never stored.
-        recoveries = h.appends()[1:]
-        assert [(blocks_kinds(c.frame)[0], c.ok) for c in recoveries] == [
-            ("text:Two.", False),
-            ("text:One.", True),
-        ]
+        assert len(h.appends()) == 1
+        # The newer snapshot still had the ask unminted: the server took it for the stored one.
         last = h.updates()[-1]
-        assert last.ok
-        assert ask_ids(last.frame) == [ask_id]
+        assert (last.ok, blocks_kinds(last.frame)[0], ask_ids(last.frame)) == (
+            True,
+            "text:Two.",
+            [""],
+        )
         assert h.bridge.poster.ask_id("m1", 0).result() == ask_id
         assert h.bridge.poster.dropped == 0
 
@@ -107,7 +111,7 @@ async def test_second_ask_after_a_lost_update_gets_its_own_id() -> None:
         assert reply["id"] == "req-2"
 
 
-async def test_an_update_refused_for_its_own_reasons_is_dropped_without_recovery() -> None:
+async def test_an_update_refused_for_its_own_reasons_is_dropped() -> None:
     async with harness() as h:
         h.feed(*ev.assistant_message("m1", "Hi.", asks=[("c1", Q1)]))
         await h.settle()
@@ -116,9 +120,8 @@ async def test_an_update_refused_for_its_own_reasons_is_dropped_without_recovery
         (reply,) = await h.replies(1)
         assert reply == {"type": "extension_ui_response", "id": "req-1", "cancelled": True}
         await h.settle()
-        assert len(h.appends()) == 1  # nothing was unsure: no recovery append
+        assert len(h.appends()) == 1
         assert h.bridge.poster.dropped == 1
-        assert h.bridge.poster.recovered == 0
 
 
 async def test_a_request_that_comes_after_its_ask_was_dropped_is_answered_cancelled() -> None:
@@ -145,11 +148,31 @@ async def test_an_append_given_up_on_that_had_landed_is_found_by_the_next_snapsh
         await h.settle()
         (stored,) = h.service.messages.values()
         assert blocks_kinds(stored) == ["text:Two."]
-        # The new snapshot's append met ALREADY_EXISTS; the given-up one's blocks found the
-        # message, and the snapshot went out as an update.
-        assert [blocks_kinds(c.frame)[0] for c in h.appends()[-2:]] == ["text:Two.", "text:One."]
-        assert h.updates()[-1].ok
-        assert h.bridge.poster.recovered == 1
+        # The next append repeated the given-up blocks, which found the message, and the new
+        # snapshot went out as an update.
+        assert [(blocks_kinds(c.frame)[0], c.ok) for c in h.appends()[-2:]] == [
+            ("text:One.", False),  # the last given-up attempt
+            ("text:One.", True),
+        ]
+        (update,) = h.updates()
+        assert update.ok
+        assert blocks_kinds(update.frame) == ["text:Two."]
+        assert h.bridge.poster.dropped == 1
+
+
+async def test_an_append_refused_for_its_own_reasons_is_not_repeated() -> None:
+    async with harness() as h:
+        h.service.failures["AppendMessage"] = [RpcError("invalid_argument", "too big")]
+        h.feed(*ev.assistant_message("m1", "One."))
+        await h.settle()
+        h.feed(ev.assistant_message("m1", "Two.")[-1])
+        await h.settle()
+        (stored,) = h.service.messages.values()
+        assert blocks_kinds(stored) == ["text:Two."]
+        assert [(blocks_kinds(c.frame)[0], c.ok) for c in h.appends()] == [
+            ("text:One.", False),
+            ("text:Two.", True),
+        ]
 
 
 # -- property: whatever gets lost, the channel ends up as the runtime's last snapshots -------
@@ -222,3 +245,88 @@ def test_lost_responses_never_lose_or_duplicate_a_message_or_an_ask(
             assert poster.dropped == 0
 
     asyncio.run(scenario())
+
+
+# -- call_with_retry: which failures are retried, how often, what is logged ------------------
+
+
+def _failing(*errors: RpcError, result: str = "ok") -> tuple[list[int], Any]:
+    """A call that raises `errors` in turn, then returns `result`; and its call count."""
+    calls = [0]
+
+    async def call() -> str:
+        calls[0] += 1
+        if calls[0] <= len(errors):
+            raise errors[calls[0] - 1]
+        return result
+
+    return calls, call
+
+
+async def test_transient_failures_are_retried_and_logged_every_tenth_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="compass_bridge")
+    calls, call = _failing(*[RpcError("unavailable", "down")] * 25)
+    with stamina.set_testing(True, attempts=100):  # no waits
+        assert await call_with_retry("Op", call, initial_backoff=1, max_backoff=5) == "ok"
+    assert calls == [26]
+    said = [r.getMessage() for r in caplog.records if r.name == "compass_bridge.poster"]
+    assert [m.split("(attempt ")[-1] for m in said[:-1]] == ["1)", "10)", "20)"]
+    # (stamina.set_testing makes every wait 0, and the log says so)
+    assert said[0] == "Op failed (unavailable: down); retrying in 0.0s (attempt 1)"
+    assert said[-1] == "Op succeeded after 25 retries"
+
+
+async def test_internal_and_unknown_are_retried_a_bounded_number_of_times() -> None:
+    errors = [RpcError("internal", "bug"), RpcError("unavailable", "down")] * 10
+    calls, call = _failing(*errors)
+    with stamina.set_testing(True, attempts=100), pytest.raises(GaveUpError) as caught:
+        await call_with_retry("Op", call, initial_backoff=1, max_backoff=5)
+    assert caught.value.error.code == "internal"
+    # The transient failures in between do not count towards the bound.
+    assert calls == [2 * MAX_BOUNDED_RETRIES + 1]
+
+
+@pytest.mark.parametrize(
+    ("code", "raised"),
+    [
+        ("invalid_argument", GaveUpError),
+        ("already_exists", GaveUpError),
+        ("unauthenticated", FatalServerError),
+        ("permission_denied", FatalServerError),
+    ],
+)
+async def test_other_failures_are_not_retried(code: str, raised: type[Exception]) -> None:
+    calls, call = _failing(RpcError(code, "no"))
+    with pytest.raises(raised):
+        await call_with_retry("Op", call, initial_backoff=1, max_backoff=5)
+    assert calls == [1]
+
+
+async def test_a_superseded_call_stops_before_its_next_attempt() -> None:
+    calls, call = _failing(*[RpcError("unavailable", "down")] * 3)
+    with stamina.set_testing(True, attempts=100), pytest.raises(_SupersededError):
+        await call_with_retry(
+            "Op", call, initial_backoff=1, max_backoff=5, superseded=lambda: calls[0] >= 2
+        )
+    assert calls == [2]
+
+
+@pytest.mark.parametrize("while_", ["calling", "waiting"])
+async def test_cancellation_ends_the_retries(while_: str) -> None:
+    started = asyncio.Event()
+
+    async def call() -> str:
+        started.set()
+        if while_ == "calling":
+            await asyncio.Event().wait()
+        raise RpcError("unavailable", "down")
+
+    task = asyncio.create_task(call_with_retry("Op", call, initial_backoff=3600, max_backoff=3600))
+    await started.wait()
+    await asyncio.sleep(0.01)  # in the call, or in the backoff's first wait (an hour)
+    task.cancel()
+    async with asyncio.timeout(5):
+        with pytest.raises(asyncio.CancelledError):
+            await task

@@ -180,7 +180,8 @@ async def test_update_keeps_ask_ids_immutable_and_the_stored_answer_wins(
         return {"frame": {"messageId": message_id, "blocks": new_blocks}}
 
     missing_id = copy.deepcopy(blocks)
-    del missing_id[1]["ask"]["askId"]
+    del missing_id[1]["ask"]["askId"]  # and not the stored ask either (that is a retry)
+    missing_id[1]["ask"]["questions"][0]["header"] = "something else"
     changed_id = copy.deepcopy(blocks)
     changed_id[1]["ask"]["askId"] = "ask_someoneelse"
     rejections: dict[str, tuple[Json, str]] = {
@@ -231,6 +232,31 @@ async def test_update_keeps_ask_ids_immutable_and_the_stored_answer_wins(
     assert again.ok, again
     got = await call(http, "GetAsk", {"askId": ask_id}, module_world.human.token)
     assert got.body["ask"] == ask  # the answer survived both updates
+
+
+async def test_a_retried_update_that_added_an_ask_returns_the_stored_message(
+    http: httpx.AsyncClient, module_world: SeededWorld
+) -> None:
+    # An update's response is lost and the agent sends the same frame again: the ask it
+    # added is minted now, and the retry (the ask still unminted) is that ask.
+    token = module_world.agent.token
+    message = await post(
+        http, token, module_world.channel_id, text_block("v1"), client_message_id="retry-1"
+    )
+    body = {"frame": {"messageId": message["messageId"], "blocks": [text_block("v1"), DEFAULT_ASK]}}
+    first = await call(http, "UpdateMessage", body, token)
+    assert first.ok, first
+    retried = await call(http, "UpdateMessage", body, token)
+    assert retried.ok, retried
+    assert retried.body == first.body  # the same ask id, the same revision
+    (ask_id,) = ask_ids(first.body["message"])  # pyright: ignore[reportArgumentType] - JSON
+    assert ask_id
+
+    other = copy.deepcopy(body)
+    other["frame"]["blocks"][1]["ask"]["questions"][0]["header"] = "another ask"  # pyright: ignore[reportIndexIssue] - JSON
+    refused = await call(http, "UpdateMessage", other, token)
+    assert (refused.code, refused.status) == ("invalid_argument", 400), refused
+    assert [v.field for v in refused.violations()] == ["blocks[1].ask.ask_id"]
 
 
 async def test_only_the_author_may_update(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Final
 
 import asyncpg
+import stamina
 
 from compass_server.store import (
     EVENTS_CHANNEL,
@@ -29,6 +31,15 @@ if TYPE_CHECKING:
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
 
+HEALTHY_SECONDS: Final = 10.0
+"""A LISTEN connection that stayed up this long was healthy: once it is lost, reconnecting
+starts a new backoff (at once, then from `retry_delay`); one lost sooner backs off further."""
+
+
+class _ReconnectError(Exception):
+    """The listener could not connect, or lost its connection: connect again after a wait."""
+
+
 class ListenerMixin(PostgresBase):
     """The change feed of PostgresStore."""
 
@@ -47,7 +58,9 @@ class ListenerMixin(PostgresBase):
         """See `Store.listen`.
 
         Args:
-            retry_delay: first wait before reconnecting; doubles up to `max_retry_delay`.
+            retry_delay: first wait before reconnecting; doubles up to `max_retry_delay`
+                (plus a jitter of up to `retry_delay`). A connection that stayed up
+                `HEALTHY_SECONDS` starts the backoff afresh, reconnecting at once.
             health_check_seconds: how often the idle connection is probed, so a silently
                 dropped connection is noticed.
         """
@@ -61,32 +74,48 @@ class ListenerMixin(PostgresBase):
                 return
             on_change(event)
 
-        delay = retry_delay
         while True:
-            try:
-                conn = await asyncpg.connect(
-                    self._dsn,
-                    timeout=self._timeout,
-                    server_settings={"application_name": f"{APPLICATION_NAME}-listener"},
-                )
-            except CONNECTION_TROUBLE as exc:
-                logger.warning(
-                    "change listener cannot connect (%s); retrying in %.1fs",
-                    type(exc).__name__,
-                    delay,
-                )
-            else:
-                try:
-                    await self._listen_on(conn, deliver, on_resync, health_check_seconds)
-                    delay = retry_delay  # it was connected: start backing off afresh
-                except CONNECTION_TROUBLE as exc:
-                    logger.warning("change listener lost its connection (%s)", type(exc).__name__)
-                finally:
-                    conn.terminate()
-                    on_lost()
-                logger.warning("change listener disconnected; reconnecting in %.1fs", delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, max_retry_delay)
+            # One backoff per healthy connection (HEALTHY_SECONDS); until one, every failed
+            # connect and every connection lost soon after it was made waits longer.
+            async for attempt in stamina.retry_context(
+                on=_ReconnectError,
+                attempts=None,
+                timeout=None,
+                wait_initial=retry_delay,
+                wait_max=max_retry_delay,
+                wait_jitter=retry_delay,
+            ):
+                with attempt:
+                    try:
+                        conn = await asyncpg.connect(
+                            self._dsn,
+                            timeout=self._timeout,
+                            server_settings={"application_name": f"{APPLICATION_NAME}-listener"},
+                        )
+                    except CONNECTION_TROUBLE as exc:
+                        logger.warning(
+                            "change listener cannot connect (%s); retrying in %.1fs",
+                            type(exc).__name__,
+                            attempt.next_wait,
+                        )
+                        raise _ReconnectError from exc
+                    connected = time.monotonic()
+                    try:
+                        await self._listen_on(conn, deliver, on_resync, health_check_seconds)
+                    except CONNECTION_TROUBLE as exc:
+                        logger.warning(
+                            "change listener lost its connection (%s)", type(exc).__name__
+                        )
+                    finally:
+                        conn.terminate()
+                        on_lost()
+                    if time.monotonic() - connected >= HEALTHY_SECONDS:
+                        logger.warning("change listener disconnected; reconnecting")
+                        break  # a new backoff
+                    logger.warning(
+                        "change listener disconnected; reconnecting in %.1fs", attempt.next_wait
+                    )
+                    raise _ReconnectError
 
     async def _listen_on(
         self,

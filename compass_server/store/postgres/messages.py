@@ -285,14 +285,16 @@ class MessagesMixin(PostgresBase):
             channel_id = str(found["channel_id"])
             await conn.fetchval(LOCK_CHANNEL, channel_id)
             # Re-read under the channel lock: a concurrent update may have added asks since
-            # the lookup above, and the frame must then carry their ids (or be refused).
+            # the lookup above, and the frame must then carry their ids or repeat them as
+            # they were sent (or be refused).
             stored_row = await conn.fetchrow(SELECT_MESSAGE, message_id)
             if stored_row is None:  # pragma: no cover - messages are never deleted
                 raise NotFoundError("message not found")
             (stored,) = await message_rows(conn, [stored_row])
             stored_asks = [block.ask for block in stored.blocks if block.HasField("ask")]
-            fit(stored_asks, blocks)
-            replaced = [copy_block(block) for block in blocks]
+            # The rule the service handed in: raises if the blocks do not fit the stored asks;
+            # else copies to store, an unminted retry of a stored ask carrying its id.
+            replaced = fit(stored_asks, blocks)
             added = [block.ask for block in replaced if block.HasField("ask")][len(stored_asks) :]
             if not added and encode_blocks(replaced) == encode_blocks(stored.blocks):
                 return stored  # nothing changed: no new revision, no notification

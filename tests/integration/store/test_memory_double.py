@@ -113,6 +113,7 @@ async def _trace(store: Seedable) -> list[object]:
         "grow", lambda: update_message(store, world.agent, posted.message_id, grown)
     )
     assert isinstance(updated, MessageRow)
+    await step("grow again", lambda: update_message(store, world.agent, posted.message_id, grown))
     await step("drop", lambda: update_message(store, world.agent, posted.message_id, [text("x")]))
     await step(
         "same", lambda: update_message(store, world.agent, posted.message_id, updated.blocks)

@@ -15,6 +15,7 @@ from compass_server.domain.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
+from compass_server.store import EVENTS_CHANNEL
 from compass_server.store.postgres import PostgresStore, new_id
 from tests.integration.store._seed import (
     World,
@@ -155,24 +156,97 @@ async def test_the_runtime_order_text_first_then_one_ask_at_a_time(
     assert (await store.get_ask(world.human, auth_id)).answered
 
 
-async def test_a_lost_update_response_is_recovered_by_an_idempotent_append(
+async def test_a_retried_update_that_added_asks_returns_the_stored_message(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    # The response of an update that added asks is lost and the caller sends the very same
+    # frame again: the positions it added are minted now, and each carries the same ask as
+    # the retry (empty ask_id, same content), so the retry is that update, already stored.
+    message_id, ids = await post_original(store, world)
+    added = [ask(question("region", "0")), text("and"), ask(question("tier", "0", "1"))]
+    frame = [*with_ask_ids([text("edited"), *ORIGINAL[1:]], ids), *added]
+    updated = await update_message(store, world.agent, message_id, frame)
+    assert updated.revision == 2
+    events = await asyncpg.connect(database_url)
+    heard: list[str] = []
+    await events.add_listener(EVENTS_CHANNEL, lambda *args: heard.append(args[3]))
+    try:
+        retried = await update_message(store, world.agent, message_id, frame)
+        await events.execute("SELECT 1")  # a round trip: a NOTIFY would have arrived by now
+        await asyncio.sleep(0.2)
+    finally:
+        await events.close()
+    assert retried == updated  # the same ids, the same revision: nothing was written
+    assert heard == []  # and nothing was notified
+    assert (await store.get_channel(world.human, world.channel.channel_id)).revision == 2
+    assert await asks_in_table(database_url, message_id) == set(updated.ask_ids)
+    # Answered meanwhile, the retry still finds its asks (and the stored answer wins).
+    answered = await answer_ask(store, world.human, updated.ask_ids[2], [answer("region", "0")])
+    again = await update_message(store, world.agent, message_id, frame)
+    assert again.ask_ids == updated.ask_ids
+    assert again.blocks[3].ask == answered.ask
+    (listed,) = (await store.list_messages(world.human, world.channel.channel_id)).messages
+    assert again == listed  # as stored: the retry wrote nothing
+    # The idempotent AppendMessage repeat still finds the message as stored.
+    repeat = await world.post(
+        store, text("edited"), *ORIGINAL[1:], *added, client_message_id="turn-1"
+    )
+    assert repeat.ask_ids == updated.ask_ids
+
+
+async def test_a_newer_snapshot_may_repeat_an_added_ask_unminted(
     store: PostgresStore, world: World
 ) -> None:
-    # Retrying an update that added an ask is refused (that position is minted now), so a
-    # caller that lost the response asks again with AppendMessage: the same client_message_id
-    # and the same blocks, unminted, return the stored message with every minted id.
+    # A newer snapshot replaced a retried update whose response was lost: it still carries
+    # the added ask unminted, and other changes with it. The ask is the stored one, the
+    # rest is an update like any other.
     message_id, ids = await post_original(store, world)
-    frame = [*ORIGINAL, ask(question("region", "0"))]  # as the mapper makes it: no ids
+    region = ask(question("region", "0"))
     updated = await update_message(
-        store, world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), frame[-1]]
+        store, world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), region]
     )
-    with pytest.raises(InvalidArgumentError):
-        await update_message(
-            store, world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), frame[-1]]
+    newer = [*with_ask_ids([text("Settled:"), *ORIGINAL[1:]], ids), region, ask(question("n"))]
+    final = await update_message(store, world.agent, message_id, newer)
+    assert final.revision == 3
+    assert final.ask_ids[:3] == updated.ask_ids
+    assert final.ask_ids[3] not in updated.ask_ids
+    assert final.blocks[0].text.text == "Settled:"
+    (listed,) = (await store.list_messages(world.human, world.channel.channel_id)).messages
+    assert listed == final
+
+
+async def test_an_unminted_ask_that_differs_from_the_stored_one_is_refused(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    message_id, ids = await post_original(store, world)
+    region = ask(question("region", "0"))
+    updated = await update_message(
+        store, world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), region]
+    )
+    for change in ("question", "option", "recommended", "more-questions"):
+        differs = ask(question("region", "0"))
+        q = differs.ask.questions[0]
+        if change == "question":
+            q.question = "Which region, really?"
+        elif change == "option":
+            q.options[0].label = "eu-west-1"
+        elif change == "recommended":
+            q.recommended = 0
+        else:
+            differs.ask.questions.append(question("zone", "0"))
+        with pytest.raises(InvalidArgumentError) as caught:
+            await update_message(
+                store, world.agent, message_id, [*with_ask_ids(list(ORIGINAL), ids), differs]
+            )
+        (violation,) = caught.value.violations
+        assert violation.field == "blocks[3].ask.ask_id", change
+        assert violation.description == (
+            "ask_id is empty: this ask block must carry the ask_id minted for it,"
+            f' "{updated.ask_ids[2]}"'
         )
-    recovered = await world.post(store, *frame, client_message_id="turn-1")
-    assert recovered == updated
-    assert recovered.ask_ids[:2] == ids
+    (listed,) = (await store.list_messages(world.human, world.channel.channel_id)).messages
+    assert listed == updated
+    assert await asks_in_table(database_url, message_id) == set(updated.ask_ids)
 
 
 async def test_an_update_that_adds_an_ask_is_never_a_no_op(
@@ -186,12 +260,28 @@ async def test_an_update_that_adds_an_ask_is_never_a_no_op(
     assert len(set(updated.ask_ids)) == 3
 
 
+async def test_an_empty_ask_id_is_the_stored_ask_with_the_same_content(
+    store: PostgresStore, world: World
+) -> None:
+    message_id, ids = await post_original(store, world)
+    # Every ask as first appended (ids empty): each is the stored ask at its position.
+    unchanged = await update_message(store, world.agent, message_id, list(ORIGINAL))
+    assert unchanged.ask_ids == ids
+    assert unchanged.revision == 1
+    blocks = with_ask_ids(list(ORIGINAL), ids)
+    blocks[2].ask.ask_id = ""
+    blocks[0] = text("edited")
+    edited = await update_message(store, world.agent, message_id, blocks)
+    assert (edited.ask_ids, edited.revision) == (ids, 2)
+
+
 async def test_update_rejects_an_empty_ask_id_for_a_minted_ask(
     store: PostgresStore, world: World
 ) -> None:
     message_id, ids = await post_original(store, world)
     blocks = with_ask_ids(list(ORIGINAL), ids)
     blocks[2].ask.ask_id = ""
+    blocks[2].ask.questions[0].header = "not what was asked"
     with pytest.raises(InvalidArgumentError) as caught:
         await update_message(store, world.agent, message_id, blocks)
     (violation,) = caught.value.violations
@@ -315,12 +405,14 @@ async def test_a_new_ask_must_arrive_unanswered(
     assert await asks_in_table(database_url, message_id) == set(ids)
 
 
+@pytest.mark.parametrize("same", [False, True], ids=["different-asks", "the-same-ask"])
 async def test_concurrent_updates_adding_an_ask_cannot_both_mint(
-    store: PostgresStore, world: World, database_url: str
+    store: PostgresStore, world: World, database_url: str, same: bool
 ) -> None:
     message_id, ids = await post_original(store, world)
     base = with_ask_ids(list(ORIGINAL), ids)
-    frames = [[*base, ask(question(f"new{n}", "0"))] for n in range(2)]
+    # Two different "next" asks, or the same one twice (a retry racing its lost original).
+    frames = [[*base, ask(question("new" if same else f"new{n}", "0"))] for n in range(2)]
     # Hold the channel's lock so that both updates have read the message (with two asks)
     # before either may write: the loser must re-read under the lock and see the winner's ask.
     holder = await asyncpg.connect(database_url)
@@ -354,6 +446,16 @@ async def test_concurrent_updates_adding_an_ask_cannot_both_mint(
         await monitor.close()
     won = [result for result in results if not isinstance(result, BaseException)]
     lost = [result for result in results if isinstance(result, BaseException)]
+    if same:
+        # The later one finds its ask stored by the first: it is that ask, nothing to write.
+        first, second = won
+        assert first == second
+        assert first.revision == 2
+        assert await asks_in_table(database_url, message_id) == set(first.ask_ids)
+        assert len(first.ask_ids) == 3
+        (listed,) = (await store.list_messages(world.human, world.channel.channel_id)).messages
+        assert listed == first
+        return
     assert len(won) == 1
     assert len(lost) == 1
     assert isinstance(lost[0], InvalidArgumentError)

@@ -1,17 +1,25 @@
 """The update rule for a message's asks: positional matching against the stored asks.
 
-The i-th ask block of an update is the i-th stored ask and must carry its minted id; ask
-blocks after the stored ones are new (empty id, no answer state). See
-`compass_server.domain.ask_update_violations` and the design record, resolved decision 9.
+The i-th ask block of an update is the i-th stored ask and must carry its minted id (or, for
+a retry, an empty id and the stored ask's very content); ask blocks after the stored ones
+are new (empty id, no answer state). See `compass_server.domain.ask_update_violations` and
+the design record, resolved decision 9.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
-from compass_server.domain import ask_update_violations, block_violations, check_ask_update
+from compass_server.domain import (
+    ask_update_violations,
+    block_violations,
+    check_ask_update,
+    same_ask,
+    with_minted_ask_ids,
+)
 from compass_server.domain.errors import InvalidArgumentError
+from compass_server.store.blocks import encode_blocks
 from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import asks
 
@@ -64,13 +72,25 @@ def test_new_asks_after_the_minted_ones_are_accepted() -> None:
     assert fields([], blocks_of("t", ask(q("first")))) == []  # the first post had no ask
 
 
+def test_an_empty_id_with_the_stored_content_is_the_stored_ask() -> None:
+    # A retry of the update that added the ask: it is sent again as it was when new.
+    update = blocks_of("t", ask(q("db", "0", "1")), ask(q("auth", "0")), ask(q("new")))
+    assert fields(STORED, update) == []
+    check_ask_update([answered(STORED[0]), STORED[1]], update)
+    filled = with_minted_ask_ids(STORED, update)
+    assert [b.ask.ask_id for b in filled if b.HasField("ask")] == ["ask_a", "ask_b", ""]
+    assert [b.ask.ask_id for b in update if b.HasField("ask")] == ["", "", ""]  # copies
+    assert filled == blocks_of("t", *STORED, ask(q("new")))
+
+
 def test_an_empty_id_on_a_minted_ask_names_the_id_to_carry() -> None:
-    update = blocks_of("t", STORED[0], ask(q("auth", "0")))
+    update = blocks_of("t", STORED[0], ask(q("auth", "0", "1")))
     (violation,) = ask_update_violations(STORED, update)
     assert violation.field == "blocks[2].ask.ask_id"
     assert violation.description == (
         'ask_id is empty: this ask block must carry the ask_id minted for it, "ask_b"'
     )
+    assert with_minted_ask_ids(STORED, update) == update  # nothing to fill in
 
 
 @pytest.mark.parametrize(
@@ -218,9 +238,13 @@ def test_any_tampering_with_minted_ids_is_rejected(
     if action in ("blank", "drop") and minted:
         victim = data.draw(st.sampled_from(minted))
         if action == "blank":
-            victim.ask.ask_id = ""
+            victim.ask.ask_id = ""  # with other content than the stored ask's
+            victim.ask.questions[0].question += " (changed)"
         else:
             update.remove(victim)
+            # A later ask moving into the dropped position with the dropped ask's content
+            # would be that ask, retried (`with_minted_ask_ids`): not tampering.
+            assume(not any(same_ask(s, n.ask) for s in stored for n in new))
     elif action == "swap" and len(minted) >= 2:
         i, j = data.draw(
             st.lists(st.integers(0, len(minted) - 1), min_size=2, max_size=2, unique=True)
@@ -235,3 +259,89 @@ def test_any_tampering_with_minted_ids_is_rejected(
     else:
         return  # nothing to tamper with in this example
     assert ask_update_violations(stored, update) != []
+
+
+@settings(max_examples=150, deadline=None)
+@given(stored_and_update(), st.data())
+def test_unminted_repeats_of_the_stored_asks_are_those_asks(
+    case: tuple[list[comms_pb2.Ask], list[comms_pb2.MessageBlock]], data: st.DataObject
+) -> None:
+    stored, update = case
+    minted = [block for block in update if block.HasField("ask")][: len(stored)]
+    # Any of the minted asks sent again as they were stored, but without their ids.
+    for block, original in zip(minted, stored, strict=True):
+        if data.draw(st.booleans()):
+            block.ask.CopyFrom(original)
+            block.ask.ask_id = ""
+    assert ask_update_violations(stored, update) == []
+    filled = with_minted_ask_ids(stored, update)
+    assert [b.ask.ask_id for b in filled if b.HasField("ask")][: len(stored)] == [
+        ask.ask_id for ask in stored
+    ]
+
+
+_NOT_CONTENT = ("ask_id", "answer", "status", "deadline", "on_timeout")
+_CONTENT = (
+    "question_id", "question", "header", "allow_multiple", "recommended",
+    "option_id", "label", "description", "preview", "add_option", "add_question",
+)  # fmt: skip
+
+
+def _changed(ask: comms_pb2.Ask, change: str) -> comms_pb2.Ask:
+    copy = comms_pb2.Ask()
+    copy.CopyFrom(ask)
+    question = copy.questions[0]
+    option = question.options[0]
+    match change:
+        case "ask_id":
+            copy.ask_id = "ask_other"
+        case "answer":
+            question.chosen_option_ids.append(option.id)
+            question.custom_text = "typed"
+            question.timed_out = True
+            copy.answered_by_account_id = "acct_1"
+            copy.answered_by_name = "Ada"
+            copy.answered_at.GetCurrentTime()
+        case "status":
+            copy.status = comms_pb2.ASK_STATUS_DECLINED
+            copy.close_reason = "no"
+        case "deadline":
+            copy.deadline.GetCurrentTime()
+        case "on_timeout":
+            copy.on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_FAIL
+        case "question_id":
+            question.question_id += "z"
+        case "question" | "header":
+            setattr(question, change, getattr(question, change) + "z")
+        case "allow_multiple":
+            question.allow_multiple = not question.allow_multiple
+        case "recommended":
+            if question.HasField("recommended"):
+                question.ClearField("recommended")
+            else:
+                question.recommended = 0
+        case "option_id":
+            option.id += "z"
+        case "label" | "description" | "preview":
+            setattr(option, change, getattr(option, change) + "z")
+        case "add_option":
+            question.options.add(id="new")
+        case _:
+            copy.questions.add(question_id="new")
+    return copy
+
+
+@settings(max_examples=100, deadline=None)
+@given(asks(ask_id="ask_a"), st.sampled_from(_NOT_CONTENT + _CONTENT))
+def test_same_ask_compares_what_the_store_keeps_of_an_ask(ask_: comms_pb2.Ask, change: str) -> None:
+    # Equal for `same_ask` exactly when AppendMessage's idempotent repeat finds the blocks
+    # equal (store.blocks.encode_blocks without ask ids), so a retried update and a retried
+    # append agree on what "the same ask" is.
+    if not ask_.questions[0].options:
+        ask_.questions[0].options.add(id="o")
+    other = _changed(ask_, change)
+    stored_equal = encode_blocks(
+        [comms_pb2.MessageBlock(ask=ask_)], keep_ask_ids=False
+    ) == encode_blocks([comms_pb2.MessageBlock(ask=other)], keep_ask_ids=False)
+    assert same_ask(ask_, other) is stored_equal
+    assert stored_equal is (change in _NOT_CONTENT)
