@@ -65,7 +65,8 @@ export class RpcError extends Error {
  * The Connect code for an HTTP status, for a response that carries no valid Connect error:
  * the protocol's "HTTP to Error Code" table, exactly (so a proxy's 502/503/504 is
  * `unavailable`, which the page retries, and a bare 400 is `internal`, not the
- * `invalid_argument` only the server itself may say).
+ * `invalid_argument` only the server itself may say). The Python side's copy is
+ * compass_agent/connect_protocol.py; tests/unit/test_connect_protocol.py fails if they drift.
  * @param {number} status
  * @returns {string}
  */
