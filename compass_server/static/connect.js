@@ -9,8 +9,8 @@
 // protoc-gen-es, so vendoring it means a bundler and a generator for ~100 kB of code. This
 // page needs only unary calls and server streams, in JSON. What it does follow is the
 // protocol (https://connectrpc.com/docs/protocol/): the error body, the HTTP-to-code table,
-// the envelopes and the end-of-stream message; tests/ui/connect.test.mjs holds it to that,
-// with the cases of connectrpc/conformance's "Connect Unexpected Responses" suite.
+// the envelopes and the end-of-stream message; tests/ui/connect-protocol.test.mjs holds it to
+// that, with the cases of connectrpc/conformance's "Connect Unexpected Responses" suite.
 
 const SERVICE = "compass.v1.CommsService";
 const FLAG_COMPRESSED = 0x01;
