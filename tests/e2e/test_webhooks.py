@@ -30,6 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tests import _server
+from tests._wait import eventually
 from tests.e2e._asks import answer, post_ask, respond
 from tests.e2e._connect import call
 
@@ -261,13 +262,13 @@ async def test_an_endpoint_that_keeps_failing_is_given_up_on(
     world, receiver = hooked.world, hooked.receiver
     await post_ask(hooked.http, world.agent.token, world.channel_id)
     await receiver.wait_for(3)  # the first attempt and two retries (the backoff list)
-    deadline = time.monotonic() + 10
-    while True:
+
+    def settled() -> dict[str, object] | None:
         log = _admin(webhook_server.dsn, "webhook-deliveries", "--id", hooked.webhook_id)
         (delivery,) = log["deliveries"]  # pyright: ignore[reportGeneralTypeIssues]
-        if delivery["state"] != "pending" or time.monotonic() > deadline:  # pyright: ignore[reportIndexIssue, reportUnknownMemberType]
-            break
-        await asyncio.sleep(0.2)
+        return None if delivery["state"] == "pending" else delivery  # pyright: ignore[reportIndexIssue, reportUnknownMemberType, reportUnknownVariableType]
+
+    delivery = await eventually(settled, "the delivery given up on", within=10, every=0.2)
     assert delivery["state"] == "failed"  # pyright: ignore[reportIndexIssue, reportUnknownMemberType]
     assert len(receiver.seen) == 3
     assert receiver.verdicts == ["ok"] * 3
