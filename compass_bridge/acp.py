@@ -10,7 +10,7 @@ prompt, and answers everything the agent asks until the prompt turn ends:
   question ids, headers, previews), posted by the shared Poster.
 - `elicitation/create` (form mode): oh-my-pi's ask tool sends ONE form per ask call. It
   arrives a few ms BEFORE the `tool_call` update carrying the call's arguments, so the
-  request is held (`hold_seconds`) until an ask call whose form it is (forms.py,
+  request is held (`hold_seconds`, held.py) until an ask call whose form it is (forms.py,
   `matches_ask_form`) shows up. Then the bridge waits for the ask's minted id, follows
   WatchAsk until a participant answers, and accepts the form with the answer in the form's
   terms (labels, `q<i>__other` text; a skipped question left out). A form that belongs to
@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
-import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -71,6 +71,7 @@ from compass_bridge.forms import (
     matches_ask_form,
     plan_form,
 )
+from compass_bridge.held import HOLD_SECONDS, HeldRequests
 from compass_bridge.poster import AskNotPostedError, FatalServerError
 from gen.compass.v1 import comms_pb2
 
@@ -100,9 +101,6 @@ logger = logging.getLogger("compass.bridge.acp")
 
 T = TypeVar("T")
 
-HOLD_SECONDS: Final = 2.0
-"""How long an elicitation waits for the ask tool call it belongs to."""
-
 ElicitationResponse = (
     AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
 )
@@ -110,6 +108,16 @@ ElicitationResponse = (
 
 class _StoppedError(Exception):
     """The wait was stopped: the ask call ended, or the turn is over."""
+
+
+@dataclass(slots=True, eq=False)
+class _Form:
+    """An elicitation held until the ask call it is the form of arrives."""
+
+    schema: ElicitationSchema
+    tool_call_id: str | None
+    call: asyncio.Future[_AskCall | None]
+    """Its ask call; None when none arrived in time, or none did before the turn ended."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -151,10 +159,10 @@ class AcpBridge(BridgeCore, Client):
             initial_backoff=initial_backoff,
         )
         self._run_id = run_id
-        self._hold = hold_seconds
         self._translator = AcpTranslator()
         self._calls: list[_AskCall] = []
-        self._arrival = asyncio.Event()
+        self._forms = HeldRequests[_Form](hold_seconds, lambda _key, form: _settle(form, None))
+        self._form_keys = itertools.count(1)
         self._stopping = asyncio.Event()
         self._own_messages = itertools.count(1)
         self._stop_reason: str = Reason.TURN_ENDED
@@ -211,8 +219,7 @@ class AcpBridge(BridgeCore, Client):
                     ask=ask,
                 )
             )
-            self._arrival.set()
-            self._arrival = asyncio.Event()
+            self._forms.retry(self._resume)
         self.poster.submit(frame)
 
     def _end_call(self, call: _AskCall, reason: str, result: object = None) -> None:
@@ -259,22 +266,37 @@ class AcpBridge(BridgeCore, Client):
         self, schema: ElicitationSchema, tool_call_id: str | None
     ) -> _AskCall | None:
         """The ask call `schema` is the form of, waiting up to `hold_seconds` for it."""
-        deadline = time.monotonic() + self._hold
-        while True:
-            for call in self._calls:
-                if call.claimed or call.ended.is_set():
-                    continue
-                if tool_call_id is not None and call.tool_call_id == tool_call_id:
-                    call.claimed = True
-                    return call
-                if matches_ask_form(schema, call.ask):
-                    call.claimed = True
-                    return call
-            left = deadline - time.monotonic()
-            if left <= 0 or self._stopping.is_set():
-                return None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrival.wait(), timeout=left)
+        call = self._claim(schema, tool_call_id)
+        if call is not None or self._stopping.is_set():
+            return call
+        form = _Form(schema, tool_call_id, asyncio.get_running_loop().create_future())
+        key = f"form-{next(self._form_keys)}"
+        self._forms.hold(key, form)
+        try:
+            return await form.call
+        finally:
+            self._forms.pop(key)
+
+    def _resume(self, form: _Form) -> Callable[[], None] | None:
+        """What to do with a held form now that another ask call arrived: None to go on
+        waiting."""
+        call = self._claim(form.schema, form.tool_call_id)
+        if call is None and not self._stopping.is_set():
+            return None
+        return functools.partial(_settle, form, call)
+
+    def _claim(self, schema: ElicitationSchema, tool_call_id: str | None) -> _AskCall | None:
+        """The first unclaimed, still running ask call `schema` is the form of (by its tool
+        call id when the elicitation names one), now claimed."""
+        for call in self._calls:
+            if call.claimed or call.ended.is_set():
+                continue
+            if (tool_call_id is not None and call.tool_call_id == tool_call_id) or (
+                matches_ask_form(schema, call.ask)
+            ):
+                call.claimed = True
+                return call
+        return None
 
     async def _answer_ask_call(self, call: _AskCall) -> ElicitationResponse:
         answered = await self._wait_answer(
@@ -477,6 +499,11 @@ class AcpBridge(BridgeCore, Client):
     def _fail(self, exc: FatalServerError) -> None:
         super()._fail(exc)
         self._stopping.set()
+
+
+def _settle(form: _Form, call: _AskCall | None) -> None:
+    if not form.call.done():
+        form.call.set_result(call)
 
 
 def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Final
 import httpx
 import stamina
 
-from compass_bridge.runtime import as_object
+from compass_agent.connect_protocol import (
+    FLAG_COMPRESSED,
+    FLAG_END_STREAM,
+    code_for_http_status,
+    end_stream_error,
+    error_of,
+)
 from gen.compass.v1 import agent_pb2
 
 if TYPE_CHECKING:
@@ -41,8 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentClient", "RpcError", "backoff", "fatal", "retryable"]
 
 SERVICE: Final = "compass.v1.AgentService"
-_END_STREAM: Final = 0b10
-_COMPRESSED: Final = 0b01
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """Largest response message accepted (the server caps requests at 1 MiB by default)."""
 
@@ -51,19 +55,6 @@ UNARY_TIMEOUT: Final = httpx.Timeout(30.0, connect=5.0)
 STREAM_TIMEOUT: Final = httpx.Timeout(connect=5.0, read=90.0, write=30.0, pool=5.0)
 """WatchAsk sends nothing while an ask is unchanged; after 90 s of silence the bridge
 reconnects, which also catches a connection that died without a reset."""
-
-# Connect's mapping of HTTP status to code, for error responses without a Connect body
-# (a proxy's 502, a server that is starting up).
-_HTTP_CODES: Final = {
-    400: "internal",
-    401: "unauthenticated",
-    403: "permission_denied",
-    404: "unimplemented",
-    429: "unavailable",
-    502: "unavailable",
-    503: "unavailable",
-    504: "unavailable",
-}
 
 # Transient: the same request can succeed later. A retry of AppendMessage is safe because
 # the server makes it idempotent per client_message_id; UpdateMessage replaces the whole
@@ -218,9 +209,9 @@ class AgentClient:
                         break
                     body = bytes(buffer[5 : 5 + length])
                     del buffer[: 5 + length]
-                    if flags & _COMPRESSED:
+                    if flags & FLAG_COMPRESSED:
                         raise RpcError("internal", "WatchAsk: unexpected compressed message")
-                    if flags & _END_STREAM:
+                    if flags & FLAG_END_STREAM:
                         _raise_end_stream_error(body)
                         return
                     message = agent_pb2.WatchAskResponse()
@@ -266,27 +257,17 @@ def _error_of(response: httpx.Response) -> RpcError:
             doc = json.loads(response.content)
         except ValueError:
             doc = None
-    error = as_object(doc)
+    error = error_of(doc)
     if error is not None:
-        code, message = error.get("code"), error.get("message")
-        if isinstance(code, str) and code:
-            return RpcError(code, message if isinstance(message, str) else "")
+        return RpcError(*error)
     status = response.status_code
-    code = _HTTP_CODES.get(status, "unknown")
-    return RpcError(code, f"HTTP {status}")
+    return RpcError(code_for_http_status(status), f"HTTP {status}")
 
 
 def _raise_end_stream_error(body: bytes) -> None:
     try:
-        doc: object = json.loads(body) if body else {}
+        error = end_stream_error(body)
     except ValueError:
         raise RpcError("internal", "WatchAsk: unreadable end of stream") from None
-    end = as_object(doc) or {}
-    error = as_object(end.get("error"))
-    if error is None:
-        return
-    code, message = error.get("code"), error.get("message")
-    raise RpcError(
-        code if isinstance(code, str) and code else "unknown",
-        message if isinstance(message, str) else "",
-    )
+    if error is not None:
+        raise RpcError(*error)

@@ -47,6 +47,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
+from compass_agent.limits import MAX_ID_LENGTH
 from compass_bridge.client import RpcError, backoff, bounded, fatal
 from gen.compass.v1 import comms_pb2
 
@@ -68,8 +69,6 @@ T = TypeVar("T")
 
 MAX_BOUNDED_RETRIES: Final = 5
 """Retries of a call failing with INTERNAL or UNKNOWN before its frame is dropped."""
-MAX_CLIENT_ID: Final = 200
-"""The server's limit on client_message_id (domain.MAX_ID_LENGTH)."""
 _LOG_EVERY: Final = 10  # after the first failure, log every n-th retry of the same call
 
 
@@ -374,7 +373,7 @@ class Poster:
         # The mapper numbers messages without a runtime id as `<session>-<n>`, and the
         # bridge passes run_id as the session: those are already namespaced.
         candidate = key if key.startswith(prefix) else f"{self._run_id}:{key}"
-        if len(candidate) > MAX_CLIENT_ID:
+        if len(candidate) > MAX_ID_LENGTH:  # the server's limit on client_message_id
             digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
             candidate = f"{self._run_id}:h{digest}"
         return candidate

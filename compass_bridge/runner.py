@@ -47,10 +47,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import logging
-import time
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from compass_agent import ConversationUpdated
 from compass_bridge.answers import (
@@ -64,6 +64,7 @@ from compass_bridge.answers import (
     runtime_timeout,
 )
 from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.held import HOLD_SECONDS, HeldRequests
 from compass_bridge.poster import (
     AskNotPostedError,
     FatalServerError,
@@ -88,7 +89,6 @@ from compass_bridge.runtime import (
 from compass_bridge.slots import (
     AskSlot,
     Dialog,
-    Held,
     Holdable,
     ReplySink,
     encode_line,
@@ -97,16 +97,13 @@ from compass_bridge.slots import (
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from compass_bridge.poster import AgentApi
 
 __all__ = ["AskSlot", "Bridge", "ReplySink"]  # AskSlot and ReplySink live in slots.py
 
 logger = logging.getLogger(__name__)
-
-HOLD_SECONDS: Final = 2.0
-"""How long a request that matches no ask waits for its call's `tool_execution_start`."""
 
 
 class Bridge(BridgeCore):
@@ -131,11 +128,15 @@ class Bridge(BridgeCore):
             initial_backoff=initial_backoff,
         )
         self._sink = sink
-        self._hold_seconds = hold_seconds
         self._slots: list[AskSlot] = []
         self._waits: dict[str, asyncio.Task[None]] = {}
         self._dialogs: set[asyncio.Task[None]] = set()
-        self._held: dict[str, Held] = {}
+        self._held = HeldRequests[Holdable](
+            hold_seconds,
+            lambda rid, request: self._refuse(
+                rid, request, f"no ask tool call matching it started within {hold_seconds:g}s"
+            ),
+        )
         self._writes: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._unmapped: collections.Counter[str] = collections.Counter()
@@ -226,12 +227,12 @@ class Bridge(BridgeCore):
             self._note_deadline(slot)
         self.poster.submit(self._with_deadlines(frame))
         if output.block_index is not None:
-            self._retry_held()
+            self._held.retry(self._resume)
 
     def _note_deadline(self, slot: AskSlot) -> None:
         """A held select of `slot` announcing the runtime's timeout gives the ask its deadline
         (each question's dialog gets the whole timeout: the worst case is one per question)."""
-        for held in self._held.values():
+        for held in self._held:
             request = held.request
             if not isinstance(request, SelectRequest) or request.timeout_ms is None:
                 continue
@@ -327,9 +328,7 @@ class Bridge(BridgeCore):
                 if slot.request_id == target:
                     self._stopped(slot, Reason.RUNTIME_CANCELLED)
             task.cancel()
-        held = self._held.pop(target, None)
-        if held is not None:
-            held.timer.cancel()
+        self._held.pop(target)
         for slot in self._slots:
             dialog = slot.dialog
             if dialog is None or dialog.pending is None:
@@ -471,42 +470,29 @@ class Bridge(BridgeCore):
     # -- held requests ---------------------------------------------------------------------
 
     def _hold(self, request: Holdable) -> None:
-        rid = request.request_id
-        timer = asyncio.get_running_loop().call_later(
-            self._hold_seconds,
-            self._release,
-            rid,
-            f"no ask tool call matching it started within {self._hold_seconds:g}s",
-        )
-        self._held[rid] = Held(request=request, timer=timer, at_ms=time.time() * 1000)
-        logger.debug("request %s matches no ask yet; held", rid)
+        self._held.hold(request.request_id, request)
+        logger.debug("request %s matches no ask yet; held", request.request_id)
 
-    def _retry_held(self) -> None:
-        for rid, held in list(self._held.items()):
-            request = held.request
-            if isinstance(request, AskRequest):
-                slot = self._correlate(request)
-                if slot is not None:
-                    del self._held[rid]
-                    held.timer.cancel()
-                    self._start_ask(request, slot)
-            else:
-                found = self._locate(request)
-                if found is not None:
-                    del self._held[rid]
-                    held.timer.cancel()
-                    self._dialog_step(*found, request)
+    def _resume(self, request: Holdable) -> Callable[[], None] | None:
+        """What to do with a held request now that another ask call arrived: None while it
+        still matches none."""
+        if isinstance(request, AskRequest):
+            slot = self._correlate(request)
+            return None if slot is None else functools.partial(self._start_ask, request, slot)
+        found = self._locate(request)
+        return None if found is None else functools.partial(self._dialog_step, *found, request)
 
     def _release_held(self, why: str) -> None:
-        for rid in list(self._held):
-            self._release(rid, why)
+        for held in self._held:
+            self._release(held.key, why)
 
     def _release(self, rid: str, why: str) -> None:
-        held = self._held.pop(rid, None)
-        if held is None:
-            return
-        held.timer.cancel()
-        method = "ask" if isinstance(held.request, AskRequest) else "select"
+        held = self._held.pop(rid)
+        if held is not None:
+            self._refuse(rid, held.request, why)
+
+    def _refuse(self, rid: str, request: Holdable, why: str) -> None:
+        method = "ask" if isinstance(request, AskRequest) else "select"
         self._count(
             f"extension_ui_request:{method}",
             f"request {rid} matches no ask block ({why}); answered cancelled",
@@ -671,8 +657,6 @@ class Bridge(BridgeCore):
 
     async def stop_waiting(self) -> None:
         """The runtime is gone: cancel every wait for an answer and flush pending replies."""
-        for held in self._held.values():
-            held.timer.cancel()
         self._held.clear()
         slots = list(self._slots)  # a wait ending below drops its slot from the list
         tasks = [*self._waits.values(), *self._dialogs]

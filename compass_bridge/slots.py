@@ -1,5 +1,5 @@
 """The rpc-ui bridge's bookkeeping: ask slots waiting for the runtime's requests, their
-dialogs, requests held for their tool call, and the reply sink (split out of runner.py)."""
+dialogs, what a request held for its tool call can be (held.py holds it), and the reply sink (split out of runner.py)."""
 
 from __future__ import annotations
 
@@ -77,14 +77,6 @@ class Dialog:
     timeout_noted: bool = False
     refused: bool = False
     """The ask ended without an answer in Compass: every dialog of it is cancelled."""
-
-
-@dataclass(slots=True, eq=False)
-class Held:
-    request: Holdable
-    timer: asyncio.TimerHandle
-    at_ms: float
-    """When it arrived (epoch ms): the runtime's dialog timeout runs from then."""
 
 
 def encode_line(obj: Mapping[str, object]) -> bytes:

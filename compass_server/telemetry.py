@@ -40,6 +40,13 @@ import os
 import zlib
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from compass_agent.connect_protocol import (
+    FLAG_COMPRESSED,
+    FLAG_END_STREAM,
+    code_for_http_status,
+    end_stream_error,
+    error_of,
+)
 from compass_server.transport import wire
 from gen.compass.v1 import agent_pb2, comms_pb2
 
@@ -64,23 +71,9 @@ SERVER_ERROR_CODES: Final = frozenset(
     {"unknown", "deadline_exceeded", "unimplemented", "internal", "unavailable", "data_loss"}
 )
 
-#: Connect's code for an HTTP status when an error response carries no code of its own.
-_HTTP_CODES: Final = {
-    400: "internal",
-    401: "unauthenticated",
-    403: "permission_denied",
-    404: "unimplemented",
-    429: "unavailable",
-    502: "unavailable",
-    503: "unavailable",
-    504: "unavailable",
-}
-
 #: An error document larger than this is not read for its code.
 _MAX_ERROR_BYTES: Final = 64 * 1024
 _ENVELOPE_HEADER: Final = 5
-_END_STREAM: Final = 0b10
-_COMPRESSED: Final = 0b01
 _GRPC_WEB_TRAILER: Final = 0x80
 #: gRPC status numbers -> Connect code names (0, OK, is not an error).
 _GRPC_CODES: Final = {str(n): code.value for code, n in wire.GRPC_STATUS.items()}
@@ -408,7 +401,7 @@ class ConnectCodeReader:
 
     @property
     def _end_flag(self) -> int:
-        return _GRPC_WEB_TRAILER if self._mode == "grpc" else _END_STREAM
+        return _GRPC_WEB_TRAILER if self._mode == "grpc" else FLAG_END_STREAM
 
     def _grpc_status(self, fields: dict[bytes, bytes]) -> None:
         status = fields.get(b"grpc-status")
@@ -422,12 +415,12 @@ class ConnectCodeReader:
             pairs = (line.partition(b":") for line in lines)
             self._grpc_status({k.strip().lower(): v.strip() for k, _, v in pairs})
             self._buffer.clear()
-        elif self._flags & _END_STREAM:
-            payload = _inflate(bytes(self._buffer)) if self._flags & _COMPRESSED else self._buffer
-            error = _json_object(payload).get("error")
-            if isinstance(error, dict):
-                code = cast("dict[str, object]", error).get("code")
-                self.code = code if isinstance(code, str) else "unknown"
+        elif self._flags & FLAG_END_STREAM:
+            compressed = self._flags & FLAG_COMPRESSED
+            payload = _inflate(bytes(self._buffer)) if compressed else self._buffer
+            with contextlib.suppress(ValueError):  # unreadable: no code to record
+                error = end_stream_error(payload)
+                self.code = None if error is None else error[0]
             self._buffer.clear()
         self._header.clear()
         self._flags = 0
@@ -437,8 +430,8 @@ class ConnectCodeReader:
         if self._mode in {"stream", "grpc"} or self._status == 200:
             return
         payload = _inflate(bytes(self._buffer)) if self._gzip else self._buffer
-        code = _json_object(payload).get("code") if self._mode == "error" else None
-        self.code = code if isinstance(code, str) else _HTTP_CODES.get(self._status, "unknown")
+        error = error_of(_json(payload)) if self._mode == "error" else None
+        self.code = code_for_http_status(self._status) if error is None else error[0]
 
 
 def _inflate(data: bytes) -> bytes:
@@ -448,9 +441,8 @@ def _inflate(data: bytes) -> bytes:
         return b""
 
 
-def _json_object(data: bytes | bytearray) -> dict[str, object]:
+def _json(data: bytes | bytearray) -> object:
     try:
-        doc: object = json.loads(data)
+        return json.loads(data)
     except ValueError:
-        return {}
-    return cast("dict[str, object]", doc) if isinstance(doc, dict) else {}
+        return None

@@ -9,8 +9,8 @@
 // protoc-gen-es, so vendoring it means a bundler and a generator for ~100 kB of code. This
 // page needs only unary calls and server streams, in JSON. What it does follow is the
 // protocol (https://connectrpc.com/docs/protocol/): the error body, the HTTP-to-code table,
-// the envelopes and the end-of-stream message; tests/ui/connect.test.mjs holds it to that,
-// with the cases of connectrpc/conformance's "Connect Unexpected Responses" suite.
+// the envelopes and the end-of-stream message; tests/ui/connect-protocol.test.mjs holds it to
+// that, with the cases of connectrpc/conformance's "Connect Unexpected Responses" suite.
 
 const SERVICE = "compass.v1.CommsService";
 const FLAG_COMPRESSED = 0x01;
@@ -65,7 +65,8 @@ export class RpcError extends Error {
  * The Connect code for an HTTP status, for a response that carries no valid Connect error:
  * the protocol's "HTTP to Error Code" table, exactly (so a proxy's 502/503/504 is
  * `unavailable`, which the page retries, and a bare 400 is `internal`, not the
- * `invalid_argument` only the server itself may say).
+ * `invalid_argument` only the server itself may say). The Python side's copy is
+ * compass_agent/connect_protocol.py; tests/unit/test_connect_protocol.py fails if they drift.
  * @param {number} status
  * @returns {string}
  */

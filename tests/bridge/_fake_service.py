@@ -59,6 +59,9 @@ class FakeAgentService:
     """A server before the ask lifecycle: no status written, CloseAsk unimplemented."""
     closes: list[agent_pb2.CloseAskRequest] = field(default_factory=list[agent_pb2.CloseAskRequest])
     """Every CloseAsk call, in order (failed ones too)."""
+    watching: set[str] = field(default_factory=set[str])
+    """Asks whose WatchAsk stream has sent the current state and waits for a change (the
+    bridge is waiting for the answer): a test's sentinel."""
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _changed: dict[str, asyncio.Event] = field(default_factory=dict[str, asyncio.Event])
 
@@ -167,7 +170,11 @@ class FakeAgentService:
             if ask.answered_by_account_id or ask.status not in _OPEN:
                 return
             changed.clear()
-            await changed.wait()
+            self.watching.add(ask_id)
+            try:
+                await changed.wait()
+            finally:
+                self.watching.discard(ask_id)
 
     def ask(self, ask_id: str) -> comms_pb2.Ask:
         for message in self.messages.values():

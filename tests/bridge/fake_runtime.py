@@ -205,7 +205,9 @@ def main() -> None:
             time.sleep(step["sleep"])
         else:
             fail(2, f"unknown step {step!r}")
-    time.sleep(0.3)  # a reply sent after the last expected one would be a duplicate
+    # A reply sent after the last expected one would be a duplicate. Once the host closed
+    # stdin every reply it sent is queued; a host that keeps stdin open gets 0.3 s to send one.
+    _eof.wait(0.3)
     try:
         extra = _replies.get_nowait()
     except queue.Empty:

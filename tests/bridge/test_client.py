@@ -91,6 +91,8 @@ async def test_append_message_speaks_connect_proto_with_the_bearer_token() -> No
         (httpx.Response(401, json={"code": "unauthenticated", "message": "no"}), "unauthenticated"),
         (httpx.Response(502, text="<html>Bad Gateway</html>"), "unavailable"),
         (httpx.Response(500), "unknown"),
+        # A code that is not one of Connect's sixteen: the status decides.
+        (httpx.Response(503, json={"code": "bogus", "message": "x"}), "unavailable"),
         (httpx.Response(404, text="not here"), "unimplemented"),
         (
             httpx.Response(400, headers={"content-type": "application/json"}, content=b"{nope"),
@@ -170,13 +172,34 @@ def test_watch_ask_reads_messages_split_anywhere(cuts: list[int]) -> None:
     assert agent_pb2.WatchAskRequest.FromString(request.content[5 : 5 + length]).ask_id == "ask_1"
 
 
-async def test_an_error_at_the_end_of_the_stream_is_raised() -> None:
-    body = watch_frames(end={"error": {"code": "not_found", "message": "ask not found"}})
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ({"code": "not_found", "message": "ask not found"}, ("not_found", "ask not found")),
+        # Not a valid Connect error, but an error all the same (connect.js reads it alike).
+        ({"code": "bogus", "message": "m"}, ("unknown", "m")),
+        ("unavailable", ("unknown", "")),
+    ],
+)
+async def test_an_error_at_the_end_of_the_stream_is_raised(
+    error: object, expected: tuple[str, str]
+) -> None:
+    body = watch_frames(end={"error": error})
     client, http = client_for(lambda _r: httpx.Response(200, stream=Chunks([body])))
     async with http:
         with pytest.raises(RpcError) as caught:
             _ = [ask async for ask in client.watch_ask("ask_1")]
-    assert (caught.value.code, caught.value.message) == ("not_found", "ask not found")
+    assert (caught.value.code, caught.value.message) == expected
+
+
+@pytest.mark.parametrize("end", [b"{nope", b"[]"])
+async def test_an_unreadable_end_of_the_stream_is_internal(end: bytes) -> None:
+    body = envelope(0b10, end)
+    client, http = client_for(lambda _r: httpx.Response(200, stream=Chunks([body])))
+    async with http:
+        with pytest.raises(RpcError) as caught:
+            await anext(client.watch_ask("ask_1"))
+    assert caught.value.code == "internal"
 
 
 async def test_a_stream_cut_before_its_end_frame_is_transient() -> None:

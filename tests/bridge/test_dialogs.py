@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from compass_bridge.runtime import DONE_SELECTING_LABELS, OTHER_OPTION, sanitize
+from tests._wait import eventually
 from tests.bridge import _events as ev, _recorded
 from tests.bridge._inproc import harness
 from tests.bridge._omp_ask import DONE_LABEL, Outcome, ask_dialogs
@@ -430,19 +431,22 @@ async def test_a_select_that_comes_before_its_call_starts_is_held_not_cancelled(
         await asyncio.sleep(0.005)  # measured: the start follows within 0-5 ms
         h.feed(ev.ask_start("c1", q1))
         await h.settle()
-        await asyncio.sleep(0.05)
+        (ask_id,) = h.service.ask_ids()
+        await eventually(lambda: ask_id in h.service.watching, "the wait on WatchAsk")
         assert h.sink.lines == []  # waiting for the participant, not cancelled
-        h.service.answer(h.service.ask_ids()[0], {"db": (["2"], "")})
+        h.service.answer(ask_id, {"db": (["2"], "")})
         (reply,) = await h.replies(1)
         assert reply == {"type": "extension_ui_response", "id": "omp-1", "value": "MongoDB"}
 
 
 async def test_a_held_select_no_ask_claims_is_cancelled_after_the_hold() -> None:
     async with harness(hold_seconds=0.05) as h:
+        started = asyncio.get_running_loop().time()
         h.feed(_first_select(ev.gallery_questions()))
-        await asyncio.sleep(0.01)
         assert h.sink.lines == []
         (reply,) = await h.replies(1)
+        # Cancelled once the hold is over, not before (less the loop's clock resolution).
+        assert asyncio.get_running_loop().time() - started >= 0.04
         assert reply == {"type": "extension_ui_response", "id": "omp-1", "cancelled": True}
         assert h.bridge.unmapped_counts() == {"extension_ui_request:select": 1}
 

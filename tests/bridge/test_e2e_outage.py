@@ -16,6 +16,7 @@ import pytest
 from compass_bridge.session import BridgeOptions, run
 from gen.compass.v1 import agent_pb2
 from tests import _server
+from tests._wait import eventually
 from tests.bridge import _events as ev
 from tests.bridge._harness import list_messages, respond, start_bridge, wait_exit, wait_for_asks
 from tests.bridge._scenarios import (
@@ -28,7 +29,7 @@ from tests.bridge._scenarios import (
 
 if TYPE_CHECKING:
     import contextlib
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
     from pathlib import Path
 
     from tests._server import RunningServer, SeededWorld
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 FOLLOW_UP = "Postgres it is, with email, OAuth and passkeys. Scaffolding now."
+METRICS_TOKEN = "outage-metrics-token"
 
 
 def _free_port() -> int:
@@ -56,7 +58,9 @@ class Servers:
 
     def start(self) -> RunningServer:
         assert self._current is None
-        self._current = _server.serve(self.dsn, port=self.port)
+        self._current = _server.serve(
+            self.dsn, port=self.port, env={"COMPASS_METRICS_TOKEN": METRICS_TOKEN}
+        )
         self.server = self._current.__enter__()
         return self.server
 
@@ -84,12 +88,16 @@ def servers(database_url: str) -> Generator[Servers]:
             servers.stop(crash=True)
 
 
-async def _eventually(check: Any, what: str, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+async def _eventually(check: Callable[[], object], what: str) -> None:
+    await eventually(check, what, within=30, every=0.05)
+
+
+async def _watching(servers: Servers) -> bool:
+    """Whether the server has a WatchAsk stream open (its metrics say so)."""
+    async with httpx.AsyncClient(base_url=servers.url, timeout=5) as http:
+        reply = await http.get("/metrics", headers={"authorization": f"Bearer {METRICS_TOKEN}"})
+    reply.raise_for_status()
+    return 'compass_live_streams{kind="WatchAsk"} 1.0' in reply.text
 
 
 async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_duplicate_nothing(
@@ -128,7 +136,7 @@ async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_dupl
         servers.stop()
         go_ask.touch()
         await _eventually(lambda: "AppendMessage" in bridge.log(), "a failed append")
-        await asyncio.sleep(2.0)
+        await _eventually(lambda: "request req-1 waits" in bridge.log(), "the request, held")
         assert bridge.process.poll() is None, bridge.log()
         servers.start()
         async with httpx.AsyncClient(base_url=servers.url, timeout=30) as comms:
@@ -137,10 +145,11 @@ async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_dupl
 
         # 2. Crash while the bridge waits on WatchAsk; the answer is given on the server that
         #    comes back, so only a resumed watch can see it.
-        await _eventually(lambda: "request req-1 waits" in bridge.log(), "the wait")
-        await asyncio.sleep(0.5)
+        await _eventually(lambda: _watching(servers), "the bridge's WatchAsk on the server")
         servers.stop(crash=True)
-        await asyncio.sleep(2.0)
+        await _eventually(
+            lambda: "reconnecting in" in bridge.log(), "the bridge's failed reconnect of WatchAsk"
+        )
         servers.start()
         async with httpx.AsyncClient(base_url=servers.url, timeout=30) as comms:
             await respond(comms, world.human.token, ask["askId"], GALLERY_ANSWERS)
@@ -152,7 +161,13 @@ async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_dupl
         #    keeps trying until the server is back before it exits.
         servers.stop()
         go_finish.touch()
-        await asyncio.sleep(2.0)
+        await _eventually(
+            lambda: any(
+                "AppendMessage" in line and "m-2" in line and "retrying" in line
+                for line in bridge.log().splitlines()
+            ),
+            "a failed append of the last message",
+        )
         assert bridge.process.poll() is None, bridge.log()
         servers.start()
         assert await wait_exit(bridge) == 0, bridge.log()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests._wait import eventually
 from tests.bridge import _events as ev
 from tests.bridge._harness import list_messages, respond, start_bridge, wait_exit, wait_for_asks
 from tests.bridge._scenarios import (
@@ -188,10 +189,12 @@ async def test_a_bridge_the_server_refuses_stops_its_runtime_and_exits_1(
         workdir=tmp_path,
     ) as bridge:
         async with PostgresStore(module_server.dsn, pool_min=1, pool_max=1) as store:
-            for _ in range(600):  # the runtime starts once the start-up check passed
-                if started.exists() or bridge.process.poll() is not None:
-                    break
-                await asyncio.sleep(0.05)
+            # The runtime starts once the start-up check passed.
+            await eventually(
+                lambda: started.exists() or bridge.process.poll() is not None,
+                "the runtime's start",
+                within=30,
+            )
             assert started.exists(), bridge.log()
             await store.disable_account(agent.account_id)
         go.touch()

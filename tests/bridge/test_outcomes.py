@@ -34,8 +34,9 @@ from acp.schema import (
 from compass_bridge.acp import AcpBridge
 from compass_bridge.answers import is_final, outcome, runtime_timeout
 from compass_bridge.client import RpcError
-from compass_bridge.core import Reason
+from compass_bridge.core import BridgeCore, Reason
 from gen.compass.v1 import comms_pb2
+from tests._wait import eventually
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import FakeAgentService
 from tests.bridge._inproc import harness
@@ -43,7 +44,7 @@ from tests.bridge._omp_ask import ask_dialogs
 from tests.bridge.test_forms import omp_ask_form
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable
+    from collections.abc import AsyncGenerator
 
     from tests.bridge._inproc import Harness
 
@@ -135,17 +136,12 @@ async def _posted(
     return ask_id
 
 
-async def _eventually(check: Callable[[], object]) -> None:
-    for _ in range(5000):
-        if check():
-            return
-        await asyncio.sleep(0.001)
-    raise AssertionError("not within 5 s")
-
-
-async def _closes(service: FakeAgentService, count: int) -> list[tuple[str, int, str]]:
-    await _eventually(lambda: len(service.closes) >= count)
-    await asyncio.sleep(0.01)
+async def _closes(
+    bridge: BridgeCore, service: FakeAgentService, count: int
+) -> list[tuple[str, int, str]]:
+    """The CloseAsk calls, once `count` were made and every close the bridge started ended."""
+    await eventually(lambda: len(service.closes) >= count, f"{count} CloseAsk call(s)")
+    await bridge.settle_closes()
     return [(c.ask_id, c.status, c.reason) for c in service.closes]
 
 
@@ -223,7 +219,9 @@ async def test_rpc_an_aborted_run_withdraws_the_ask_once(caplog: pytest.LogCaptu
         ask_id = await _posted(h, GALLERY)
         # omp's abort: a cancel for the pending select, then the call's failed end.
         h.feed(_cancel("omp-1"), _tool_end("c1", is_error=True))
-        assert await _closes(h.service, 1) == [(ask_id, WITHDRAWN, Reason.RUNTIME_CANCELLED)]
+        assert await _closes(h.bridge, h.service, 1) == [
+            (ask_id, WITHDRAWN, Reason.RUNTIME_CANCELLED)
+        ]
         assert h.bridge.waiting == 0
         assert h.service.ask(ask_id).status == WITHDRAWN
         assert h.sink.lines == []
@@ -242,7 +240,7 @@ async def test_rpc_a_call_that_ends_unanswered_withdraws_the_ask(
     async with harness() as h:
         ask_id = await _posted(h, GALLERY)
         h.feed(_tool_end("c1", is_error=is_error))
-        assert await _closes(h.service, 1) == [(ask_id, WITHDRAWN, reason)]
+        assert await _closes(h.bridge, h.service, 1) == [(ask_id, WITHDRAWN, reason)]
         assert not h.service.closes[0].answers
 
 
@@ -250,7 +248,7 @@ async def test_rpc_the_runtimes_output_ending_withdraws_the_ask() -> None:
     async with harness() as h:
         ask_id = await _posted(h, GALLERY)
         await h.bridge.stop_waiting()
-        assert await _closes(h.service, 1) == [(ask_id, WITHDRAWN, Reason.RUNTIME_EXITED)]
+        assert await _closes(h.bridge, h.service, 1) == [(ask_id, WITHDRAWN, Reason.RUNTIME_EXITED)]
 
 
 async def test_rpc_a_signal_names_the_shutdown_as_the_reason() -> None:
@@ -259,7 +257,9 @@ async def test_rpc_a_signal_names_the_shutdown_as_the_reason() -> None:
         h.bridge.shutting_down("SIGINT")
         h.feed(_cancel("omp-1"))  # the runtime got the signal too
         await h.bridge.stop_waiting()
-        assert await _closes(h.service, 1) == [(ask_id, WITHDRAWN, "bridge shut down (SIGINT)")]
+        assert await _closes(h.bridge, h.service, 1) == [
+            (ask_id, WITHDRAWN, "bridge shut down (SIGINT)")
+        ]
 
 
 async def test_rpc_a_request_of_the_newer_protocol_cancelled_withdraws_its_ask() -> None:
@@ -269,7 +269,9 @@ async def test_rpc_a_request_of_the_newer_protocol_cancelled_withdraws_its_ask()
         await h.settle()
         (ask_id,) = h.service.ask_ids()
         h.feed(_cancel("r1"))
-        assert await _closes(h.service, 1) == [(ask_id, WITHDRAWN, Reason.RUNTIME_CANCELLED)]
+        assert await _closes(h.bridge, h.service, 1) == [
+            (ask_id, WITHDRAWN, Reason.RUNTIME_CANCELLED)
+        ]
 
 
 async def test_rpc_an_ask_minted_after_its_call_ended_is_closed_once_minted() -> None:
@@ -281,7 +283,9 @@ async def test_rpc_an_ask_minted_after_its_call_ended_is_closed_once_minted() ->
         h.feed(_tool_end("c1"))
         await h.settle()
         (ask_id,) = h.service.ask_ids()
-        assert await _closes(h.service, 1) == [(ask_id, WITHDRAWN, Reason.TOOL_CALL_ENDED)]
+        assert await _closes(h.bridge, h.service, 1) == [
+            (ask_id, WITHDRAWN, Reason.TOOL_CALL_ENDED)
+        ]
 
 
 async def test_rpc_close_ask_is_retried_on_transient_errors() -> None:
@@ -289,7 +293,7 @@ async def test_rpc_close_ask_is_retried_on_transient_errors() -> None:
         h.service.failures["CloseAsk"] = [RpcError("unavailable", "down")] * 2
         ask_id = await _posted(h, GALLERY)
         h.feed(_tool_end("c1", is_error=True))
-        closes = await _closes(h.service, 3)
+        closes = await _closes(h.bridge, h.service, 3)
         assert closes == [(ask_id, WITHDRAWN, Reason.TOOL_CALL_ABORTED)] * 3
         assert h.service.ask(ask_id).status == WITHDRAWN
         assert h.bridge.closed == 1
@@ -303,7 +307,7 @@ async def test_rpc_an_answered_ask_is_not_closed() -> None:
         assert reply["value"] == "SQLite"
         h.feed(_tool_end("c1", result={"content": [], "details": {"selectedOptions": ["SQLite"]}}))
         await h.bridge.stop_waiting()
-        await asyncio.sleep(0.01)
+        await h.bridge.settle_closes()  # every close it started has ended
         assert h.service.closes == []
 
 
@@ -315,7 +319,7 @@ async def test_rpc_a_close_that_loses_the_race_to_an_answer_is_no_error(
         ask_id = await _posted(h, GALLERY)
         h.service.answer(ask_id, {"db": (["1"], ""), "features": ([], "")})
         h.feed(_tool_end("c1", is_error=True))  # before the bridge saw the answer
-        await _closes(h.service, 1)
+        await _closes(h.bridge, h.service, 1)
     assert not [r for r in caplog.records if "left answerable" in r.getMessage()]
     assert any("already has its outcome" in r.getMessage() for r in caplog.records)
 
@@ -327,7 +331,7 @@ async def test_rpc_a_server_without_close_ask_leaves_the_ask_answerable_and_says
         h.service.legacy = True
         ask_id = await _posted(h, GALLERY)
         h.feed(_tool_end("c1", is_error=True))
-        await _closes(h.service, 1)
+        await _closes(h.bridge, h.service, 1)
     (left,) = [r.getMessage() for r in caplog.records if "left answerable" in r.getMessage()]
     assert left.startswith(f"ask {ask_id} is left answerable in Compass: tool call aborted")
 
@@ -370,7 +374,9 @@ async def test_rpc_the_runtimes_timeout_closes_the_ask_timed_out_with_its_picks(
         ask_id = await _posted(h, GALLERY, timeout_ms=2000)
         # omp's timer fired for both dialogs (no cancel is sent), then the call ended.
         h.feed(_tool_end("c1", result=GALLERY_TIMED_OUT))
-        assert await _closes(h.service, 1) == [(ask_id, TIMED_OUT, Reason.RUNTIME_TIMEOUT)]
+        assert await _closes(h.bridge, h.service, 1) == [
+            (ask_id, TIMED_OUT, Reason.RUNTIME_TIMEOUT)
+        ]
         assert _answers(h.service.closes[0]) == [("db", ["0"], ""), ("features", ["0"], "")]
         stored = h.service.ask(ask_id)
         assert [(list(q.chosen_option_ids), q.timed_out) for q in stored.questions] == [
@@ -384,7 +390,9 @@ async def test_rpc_a_one_question_timeout_is_read_from_the_flat_details() -> Non
     async with harness(hold_seconds=2.0) as h:
         ask_id = await _posted(h, ONE, timeout_ms=2000)
         h.feed(_tool_end("c1", result=ONE_TIMED_OUT))
-        assert await _closes(h.service, 1) == [(ask_id, TIMED_OUT, Reason.RUNTIME_TIMEOUT)]
+        assert await _closes(h.bridge, h.service, 1) == [
+            (ask_id, TIMED_OUT, Reason.RUNTIME_TIMEOUT)
+        ]
         assert _answers(h.service.closes[0]) == [("db", ["2"], "")]
 
 
@@ -407,7 +415,7 @@ async def test_rpc_a_declined_ask_cancels_the_pending_dialog_and_every_later_one
         assert replies[1] == {"type": "extension_ui_response", "id": "omp-9", "cancelled": True}
         h.feed(_tool_end("c1", is_error=True))  # omp aborts the run
         await h.bridge.stop_waiting()
-        await asyncio.sleep(0.01)
+        await h.bridge.settle_closes()  # every close it started has ended
         assert h.service.closes == []
         assert h.bridge.delivered == 0
     assert any(
@@ -432,13 +440,15 @@ async def test_rpc_a_declined_request_of_the_newer_protocol_is_cancelled() -> No
 
 
 @contextlib.asynccontextmanager
-async def acp_bridge() -> AsyncGenerator[tuple[AcpBridge, FakeAgentService]]:
+async def acp_bridge(
+    *, hold_seconds: float = 2.0
+) -> AsyncGenerator[tuple[AcpBridge, FakeAgentService]]:
     service = FakeAgentService()
     bridge = AcpBridge(
         api=service,
         channel_id="ch",
         run_id="run",
-        hold_seconds=2.0,
+        hold_seconds=hold_seconds,
         initial_backoff=0.001,
         max_backoff=0.005,
     )
@@ -495,7 +505,8 @@ async def _acp_ask(
 ) -> tuple[asyncio.Task[Any], str]:
     """The real order: the form first, then the call carrying the ask's arguments."""
     form = asyncio.create_task(bridge.create_elicitation("Answer", _form_mode(questions)))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one step of the loop: the form runs until it is held
+    assert not form.done()
     await bridge.session_update("s", _ask_call(questions))
     async with asyncio.timeout(5):
         await bridge.poster.drain()
@@ -513,7 +524,7 @@ async def test_acp_a_declined_ask_declines_the_form() -> None:
         # omp aborts the call and the turn ends cancelled: nothing to close.
         await bridge.session_update("s", _call_end("c1", "failed"))
         bridge.end_turn()
-        await asyncio.sleep(0.01)
+        await bridge.settle_closes()  # every close it started has ended
         assert service.closes == []
 
 
@@ -526,7 +537,7 @@ async def test_acp_an_answered_ask_is_accepted_and_not_closed() -> None:
         assert response.action == "accept"
         await bridge.session_update("s", _call_end("c1", "completed", {"details": {}}))
         bridge.end_turn()
-        await asyncio.sleep(0.01)
+        await bridge.settle_closes()  # every close it started has ended
         assert service.closes == []
 
 
@@ -541,7 +552,7 @@ async def test_acp_a_call_that_ends_unanswered_withdraws_the_ask(status: str, re
         async with asyncio.timeout(5):
             response = await form
         assert response.action == "cancel"
-        assert await _closes(service, 1) == [(ask_id, WITHDRAWN, reason)]
+        assert await _closes(bridge, service, 1) == [(ask_id, WITHDRAWN, reason)]
 
 
 @pytest.mark.parametrize(
@@ -559,7 +570,7 @@ async def test_acp_the_turn_ending_withdraws_the_ask(signal_name: str | None, re
         assert response.action == "cancel"
         # omp then fails the aborted call: the first reason stays.
         await bridge.session_update("s", _call_end("c1", "failed"))
-        assert await _closes(service, 1) == [(ask_id, WITHDRAWN, reason)]
+        assert await _closes(bridge, service, 1) == [(ask_id, WITHDRAWN, reason)]
 
 
 async def test_acp_the_agents_timeout_closes_the_ask_timed_out_with_its_picks() -> None:
@@ -569,7 +580,7 @@ async def test_acp_the_agents_timeout_closes_the_ask_timed_out_with_its_picks() 
         await bridge.session_update("s", _call_end("c1", "completed", GALLERY_TIMED_OUT))
         async with asyncio.timeout(5):
             assert (await form).action == "cancel"
-        assert await _closes(service, 1) == [(ask_id, TIMED_OUT, Reason.RUNTIME_TIMEOUT)]
+        assert await _closes(bridge, service, 1) == [(ask_id, TIMED_OUT, Reason.RUNTIME_TIMEOUT)]
         assert _answers(service.closes[0]) == [("db", ["0"], ""), ("features", ["0"], "")]
         assert [q.timed_out for q in service.ask(ask_id).questions] == [True, True]
 
@@ -583,7 +594,7 @@ async def test_acp_a_declined_permission_is_cancelled() -> None:
         asking = asyncio.create_task(
             bridge.request_permission("s", ToolCallUpdate(tool_call_id="t", title="bash"), options)
         )
-        await _eventually(service.ask_ids)
+        await eventually(service.ask_ids, "the ask posted")
         (ask_id,) = service.ask_ids()
         service.decline(ask_id)
         async with asyncio.timeout(5):
@@ -599,17 +610,18 @@ async def test_acp_a_permission_still_asked_when_the_turn_ends_is_withdrawn() ->
         asking = asyncio.create_task(
             bridge.request_permission("s", ToolCallUpdate(tool_call_id="t", title="bash"), options)
         )
-        await _eventually(service.ask_ids)
+        await eventually(service.ask_ids, "the ask posted")
         (ask_id,) = service.ask_ids()
         bridge.end_turn()
         async with asyncio.timeout(5):
             response = await asking
         assert isinstance(response.outcome, DeniedOutcome)
-        assert await _closes(service, 1) == [(ask_id, WITHDRAWN, Reason.TURN_ENDED)]
+        assert await _closes(bridge, service, 1) == [(ask_id, WITHDRAWN, Reason.TURN_ENDED)]
 
 
 async def test_acp_a_declined_generic_form_is_declined() -> None:
-    async with acp_bridge() as (bridge, service):
+    # A form of no ask call waits out the hold before it is posted: a short one here.
+    async with acp_bridge(hold_seconds=0.05) as (bridge, service):
         request = _validate_create_elicitation_request(
             {
                 "mode": "form",
@@ -624,7 +636,7 @@ async def test_acp_a_declined_generic_form_is_declined() -> None:
         form = asyncio.create_task(
             bridge.create_elicitation("Name?", _mode_from_create_elicitation_request(request))
         )
-        await _eventually(service.ask_ids)
+        await eventually(service.ask_ids, "the ask posted")
         (ask_id,) = service.ask_ids()
         service.decline(ask_id)
         async with asyncio.timeout(5):

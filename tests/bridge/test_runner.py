@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compass_bridge.client import RpcError
 from compass_bridge.poster import MAX_BOUNDED_RETRIES, FatalServerError
+from tests._wait import eventually
 from tests.bridge import _events as ev
 from tests.bridge._inproc import (
     GALLERY_ANSWER,
@@ -121,8 +122,7 @@ async def test_while_the_append_is_retried_newer_snapshots_wait_and_coalesce() -
         down = [RpcError("unavailable", "connection refused") for _ in range(30)]
         h.service.failures["AppendMessage"] = down
         h.feed(*ev.assistant_message("m1", "One.", asks=[("c1", Q1)]), ev.ask_start("c1", Q1))
-        for _ in range(10):
-            await asyncio.sleep(0.002)
+        await eventually(lambda: len(h.appends()) >= 3, "the append being retried")
         h.feed(ev.assistant_message("m1", "Two.")[-1])
         h.feed(ev.assistant_message("m1", "Three.")[-1])
         await h.settle()
@@ -141,8 +141,7 @@ async def test_an_update_being_retried_is_replaced_by_a_newer_snapshot() -> None
         await h.settle()
         h.service.failures["UpdateMessage"] = [RpcError("unavailable", "down")] * 20
         h.feed(ev.assistant_message("m1", "Two.")[-1])
-        for _ in range(5):
-            await asyncio.sleep(0.002)
+        await eventually(lambda: len(h.updates()) >= 2, "the update being retried")
         h.feed(ev.assistant_message("m1", "Three.")[-1])
         await h.settle()
         ok = [c for c in h.updates() if c.ok]
@@ -191,7 +190,7 @@ async def test_an_answer_reaches_the_request_that_waits_for_it() -> None:
         h.feed(ev.ask_request("req-1", Q1))
         await h.settle()
         (ask_id,) = h.service.ask_ids()
-        await asyncio.sleep(0.01)
+        await eventually(lambda: ask_id in h.service.watching, "the wait on WatchAsk")
         assert h.sink.lines == []  # nobody answered yet
         h.service.answer(ask_id, GALLERY_ANSWER)
         (reply,) = await h.replies(1)
@@ -243,11 +242,11 @@ async def test_a_tool_call_id_in_the_request_decides_the_match() -> None:
         await h.settle()
         first, second = h.service.ask_ids()
         h.service.answer(first, {"db": (["1"], "")})
-        await asyncio.sleep(0.02)
-        assert h.sink.lines == []  # req-2 waits for the second ask only
         h.service.answer(second, {"db": (["0"], "")})
         (reply,) = await h.replies(1)
+        # req-2 waited for the second ask only: one reply, with the second ask's answer.
         assert reply["id"] == "req-2"
+        assert reply["answers"][0] == {"id": "db", "selectedOptions": ["Postgres"]}
 
 
 async def test_a_request_made_while_the_append_is_retried_waits_for_the_ask_id() -> None:
@@ -298,10 +297,9 @@ async def test_the_runtime_can_stop_the_wait(stop: dict[str, Any]) -> None:
         await h.settle()
         assert h.bridge.waiting == 1
         h.feed(stop)
-        await asyncio.sleep(0.01)
-        assert h.bridge.waiting == 0
+        await eventually(lambda: h.bridge.waiting == 0, "the wait stopped")
         h.service.answer(h.service.ask_ids()[0], GALLERY_ANSWER)
-        await asyncio.sleep(0.02)
+        await h.bridge.stop_waiting()  # flushes every reply the bridge was still writing
         assert h.sink.lines == []
 
 
@@ -350,9 +348,7 @@ async def test_a_closed_runtime_input_does_not_stop_the_bridge() -> None:
         h.feed(ev.ask_request("req-1", Q1))
         await h.settle()
         h.service.answer(h.service.ask_ids()[0], GALLERY_ANSWER)
-        async with asyncio.timeout(5):
-            while h.bridge.waiting:  # noqa: ASYNC110 - the bridge exposes a count, not an event
-                await asyncio.sleep(0.005)
+        await eventually(lambda: not h.bridge.waiting, "the answered wait ending")
         assert not h.bridge.failure.done()
 
 

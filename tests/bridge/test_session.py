@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from compass_bridge import TokenFileError, read_token, session as bridge_session
 from compass_server import cli
+from tests._wait import eventually_sync
 from tests.bridge import _events as ev
 
 if TYPE_CHECKING:
@@ -186,10 +186,7 @@ def test_a_signal_reaches_the_runtime_and_its_end_is_the_exit_code(tmp_path: Pat
         tmp_path, [{"touch": str(started)}, {"wait_file": str(tmp_path / "never")}]
     )
     try:
-        deadline = time.monotonic() + 30
-        while not started.exists():
-            assert time.monotonic() < deadline, "the runtime did not start"
-            time.sleep(0.05)
+        eventually_sync(started.exists, "the runtime's start", within=30)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)
     finally:

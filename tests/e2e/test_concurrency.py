@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from compass_server.store.postgres import PostgresStore
+from tests._wait import eventually
 from tests.e2e._asks import answer, post_ask, respond
 from tests.e2e._connect import Reply, call
 
@@ -38,16 +39,18 @@ async def test_64_concurrent_answers_to_one_ask_have_exactly_one_winner(
         ask_id = await post_ask(client, seeded.agent.token, seeded.channel_id)
         plan = list(itertools.islice(itertools.cycle(range(len(candidates))), CALLS))
         start = asyncio.Event()
+        at_the_line: list[int] = []
 
         async def one(choice: int) -> tuple[int, Reply]:
             account, answers = candidates[choice]
+            at_the_line.append(choice)
             await start.wait()
             return choice, await call(
                 client, "RespondToAsk", respond(ask_id, *answers), account.token
             )
 
         tasks = [asyncio.create_task(one(choice)) for choice in plan]
-        await asyncio.sleep(0.05)  # every task is waiting on the start line
+        await eventually(lambda: len(at_the_line) == CALLS, "every task at the start line")
         start.set()
         results = await asyncio.gather(*tasks)
 

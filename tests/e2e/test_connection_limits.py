@@ -143,6 +143,7 @@ async def test_out_of_file_descriptors_logs_one_line_per_interval(database_url: 
     with _server.serve(database_url, env=env, prefix=["prlimit", "--nofile=64:64"]) as server:
         host, port = _address(server)
         async with _holding(host, port, 120):
+            # One log line per interval over time is the thing under test.
             await asyncio.sleep(2.5)  # accept() fails with EMFILE, retried every second
             accept_lines = [line for line in server.output if "cannot accept" in line]
             assert len(accept_lines) == 1, server.log()

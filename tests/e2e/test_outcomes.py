@@ -423,6 +423,7 @@ async def test_two_servers_expire_an_ask_at_its_deadline_exactly_once(database_u
             # PICK_RECOMMENDED waits out the grace (the runtime's own report would win).
             assert (await get_ask(on_a, world, picked))["status"] == "ASK_STATUS_PENDING"
             await wait_for_status(on_b, world, picked, "ASK_STATUS_EXPIRED")
+            # Exactly once over time is the thing under test: no sentinel says a sweep ran.
             await asyncio.sleep(1.0)  # several more sweeps of both servers
             listed = await call(
                 on_a, "ListMessages", {"channelId": world.channel_id}, world.human.token

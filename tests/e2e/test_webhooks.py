@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 import pytest
@@ -30,11 +30,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tests import _server
+from tests._wait import eventually
 from tests.e2e._asks import answer, post_ask, respond
 from tests.e2e._connect import call
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import AsyncGenerator, Generator
 
     from starlette.requests import Request
 
@@ -151,35 +152,61 @@ def webhook_server(database_url: str) -> Generator[_server.RunningServer]:
         yield server
 
 
-async def test_signed_events_arrive_and_a_failed_delivery_is_retried(
-    webhook_server: _server.RunningServer,
-) -> None:
-    world = await _server.seed_world(webhook_server.dsn)
-    receiver = Receiver()
-    app = Starlette(routes=[Route("/hook", receiver.hook, methods=["POST"])])
-    async with _server.in_process(app) as receiver_url:
-        added = _admin(
-            webhook_server.dsn,
-            "add-webhook",
-            "--workspace",
-            world.workspace_id,
-            "--url",
-            f"{receiver_url}hook",
-            "--events",
-            "ask.created,ask.answered",
-        )
-        receiver.secret = str(added["secret"])
-        async with httpx.AsyncClient(base_url=webhook_server.url, timeout=30) as http:
-            ask_id = await post_ask(http, world.agent.token, world.channel_id)
-            await receiver.wait_for(2)  # ask.created: refused once, then the retry
-            reply = await call(
-                http,
-                "RespondToAsk",
-                respond(ask_id, answer("db", "1"), answer("features", "0", custom_text="SSO!")),
-                world.human.token,
+@dataclass
+class Subscribed:
+    """A seeded world whose workspace has a webhook pointing at `receiver`, and a client of
+    the server."""
+
+    world: _server.SeededWorld
+    receiver: Receiver
+    webhook_id: str
+    http: httpx.AsyncClient
+
+
+class Subscribe(Protocol):
+    async def __call__(self, receiver: Receiver, *events: str) -> Subscribed: ...
+
+
+@pytest.fixture
+async def subscribe(webhook_server: _server.RunningServer) -> AsyncGenerator[Subscribe]:
+    """`await subscribe(receiver, *events)`: seeds a world, serves `receiver` on loopback (until
+    the test ends) and adds a webhook to it with the real CLI (every event when none is named)."""
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def subscribe_(receiver: Receiver, *events: str) -> Subscribed:
+            world = await _server.seed_world(webhook_server.dsn)
+            app = Starlette(routes=[Route("/hook", receiver.hook, methods=["POST"])])
+            receiver_url = await stack.enter_async_context(_server.in_process(app))
+            only = ("--events", ",".join(events)) if events else ()
+            added = _admin(
+                webhook_server.dsn,
+                "add-webhook",
+                *("--workspace", world.workspace_id, "--url", f"{receiver_url}hook", *only),
             )
-            assert reply.ok, reply
-            await receiver.wait_for(3)
+            receiver.secret = str(added["secret"])
+            http = await stack.enter_async_context(
+                httpx.AsyncClient(base_url=webhook_server.url, timeout=30)
+            )
+            return Subscribed(world, receiver, str(added["webhook_id"]), http)
+
+        yield subscribe_
+
+
+async def test_signed_events_arrive_and_a_failed_delivery_is_retried(
+    webhook_server: _server.RunningServer, subscribe: Subscribe
+) -> None:
+    hooked = await subscribe(Receiver(), "ask.created", "ask.answered")
+    world, receiver = hooked.world, hooked.receiver
+    ask_id = await post_ask(hooked.http, world.agent.token, world.channel_id)
+    await receiver.wait_for(2)  # ask.created: refused once, then the retry
+    reply = await call(
+        hooked.http,
+        "RespondToAsk",
+        respond(ask_id, answer("db", "1"), answer("features", "0", custom_text="SSO!")),
+        world.human.token,
+    )
+    assert reply.ok, reply
+    await receiver.wait_for(3)
 
     assert receiver.verdicts == ["ok", "ok", "ok"], receiver.verdicts
     (first, _, _), (retry, retry_body, _), (answered, answered_body, _) = receiver.seen
@@ -210,7 +237,7 @@ async def test_signed_events_arrive_and_a_failed_delivery_is_retried(
         )
 
     # The delivery log.
-    log = _admin(webhook_server.dsn, "webhook-deliveries", "--id", str(added["webhook_id"]))
+    log = _admin(webhook_server.dsn, "webhook-deliveries", "--id", hooked.webhook_id)
     deliveries = log["deliveries"]
     assert isinstance(deliveries, list)
     by_type = {d["event_type"]: d for d in deliveries}  # pyright: ignore[reportUnknownVariableType]
@@ -229,33 +256,19 @@ async def test_signed_events_arrive_and_a_failed_delivery_is_retried(
 
 
 async def test_an_endpoint_that_keeps_failing_is_given_up_on(
-    webhook_server: _server.RunningServer,
+    webhook_server: _server.RunningServer, subscribe: Subscribe
 ) -> None:
-    world = await _server.seed_world(webhook_server.dsn)
-    receiver = Receiver(fail_first=100)
-    app = Starlette(routes=[Route("/hook", receiver.hook, methods=["POST"])])
-    async with _server.in_process(app) as receiver_url:
-        added = _admin(
-            webhook_server.dsn,
-            "add-webhook",
-            "--workspace",
-            world.workspace_id,
-            "--url",
-            f"{receiver_url}hook",
-        )
-        receiver.secret = str(added["secret"])
-        async with httpx.AsyncClient(base_url=webhook_server.url, timeout=30) as http:
-            await post_ask(http, world.agent.token, world.channel_id)
-            await receiver.wait_for(3)  # the first attempt and two retries (the backoff list)
-            deadline = time.monotonic() + 10
-            while True:
-                log = _admin(
-                    webhook_server.dsn, "webhook-deliveries", "--id", str(added["webhook_id"])
-                )
-                (delivery,) = log["deliveries"]  # pyright: ignore[reportGeneralTypeIssues]
-                if delivery["state"] != "pending" or time.monotonic() > deadline:  # pyright: ignore[reportIndexIssue, reportUnknownMemberType]
-                    break
-                await asyncio.sleep(0.2)
+    hooked = await subscribe(Receiver(fail_first=100))
+    world, receiver = hooked.world, hooked.receiver
+    await post_ask(hooked.http, world.agent.token, world.channel_id)
+    await receiver.wait_for(3)  # the first attempt and two retries (the backoff list)
+
+    def settled() -> dict[str, object] | None:
+        log = _admin(webhook_server.dsn, "webhook-deliveries", "--id", hooked.webhook_id)
+        (delivery,) = log["deliveries"]  # pyright: ignore[reportGeneralTypeIssues]
+        return None if delivery["state"] == "pending" else delivery  # pyright: ignore[reportIndexIssue, reportUnknownMemberType, reportUnknownVariableType]
+
+    delivery = await eventually(settled, "the delivery given up on", within=10, every=0.2)
     assert delivery["state"] == "failed"  # pyright: ignore[reportIndexIssue, reportUnknownMemberType]
     assert len(receiver.seen) == 3
     assert receiver.verdicts == ["ok"] * 3

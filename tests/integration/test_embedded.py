@@ -34,6 +34,7 @@ from compass_server.embedded import (
     find_binaries,
 )
 from tests import _pg
+from tests._wait import eventually_sync
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -57,6 +58,7 @@ _STARTER = """
 import pathlib, sys, time
 from compass_server.embedded import LocalPostgres, TEST_SETTINGS
 go = pathlib.Path(sys.argv[2])
+pathlib.Path(sys.argv[3]).touch()  # imported, at the gate
 while not go.exists():
     time.sleep(0.002)
 pg = LocalPostgres(data_dir=sys.argv[1], settings=TEST_SETTINGS, temporary=True)
@@ -252,10 +254,14 @@ def test_stale_pid_files_do_not_prevent_start(cluster_dir: Path, holder: str) ->
 
 
 def test_concurrent_starters_initialize_the_cluster_once(cluster_dir: Path) -> None:
-    go = Path(tempfile.mkdtemp(prefix="compass-go-")) / "go"
-    starters = [_spawn(_STARTER, str(cluster_dir), str(go)) for _ in range(2)]
+    gate = Path(tempfile.mkdtemp(prefix="compass-go-"))
+    go = gate / "go"
+    at_gate = [gate / f"starter-{i}" for i in range(2)]
+    starters = [_spawn(_STARTER, str(cluster_dir), str(go), str(ready)) for ready in at_gate]
     try:
-        time.sleep(0.3)  # let both import and wait at the gate
+        eventually_sync(
+            lambda: all(p.exists() for p in at_gate), "both starters at the gate", within=60
+        )
         go.touch()
         results = [starter.communicate(timeout=120) for starter in starters]
     finally:

@@ -36,18 +36,12 @@ const PROTOCOL_TABLE = {
 };
 
 test("codeFromHttpStatus is the protocol's table, and unknown for every other status", () => {
+  // So the statuses a Connect server sends for its own codes are not read back as those codes:
+  // 400 is invalid_argument/failed_precondition/out_of_range on the way out, but a bare 400
+  // (no Connect body: a proxy) must not claim the request was invalid; 408, 409, 500 are unknown.
   for (let status = 100; status <= 599; status += 1) {
     assert.equal(codeFromHttpStatus(status), PROTOCOL_TABLE[status] ?? "unknown", `HTTP ${status}`);
   }
-});
-
-test("the statuses a Connect server sends for its own codes are not read back as those codes", () => {
-  // 400 is invalid_argument/failed_precondition/out_of_range on the way out, but a bare 400
-  // (no Connect body: a proxy) must not claim the request was invalid.
-  assert.equal(codeFromHttpStatus(400), "internal");
-  assert.equal(codeFromHttpStatus(409), "unknown");
-  assert.equal(codeFromHttpStatus(408), "unknown");
-  assert.equal(codeFromHttpStatus(500), "unknown");
 });
 
 // --- errorFrom: the error body ----------------------------------------------------------
@@ -165,12 +159,44 @@ test("field 3 is the question id in compass.v1.InvalidFields, and BadRequest's r
   assert.deepEqual(bad.violations, [{ ...expected, questionId: "" }]);
 });
 
+test("InvalidFields wins over BadRequest when a server sends both", () => {
+  const encoder = new TextEncoder();
+  const violation = (field, description, questionId) =>
+    lengthDelimited(1, [
+      ...lengthDelimited(1, encoder.encode(field)),
+      ...lengthDelimited(2, encoder.encode(description)),
+      ...lengthDelimited(3, encoder.encode(questionId)),
+    ]);
+  const invalid = Uint8Array.from([
+    ...violation("answers[0].chosen_option_ids[0]", 'question "db": no option "9"', "db"),
+    ...violation("answers", 'question "f\\"x": no answer', 'f"x'),
+  ]);
+  const bad = badRequest([{ field: "answers", description: "ignored when InvalidFields is there" }]);
+  const error = errorFrom(
+    {
+      code: "invalid_argument",
+      message: "the answers do not fit the ask",
+      details: [
+        { type: "google.rpc.BadRequest", value: base64(bad) },
+        { type: "compass.v1.InvalidFields", value: base64(invalid, { padded: false }) },
+      ],
+    },
+    400,
+  );
+  assert.deepEqual(error.violations, [
+    { field: "answers[0].chosen_option_ids[0]", description: 'question "db": no option "9"', questionId: "db" },
+    { field: "answers", description: 'question "f\\"x": no answer', questionId: 'f"x' },
+  ]);
+});
+
 test("a broken binary detail gives no violations, never an exception", () => {
   const good = badRequest([{ field: "answers[1].custom_text", description: "too long" }]);
-  for (const value of [base64(good.subarray(0, good.length - 3)), "!!!not base64", base64([0x0b]), base64([0xff, 0xff])]) {
-    const error = errorFrom({ code: "invalid_argument", details: [{ type: "google.rpc.BadRequest", value }] }, 400);
-    assert.equal(error.code, "invalid_argument");
-    assert.deepEqual(error.violations, [], value);
+  for (const value of [base64(good.subarray(0, good.length - 3)), "!!!not base64", "%%%", base64([0x0b]), base64([0xff, 0xff])]) {
+    for (const type of ["google.rpc.BadRequest", "compass.v1.InvalidFields"]) {
+      const error = errorFrom({ code: "invalid_argument", details: [{ type, value }] }, 400);
+      assert.equal(error.code, "invalid_argument");
+      assert.deepEqual(error.violations, [], `${type} ${value}`);
+    }
   }
   assert.throws(() => decodeViolations(good.subarray(0, good.length - 1), false), /truncated/);
 });

@@ -14,6 +14,8 @@ from compass_server.domain.errors import UnavailableError
 from compass_server.store.migrate import migrate
 from compass_server.store.postgres import PostgresStore
 from tests import _pg
+from tests._wait import eventually
+from tests.integration.store._locks import waiting_backends
 from tests.integration.store._seed import World, answer, answer_ask, ask, question, seed, text
 
 if TYPE_CHECKING:
@@ -33,19 +35,6 @@ async def holding_channel_lock(database_url: str, channel_id: str) -> AsyncGener
             yield
     finally:
         await conn.close()
-
-
-async def waiting_backends(database_url: str) -> list[int]:
-    conn = await asyncpg.connect(database_url)
-    try:
-        rows = await conn.fetch(
-            """SELECT pid FROM pg_stat_activity
-               WHERE datname = current_database() AND application_name = 'compass'
-                 AND wait_event_type = 'Lock'"""
-        )
-    finally:
-        await conn.close()
-    return [row["pid"] for row in rows]
 
 
 async def terminate(database_url: str, pids: list[int] | None = None) -> int:
@@ -68,12 +57,9 @@ async def test_a_connection_killed_mid_write_is_unavailable_and_rolled_back(
 ) -> None:
     async with holding_channel_lock(database_url, world.channel.channel_id):
         write = asyncio.create_task(world.post(store, text("doomed")))
-        pids: list[int] = []
-        for _ in range(100):
-            pids = await waiting_backends(database_url)
-            if pids:
-                break
-            await asyncio.sleep(0.05)
+        pids = await eventually(
+            lambda: waiting_backends(database_url), "the write waiting for the lock"
+        )
         assert len(pids) == 1
         assert await terminate(database_url, pids) == 1
         with pytest.raises(UnavailableError, match=r"^database unavailable$"):

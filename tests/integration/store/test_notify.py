@@ -35,6 +35,22 @@ async def _listen(database_url: str) -> tuple[asyncpg.Connection, asyncio.Queue[
     return conn, queue
 
 
+SENTINEL = ChangeEvent(channel_id="sentinel", revision=0, message_id="sentinel", ask_ids=())
+"""Notified by the test itself: notifications arrive in commit order, so when this one is the
+next to arrive, nothing was notified before it."""
+
+
+async def _notify_sentinel(conn: asyncpg.Connection) -> None:
+    await conn.execute("SELECT pg_notify($1, $2)", EVENTS_CHANNEL, SENTINEL.to_payload())
+
+
+async def _nothing_notified(conn: asyncpg.Connection, queue: asyncio.Queue[str]) -> None:
+    """Nothing was notified since the last read (`conn` listens and fills `queue`)."""
+    await _notify_sentinel(conn)
+    assert await asyncio.wait_for(queue.get(), 5) == SENTINEL.to_payload()
+    assert queue.empty()
+
+
 async def test_every_write_notifies_with_its_revision(
     store: PostgresStore, world: World, database_url: str
 ) -> None:
@@ -73,8 +89,7 @@ async def test_every_write_notifies_with_its_revision(
         await answer_ask(
             store, world.human, message.ask_ids[0], [answer("db", "0")]
         )  # identical retry
-        await asyncio.sleep(0.2)
-        assert queue.empty()
+        await _nothing_notified(conn, queue)
     finally:
         await conn.close()
 
@@ -109,8 +124,7 @@ async def test_a_failed_write_notifies_nothing(
         await asyncio.wait_for(queue.get(), 5)
         with contextlib.suppress(InvalidArgumentError):  # the rejection is tested elsewhere
             await answer_ask(store, world.human, message.ask_ids[0], [answer("db", "nope")])
-        await asyncio.sleep(0.2)
-        assert queue.empty()
+        await _nothing_notified(conn, queue)
     finally:
         await conn.close()
 
@@ -139,8 +153,7 @@ async def test_an_update_adding_asks_notifies_every_ask_of_the_message(
         # A rejected update (here: dropping the new ask) notifies nothing.
         with contextlib.suppress(InvalidArgumentError):
             await update_message(store, world.agent, message.message_id, message.blocks)
-        await asyncio.sleep(0.2)
-        assert queue.empty()
+        await _nothing_notified(conn, queue)
     finally:
         await conn.close()
 
@@ -214,6 +227,12 @@ async def test_an_unreadable_payload_triggers_a_resync(
         finally:
             await conn.close()
         await recorder.wait_resync()
-        await asyncio.sleep(0.2)
+        conn = await asyncpg.connect(database_url)
+        try:
+            await _notify_sentinel(conn)
+        finally:
+            await conn.close()
+        # The next event is the sentinel: nothing else was delivered, no further resync.
+        assert await asyncio.wait_for(recorder.events.get(), 5) == SENTINEL
         assert recorder.resyncs == 3
         assert recorder.events.empty()

@@ -19,6 +19,8 @@ from compass_server.domain.errors import CompassError
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from gen.compass.v1 import comms_pb2
+from tests._wait import eventually
+from tests.integration.store._locks import waiting_backends
 from tests.integration.store._seed import (
     answer,
     answer_ask,
@@ -146,7 +148,9 @@ async def test_a_call_cancelled_inside_its_transaction_leaves_none_open(
             answering = asyncio.ensure_future(
                 answer_ask(store, world.human, message.ask_ids[0], [answer("db", "0")])
             )
-            await asyncio.sleep(0.3)
+            await eventually(
+                lambda: waiting_backends(database_url), "answer_ask waiting for the lock"
+            )
             answering.cancel()  # ...and its caller gives up (a client that went away)
             with contextlib.suppress(asyncio.CancelledError):
                 await answering

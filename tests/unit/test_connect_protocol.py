@@ -1,0 +1,112 @@
+"""compass_agent.connect_protocol: the Connect protocol's HTTP-to-code table, its codes and its
+end-of-stream message, shared by the bridge's client and the server's telemetry; and the
+browser's copy of the table and codes (compass_server/static/connect.js) held to the same."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compass_agent.connect_protocol import (
+    CODES,
+    HTTP_CODES,
+    code_for_http_status,
+    end_stream_error,
+    error_of,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CONNECT_JS = ROOT / "compass_server" / "static" / "connect.js"
+STATUSES = range(100, 600)
+
+# https://connectrpc.com/docs/protocol/#http-to-error-code, row by row.
+PROTOCOL_TABLE = {
+    400: "internal",
+    401: "unauthenticated",
+    403: "permission_denied",
+    404: "unimplemented",
+    429: "unavailable",
+    502: "unavailable",
+    503: "unavailable",
+    504: "unavailable",
+}
+
+
+def test_the_table_is_the_protocols_and_every_other_status_is_unknown() -> None:
+    assert dict(HTTP_CODES) == PROTOCOL_TABLE
+    for status in STATUSES:
+        assert code_for_http_status(status) == PROTOCOL_TABLE.get(status, "unknown"), status
+    assert len(CODES) == 16
+    assert set(HTTP_CODES.values()) <= CODES
+
+
+def test_the_browser_client_has_the_same_table_and_codes() -> None:
+    """connect.js has no build step, so it keeps a copy: this fails when the two drift."""
+    node = shutil.which("node")
+    assert node is not None, "Node.js is needed for the UI's tests (and the agent runtime)"
+    script = (
+        f"import {{ CODES, codeFromHttpStatus }} from {json.dumps(CONNECT_JS.as_uri())};\n"
+        "const table = {};\n"
+        f"for (let s = {STATUSES.start}; s < {STATUSES.stop}; s += 1) "
+        "table[s] = codeFromHttpStatus(s);\n"
+        "process.stdout.write(JSON.stringify({ codes: CODES, table }));\n"
+    )
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    browser = json.loads(done.stdout)
+    assert sorted(browser["codes"]) == sorted(CODES)
+    assert {int(s): code for s, code in browser["table"].items()} == {
+        s: code_for_http_status(s) for s in STATUSES
+    }
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        ({"code": "not_found", "message": "ask not found"}, ("not_found", "ask not found")),
+        ({"code": "aborted"}, ("aborted", "")),
+        ({"code": "internal", "message": 3}, ("internal", "")),
+        ({"code": "bogus", "message": "x"}, None),  # not one of the sixteen
+        ({"code": "NOT_FOUND"}, None),
+        ({"code": 5}, None),
+        ({"message": "slow down"}, None),
+        ([], None),
+        (None, None),
+        ("unavailable", None),
+    ],
+)
+def test_error_of(doc: object, expected: tuple[str, str] | None) -> None:
+    assert error_of(doc) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"", None),
+        (b"{}", None),
+        (b'{"error": null, "metadata": {}}', None),
+        (b'{"error": {"code": "not_found", "message": "gone"}}', ("not_found", "gone")),
+        (b'{"error": {"code": "nope", "message": "m"}}', ("unknown", "m")),
+        (b'{"error": {}}', ("unknown", "")),
+        (b'{"error": "unavailable"}', ("unknown", "")),
+    ],
+)
+def test_end_stream_error(body: bytes, expected: tuple[str, str] | None) -> None:
+    assert end_stream_error(body) == expected
+
+
+@pytest.mark.parametrize("body", [b"{nope", b"[]", b"null", b'"x"', b"\xff\xfe"])
+def test_an_end_stream_message_that_is_not_a_json_object_is_refused(body: bytes) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 - any ValueError: the contract is the type
+        end_stream_error(body)
