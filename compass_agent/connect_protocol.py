@@ -1,6 +1,7 @@
 """The parts of the Connect protocol (https://connectrpc.com/docs/protocol/) that both sides
 read by hand: the bridge's client (`compass_bridge.client`) and the server's span recorder
-(`compass_server.telemetry`). Pure: no I/O, only `json`.
+(`compass_server.telemetry`), and the server's own frames (`compass_server.transport.wire`).
+Pure: no I/O, only `json`.
 
 - `CODES`: the sixteen Connect codes ("there are no user-defined codes");
 - `code_for_http_status`: the protocol's "HTTP to Error Code" table, for an error response that
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import json
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
+
+from compass_agent.jsonvalues import is_object
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -84,10 +87,9 @@ def error_of(doc: object) -> tuple[str, str] | None:
     """A Connect error object's (code, message); None when `doc` is not an object or its code
     is not one of `CODES` (the caller falls back: the HTTP status, or `unknown`). A missing or
     non-string message is ""."""
-    if not isinstance(doc, dict):
+    if not is_object(doc):
         return None
-    error = cast("dict[str, object]", doc)
-    code, message = error.get("code"), error.get("message")
+    code, message = doc.get("code"), doc.get("message")
     if not isinstance(code, str) or code not in CODES:
         return None
     return code, message if isinstance(message, str) else ""
@@ -104,13 +106,13 @@ def end_stream_error(body: bytes | bytearray) -> tuple[str, str] | None:
     if not body:
         return None
     doc: object = json.loads(body)  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-    if not isinstance(doc, dict):
+    if not is_object(doc):
         raise ValueError("the end-of-stream message is not a JSON object")
-    error = cast("dict[str, object]", doc).get("error")
+    error = doc.get("error")
     if error is None:
         return None
     found = error_of(error)
     if found is not None:
         return found
-    message = cast("dict[str, object]", error).get("message") if isinstance(error, dict) else None
+    message = error.get("message") if is_object(error) else None
     return "unknown", message if isinstance(message, str) else ""

@@ -20,6 +20,8 @@ from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from compass_agent.connect_protocol import FLAG_COMPRESSED, FLAG_END_STREAM, end_stream_error
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -73,8 +75,6 @@ GRPC_CONTENT_TYPE: Final = "application/grpc"
 GRPC_WEB_CONTENT_TYPE: Final = "application/grpc-web"
 STREAM_COMPRESSION: Final = "gzip"
 """The one request compression create_app registers besides identity (`BoundedGzip`)."""
-_END_STREAM: Final = 0b10
-_COMPRESSED: Final = 0b01
 
 
 def _malformed(message: type[Message], encoding: str) -> ConnectError:
@@ -234,7 +234,7 @@ def compressed_without_encoding(body: bytes, encoding: str | None) -> bool:
     offset = 0
     while len(body) - offset >= 5:
         flags, length = struct.unpack_from(">BI", body, offset)
-        if flags & _COMPRESSED:
+        if flags & FLAG_COMPRESSED:
             return True
         offset += 5 + length
     return False
@@ -257,23 +257,17 @@ def stream_error(
     Streaming responses always have HTTP 200; the error travels in the end-of-stream frame.
     """
     payload = json.dumps({"error": {"code": code.value, "message": message}}).encode()
-    frame = struct.pack(">BI", _END_STREAM, len(payload)) + payload
+    frame = struct.pack(">BI", FLAG_END_STREAM, len(payload)) + payload
     return 200, [(b"content-type", content_type.encode("latin-1"))], frame
 
 
 def end_stream_error_code(frame: bytes) -> str | None:
     """The error code inside an uncompressed end-of-stream frame, else None."""
-    if len(frame) < 5 or frame[0] != _END_STREAM:
+    if len(frame) < 5 or frame[0] != FLAG_END_STREAM:
         return None
     (length,) = struct.unpack(">I", frame[1:5])
     try:
-        doc: object = json.loads(frame[5 : 5 + length])
+        error = end_stream_error(frame[5 : 5 + length])
     except ValueError:
         return None
-    if isinstance(doc, dict):
-        error: object = doc.get("error")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType] - narrowed below
-        if isinstance(error, dict):
-            code: object = error.get("code")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType] - narrowed below
-            if isinstance(code, str):
-                return code
-    return None
+    return None if error is None else error[0]
