@@ -63,7 +63,6 @@ import contextlib
 import json
 import os
 import signal
-import struct
 import sys
 import tempfile
 import time
@@ -74,6 +73,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from bench.respond import ROOT, Child, admin_dsn, bench_database, commit_settings
+from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from compass_bridge.client import AgentClient, RpcError
 from tests import _server
 from tests.realagent.harness import bridge_run
@@ -148,7 +148,7 @@ async def watch_channel(
     request = http.build_request(
         "POST",
         f"/{COMMS}/WatchChannel",
-        content=struct.pack(">BI", 0, len(payload)) + payload,
+        content=envelope(payload),
         headers=_headers(token, "application/connect+json"),
         timeout=httpx.Timeout(connect=5.0, read=90.0, write=10.0, pool=5.0),
     )
@@ -157,16 +157,11 @@ async def watch_channel(
         if response.status_code != 200:
             await response.aread()
             raise BenchError(f"WatchChannel: {response.status_code} {response.text[:300]}")
-        buffer = bytearray()
+        reader = EnvelopeReader()
         async for chunk in response.aiter_raw():
-            buffer.extend(chunk)
-            while len(buffer) >= 5:
-                flags, length = struct.unpack(">BI", bytes(buffer[:5]))
-                if len(buffer) < 5 + length:
-                    break
-                doc: dict[str, Any] = json.loads(bytes(buffer[5 : 5 + length]) or b"{}")
-                del buffer[: 5 + length]
-                if flags & 0b10:
+            for frame in reader.feed(chunk):
+                doc: dict[str, Any] = json.loads(frame.payload or b"{}")
+                if frame.flags & FLAG_END_STREAM:
                     raise BenchError(f"WatchChannel ended: {doc}")
                 yield doc
         raise BenchError("WatchChannel: the stream ended without an end frame")

@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import struct
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.respond import admin_dsn, bench_database
+from compass_agent.connect_protocol import envelope
 from tests import _server
 from tests.e2e._asks import post, text_block
 from tests.e2e._connect import CAUGHT_UP, open_stream
@@ -128,16 +128,16 @@ async def open_raw(url: str, token: str, channel_id: str) -> RawWatcher:
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     body = json.dumps({"channelId": channel_id}).encode()
-    envelope = struct.pack(">BI", 0, len(body)) + body
+    framed = envelope(body)
     head = (
         f"POST /compass.v1.CommsService/WatchChannel HTTP/1.1\r\nhost: {host}:{port}\r\n"
         f"content-type: application/connect+json\r\nauthorization: Bearer {token}\r\n"
-        f"content-length: {len(envelope)}\r\n\r\n"
+        f"content-length: {len(framed)}\r\n\r\n"
     ).encode()
     loop = asyncio.get_running_loop()
     _, watcher = await loop.create_connection(RawWatcher, host, port)
     assert watcher.transport is not None
-    watcher.transport.write(head + envelope)
+    watcher.transport.write(head + framed)
     await asyncio.wait_for(watcher.caught_up, 60)
     return watcher
 

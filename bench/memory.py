@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import json
 import socket
-import struct
 import sys
 import threading
 from pathlib import Path
@@ -38,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.respond import admin_dsn, bench_database
+from compass_agent.connect_protocol import envelope
 from compass_server.store.postgres import PostgresStore
 from tests import _server
 from tests.integration.store._seed import text
@@ -80,15 +80,15 @@ def slow_reader(url: str, token: str, channel_id: str) -> socket.socket:
     """A WatchChannel from revision 0 that reads 64 kB of the response and then stalls."""
     parts = urlsplit(url)
     body = json.dumps({"channelId": channel_id}).encode()
-    envelope = struct.pack(">BI", 0, len(body)) + body
+    framed = envelope(body)
     sock = socket.create_connection((parts.hostname, parts.port))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
     request = (
         f"POST /compass.v1.CommsService/WatchChannel HTTP/1.1\r\nHost: {parts.netloc}\r\n"
         f"Authorization: Bearer {token}\r\nContent-Type: application/connect+json\r\n"
-        f"Connect-Protocol-Version: 1\r\nContent-Length: {len(envelope)}\r\n\r\n"
+        f"Connect-Protocol-Version: 1\r\nContent-Length: {len(framed)}\r\n\r\n"
     ).encode()
-    sock.sendall(request + envelope)
+    sock.sendall(request + framed)
     got = 0
     while got < 64 * 1024:
         chunk = sock.recv(16 * 1024)

@@ -7,6 +7,9 @@ Pure: no I/O, only `json`.
 - `code_for_http_status`: the protocol's "HTTP to Error Code" table, for an error response that
   carries no Connect error of its own (a proxy's 502, a server still starting up);
 - `FLAG_COMPRESSED`, `FLAG_END_STREAM`: the envelope flag bits of a streaming body;
+- `envelope` frames one message, `EnvelopeReader` splits a streaming body back into
+  envelopes as its chunks arrive (the one framer: the bridge's WatchAsk, the span recorder,
+  the gate's request checks);
 - `error_of`: the (code, message) of a Connect error object;
 - `end_stream_error`: the error an end-of-stream message carries, if any.
 
@@ -17,21 +20,26 @@ the codes (it has no build step); `tests/unit/test_connect_protocol.py` fails wh
 from __future__ import annotations
 
 import json
+import struct
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from compass_agent.jsonvalues import is_object
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = [
     "CODES",
     "FLAG_COMPRESSED",
     "FLAG_END_STREAM",
     "HTTP_CODES",
+    "Envelope",
+    "EnvelopeReader",
     "code_for_http_status",
     "end_stream_error",
+    "envelope",
     "error_of",
 ]
 
@@ -116,3 +124,79 @@ def end_stream_error(body: bytes | bytearray) -> tuple[str, str] | None:
         return found
     message = error.get("message") if is_object(error) else None
     return "unknown", message if isinstance(message, str) else ""
+
+
+HEADER_BYTES: Final = 5
+"""An envelope's header: one flag byte, then the payload's length (4 bytes, big-endian)."""
+
+
+def envelope(payload: bytes, flags: int = 0) -> bytes:
+    """`payload` framed as one envelope."""
+    return struct.pack(">BI", flags, len(payload)) + payload
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One envelope of a streaming body."""
+
+    flags: int
+    length: int
+    """The payload's length as its header announced it."""
+    payload: bytes | None
+    """The payload; None when the reader was told not to keep it (then it is skipped as it
+    arrives, never buffered)."""
+
+
+class EnvelopeReader:
+    """Splits a streaming body into envelopes as its chunks arrive, whatever their sizes.
+
+    Hand-written (connectrpc's envelope code is internal to its client and server): the
+    bridge reads WatchAsk with httpx, and the server's span recorder watches responses
+    pass by in ASGI messages.
+
+    `keep(flags, length)` decides per envelope, when its header is complete, whether its
+    payload is kept; a payload not kept is reported at once (as `Envelope(..., None)`, before
+    its bytes arrive) and then skipped, so a caller that wants only some envelopes, or that
+    refuses oversize ones, holds nothing else in memory.
+    """
+
+    def __init__(self, keep: Callable[[int, int], bool] = lambda _flags, _length: True) -> None:
+        self._keep = keep
+        self._header = bytearray()
+        self._payload = bytearray()
+        self._flags = 0
+        self._remaining = 0
+        self._kept = True
+
+    def feed(self, data: bytes | bytearray | memoryview) -> Iterator[Envelope]:
+        """The envelopes `data` completes (or, not kept, starts), in order."""
+        view = memoryview(data)
+        while view:
+            if len(self._header) < HEADER_BYTES:
+                take = HEADER_BYTES - len(self._header)
+                self._header += view[:take]
+                view = view[take:]
+                if len(self._header) < HEADER_BYTES:
+                    return
+                self._flags = self._header[0]
+                self._remaining = int.from_bytes(self._header[1:HEADER_BYTES], "big")
+                self._kept = self._keep(self._flags, self._remaining)
+                if not self._kept:
+                    yield Envelope(self._flags, self._remaining, None)
+                if self._remaining == 0:
+                    yield from self._done()
+                continue
+            take = min(self._remaining, len(view))
+            if self._kept:
+                self._payload += view[:take]
+            view = view[take:]
+            self._remaining -= take
+            if self._remaining == 0:
+                yield from self._done()
+
+    def _done(self) -> Iterator[Envelope]:
+        if self._kept:
+            yield Envelope(self._flags, len(self._payload), bytes(self._payload))
+        self._header.clear()
+        self._payload.clear()
+        self._flags = 0

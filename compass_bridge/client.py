@@ -22,7 +22,6 @@ schedule the bridge retries them on.
 from __future__ import annotations
 
 import json
-import struct
 from typing import TYPE_CHECKING, Final
 
 import httpx
@@ -31,8 +30,10 @@ import stamina
 from compass_agent.connect_protocol import (
     FLAG_COMPRESSED,
     FLAG_END_STREAM,
+    EnvelopeReader,
     code_for_http_status,
     end_stream_error,
+    envelope,
     error_of,
 )
 from gen.compass.v1 import agent_pb2
@@ -184,7 +185,7 @@ class AgentClient:
         request = self._http.build_request(
             "POST",
             f"{self._base}/{SERVICE}/WatchAsk",
-            content=struct.pack(">BI", 0, len(payload)) + payload,
+            content=envelope(payload),
             headers=headers,
             timeout=STREAM_TIMEOUT,
         )
@@ -198,25 +199,20 @@ class AgentClient:
             if response.status_code != 200:
                 await response.aread()
                 raise _error_of(response)
-            buffer = bytearray()
+            # An oversize message is refused at its header, before its bytes are read.
+            reader = EnvelopeReader(keep=lambda _flags, length: length <= MAX_MESSAGE_BYTES)
             async for chunk in response.aiter_raw():
-                buffer.extend(chunk)
-                while len(buffer) >= 5:
-                    flags, length = struct.unpack(">BI", bytes(buffer[:5]))
-                    if length > MAX_MESSAGE_BYTES:
+                for frame in reader.feed(chunk):
+                    if frame.payload is None:
                         raise RpcError("resource_exhausted", "WatchAsk: message too large")
-                    if len(buffer) < 5 + length:
-                        break
-                    body = bytes(buffer[5 : 5 + length])
-                    del buffer[: 5 + length]
-                    if flags & FLAG_COMPRESSED:
+                    if frame.flags & FLAG_COMPRESSED:
                         raise RpcError("internal", "WatchAsk: unexpected compressed message")
-                    if flags & FLAG_END_STREAM:
-                        _raise_end_stream_error(body)
+                    if frame.flags & FLAG_END_STREAM:
+                        _raise_end_stream_error(frame.payload)
                         return
                     message = agent_pb2.WatchAskResponse()
                     try:
-                        message.ParseFromString(body)
+                        message.ParseFromString(frame.payload)
                     except Exception as exc:
                         raise RpcError("internal", "WatchAsk: undecodable message") from exc
                     yield message.ask

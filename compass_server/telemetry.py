@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from compass_agent.connect_protocol import (
     FLAG_COMPRESSED,
     FLAG_END_STREAM,
+    Envelope,
+    EnvelopeReader,
     code_for_http_status,
     end_stream_error,
     error_of,
@@ -73,7 +75,6 @@ SERVER_ERROR_CODES: Final = frozenset(
 
 #: An error document larger than this is not read for its code.
 _MAX_ERROR_BYTES: Final = 64 * 1024
-_ENVELOPE_HEADER: Final = 5
 _GRPC_WEB_TRAILER: Final = 0x80
 #: gRPC status numbers -> Connect code names (0, OK, is not an error).
 _GRPC_CODES: Final = {str(n): code.value for code, n in wire.GRPC_STATUS.items()}
@@ -334,11 +335,8 @@ class ConnectCodeReader:
         self._mode = ""  # "error" (a unary error document), "stream", or "" (nothing to read)
         self._status = 0
         self._gzip = False
-        self._buffer = bytearray()
-        # stream state: the header being read, then the payload's remaining byte count
-        self._header = bytearray()
-        self._flags = 0
-        self._remaining = 0
+        self._buffer = bytearray()  # a unary error document
+        self._envelopes: EnvelopeReader | None = None  # a stream's: keeps only its end
         self._trailers = False  # the response ends with an http.response.trailers message
 
     def feed(self, message: Message) -> None:
@@ -356,8 +354,9 @@ class ConnectCodeReader:
             if self._mode == "error":
                 if len(self._buffer) + len(body) <= _MAX_ERROR_BYTES:
                     self._buffer += body
-            elif self._mode in {"stream", "grpc"}:
-                self._read_envelopes(body)
+            elif self._envelopes is not None:
+                for frame in self._envelopes.feed(body):
+                    self._envelope_done(frame)
             if not message.get("more_body", False) and not self._trailers:
                 self._finish()
 
@@ -370,38 +369,20 @@ class ConnectCodeReader:
         self._gzip = headers.get(b"content-encoding", b"").strip().lower() == b"gzip"
         if content_type.startswith("application/connect+"):
             self._mode = "stream"
+            self._envelopes = EnvelopeReader(keep=self._keeps)
         elif content_type.startswith("application/grpc"):
             self._mode = "grpc"
+            self._envelopes = EnvelopeReader(keep=self._keeps)
             self._trailers = bool(message.get("trailers", False))
             self._grpc_status(headers)
         elif self._status != 200:
             self._mode = "error" if content_type.startswith("application/json") else ""
 
-    def _read_envelopes(self, body: bytes) -> None:
-        view = memoryview(body)
-        while view:
-            if self._remaining == 0 and len(self._header) < _ENVELOPE_HEADER:
-                take = _ENVELOPE_HEADER - len(self._header)
-                self._header += view[:take]
-                view = view[take:]
-                if len(self._header) < _ENVELOPE_HEADER:
-                    return
-                self._flags = self._header[0]
-                self._remaining = int.from_bytes(self._header[1:5], "big")
-                if self._remaining == 0:
-                    self._envelope_done()
-                continue
-            take = min(self._remaining, len(view))
-            if self._flags & self._end_flag and len(self._buffer) + take <= _MAX_ERROR_BYTES:
-                self._buffer += view[:take]
-            view = view[take:]
-            self._remaining -= take
-            if self._remaining == 0:
-                self._envelope_done()
-
-    @property
-    def _end_flag(self) -> int:
-        return _GRPC_WEB_TRAILER if self._mode == "grpc" else FLAG_END_STREAM
+    def _keeps(self, flags: int, length: int) -> bool:
+        """Only the end of a stream is read (messages are skipped as they pass), and only
+        up to _MAX_ERROR_BYTES (a larger one records no code)."""
+        end = _GRPC_WEB_TRAILER if self._mode == "grpc" else FLAG_END_STREAM
+        return bool(flags & end) and length <= _MAX_ERROR_BYTES
 
     def _grpc_status(self, fields: dict[bytes, bytes]) -> None:
         status = fields.get(b"grpc-status")
@@ -409,21 +390,19 @@ class ConnectCodeReader:
             name = _GRPC_CODES.get(status.strip().decode("latin-1"), "unknown")
             self.code = None if status.strip() == b"0" else name
 
-    def _envelope_done(self) -> None:
-        if self._mode == "grpc" and self._flags & _GRPC_WEB_TRAILER:
-            lines = bytes(self._buffer).split(b"\r\n")
+    def _envelope_done(self, frame: Envelope) -> None:
+        if frame.payload is None:
+            return
+        if self._mode == "grpc":
+            lines = frame.payload.split(b"\r\n")
             pairs = (line.partition(b":") for line in lines)
             self._grpc_status({k.strip().lower(): v.strip() for k, _, v in pairs})
-            self._buffer.clear()
-        elif self._flags & FLAG_END_STREAM:
-            compressed = self._flags & FLAG_COMPRESSED
-            payload = _inflate(bytes(self._buffer)) if compressed else self._buffer
+        else:
+            compressed = frame.flags & FLAG_COMPRESSED
+            payload = _inflate(frame.payload) if compressed else frame.payload
             with contextlib.suppress(ValueError):  # unreadable: no code to record
                 error = end_stream_error(payload)
                 self.code = None if error is None else error[0]
-            self._buffer.clear()
-        self._header.clear()
-        self._flags = 0
 
     def _finish(self) -> None:
         self.done = True

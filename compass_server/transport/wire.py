@@ -9,7 +9,6 @@ ConnectErrors with messages of our own. The library then passes them through unc
 from __future__ import annotations
 
 import json
-import struct
 import urllib.parse
 import zlib
 from http import HTTPStatus
@@ -20,7 +19,13 @@ from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from compass_agent.connect_protocol import FLAG_COMPRESSED, FLAG_END_STREAM, end_stream_error
+from compass_agent.connect_protocol import (
+    FLAG_COMPRESSED,
+    FLAG_END_STREAM,
+    EnvelopeReader,
+    end_stream_error,
+    envelope,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -231,13 +236,8 @@ def compressed_without_encoding(body: bytes, encoding: str | None) -> bool:
     decodes with identity and fails with INTERNAL)."""
     if encoding == STREAM_COMPRESSION:  # compared as connectrpc does: exactly
         return False
-    offset = 0
-    while len(body) - offset >= 5:
-        flags, length = struct.unpack_from(">BI", body, offset)
-        if flags & FLAG_COMPRESSED:
-            return True
-        offset += 5 + length
-    return False
+    skipped = EnvelopeReader(keep=lambda _flags, _length: False)
+    return any(frame.flags & FLAG_COMPRESSED for frame in skipped.feed(body))
 
 
 def unary_error(code: Code, message: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -257,17 +257,20 @@ def stream_error(
     Streaming responses always have HTTP 200; the error travels in the end-of-stream frame.
     """
     payload = json.dumps({"error": {"code": code.value, "message": message}}).encode()
-    frame = struct.pack(">BI", FLAG_END_STREAM, len(payload)) + payload
-    return 200, [(b"content-type", content_type.encode("latin-1"))], frame
+    return (
+        200,
+        [(b"content-type", content_type.encode("latin-1"))],
+        envelope(payload, FLAG_END_STREAM),
+    )
 
 
 def end_stream_error_code(frame: bytes) -> str | None:
     """The error code inside an uncompressed end-of-stream frame, else None."""
-    if len(frame) < 5 or frame[0] != FLAG_END_STREAM:
+    first = next(EnvelopeReader().feed(frame), None)
+    if first is None or first.flags != FLAG_END_STREAM or first.payload is None:
         return None
-    (length,) = struct.unpack(">I", frame[1:5])
     try:
-        error = end_stream_error(frame[5 : 5 + length])
+        error = end_stream_error(first.payload)
     except ValueError:
         return None
     return None if error is None else error[0]

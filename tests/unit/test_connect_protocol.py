@@ -10,12 +10,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from compass_agent.connect_protocol import (
     CODES,
+    FLAG_COMPRESSED,
+    FLAG_END_STREAM,
     HTTP_CODES,
+    EnvelopeReader,
     code_for_http_status,
     end_stream_error,
+    envelope,
     error_of,
 )
 
@@ -110,3 +115,52 @@ def test_end_stream_error(body: bytes, expected: tuple[str, str] | None) -> None
 def test_an_end_stream_message_that_is_not_a_json_object_is_refused(body: bytes) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - any ValueError: the contract is the type
         end_stream_error(body)
+
+
+# -- the envelope framer --------------------------------------------------------------------
+
+_messages = st.lists(
+    st.tuples(st.sampled_from([0, FLAG_COMPRESSED, FLAG_END_STREAM, 0x80]), st.binary(max_size=40)),
+    max_size=6,
+)
+
+
+def _frame_by_hand(messages: list[tuple[int, bytes]]) -> bytes:
+    # Written out from the protocol text (flag byte, 4-byte big-endian length, payload), not
+    # with `envelope`, so a bug there cannot hide in both sides.
+    return b"".join(bytes([flags]) + len(p).to_bytes(4, "big") + p for flags, p in messages)
+
+
+@settings(max_examples=200)
+@given(_messages, st.data())
+def test_any_chunking_of_a_body_gives_back_its_envelopes(
+    messages: list[tuple[int, bytes]], data: st.DataObject
+) -> None:
+    body = _frame_by_hand(messages)
+    assert b"".join(envelope(p, flags) for flags, p in messages) == body
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=8)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    reader = EnvelopeReader()
+    read = [frame for chunk in chunks for frame in reader.feed(chunk)]
+    assert [(f.flags, f.payload) for f in read] == messages
+    assert all(f.length == len(f.payload or b"") for f in read)
+
+
+@settings(max_examples=100)
+@given(_messages, st.integers(0, 50))
+def test_envelopes_not_kept_are_reported_at_their_header_and_skipped(
+    messages: list[tuple[int, bytes]], limit: int
+) -> None:
+    body = _frame_by_hand(messages)
+    reader = EnvelopeReader(keep=lambda _flags, length: length <= limit)
+    seen: list[tuple[int, int, bytes | None]] = []
+    for index in range(len(body)):  # a byte at a time: the worst case for the state machine
+        seen += [(f.flags, f.length, f.payload) for f in reader.feed(body[index : index + 1])]
+    assert seen == [(flags, len(p), p if len(p) <= limit else None) for flags, p in messages]
+
+
+def test_an_oversize_envelope_is_refused_before_its_payload_arrives() -> None:
+    reader = EnvelopeReader(keep=lambda _flags, length: length <= 10)
+    header = bytes([0]) + (1 << 30).to_bytes(4, "big")  # announces 1 GiB
+    (frame,) = reader.feed(header)
+    assert (frame.flags, frame.length, frame.payload) == (0, 1 << 30, None)
