@@ -157,7 +157,7 @@ def create_app(
         pool_in_use=store.pool_in_use if isinstance(store, PostgresStore) else lambda: None,
         count_pending=store.count_pending if isinstance(store, PostgresStore) else None,
     )
-    sweeper.on_expired = metrics.expired
+    sweeper.on_swept = metrics.swept
     listener_up = asyncio.Event()
 
     def listener_connected() -> None:

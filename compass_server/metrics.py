@@ -125,6 +125,15 @@ class Metrics:
             "however many watch it in this process)",
             registry=r,
         )
+        self.sweeps = Counter(
+            "compass_sweeps",
+            "Deadline sweeps run by this process, by result (ok: ran, or found another process "
+            "sweeping; failed: the database did not answer)",
+            ["result"],
+            registry=r,
+        )
+        for result in ("ok", "failed"):
+            self.sweeps.labels(result=result)
         self.webhook_deliveries = Counter(
             "compass_webhook_deliveries",
             "Webhook delivery attempts by outcome (delivered, retry, failed)",
@@ -207,9 +216,10 @@ class Metrics:
         """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""
         self.webhook_deliveries.labels(outcome=outcome).inc()
 
-    def expired(self, ask_ids: Iterable[str]) -> None:
-        """After a sweep: the asks it closed as EXPIRED."""
-        for ask_id in ask_ids:
+    def swept(self, ask_ids: Iterable[str] | None) -> None:
+        """After a sweep: the asks it closed as EXPIRED (None: the sweep failed)."""
+        self.sweeps.labels(result="failed" if ask_ids is None else "ok").inc()
+        for ask_id in ask_ids or ():
             if ask_id in self._final:
                 continue
             self._final[ask_id] = None

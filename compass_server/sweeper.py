@@ -58,7 +58,8 @@ class Sweeper:
         self._interval = interval
         self._grace = grace
         self._clock = clock
-        self.on_expired: Callable[[Sequence[str]], None] = lambda _ids: None
+        self.on_swept: Callable[[Sequence[str] | None], None] = lambda _ids: None
+        """Told after each sweep of the asks it expired (None: the sweep failed)."""
 
     async def sweep_once(self) -> Sequence[str]:
         """One sweep.
@@ -66,8 +67,12 @@ class Sweeper:
         Returns:
             The ask ids it expired (empty when another process holds the sweeper lock).
         """
-        expired = await self._store.expire_due(self._clock(), self._grace)
-        self.on_expired(expired)
+        try:
+            expired = await self._store.expire_due(self._clock(), self._grace)
+        except Exception:
+            self.on_swept(None)
+            raise
+        self.on_swept(expired)
         return expired
 
     async def run(self) -> None:

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from tests import _server
+from tests._wait import eventually
 from tests.e2e._asks import DEFAULT_ASK, answer, ask_ids, post, respond
 from tests.e2e._connect import Reply, call, open_stream
 
@@ -394,8 +396,30 @@ async def test_64_racers_mixing_respond_decline_and_close_have_exactly_one_winne
 # -- the sweeper with two servers on one database ------------------------------------------------
 
 
+METRICS_TOKEN = "sweeps-metrics-token-1234"
+
+
+async def _sweeps(http: httpx.AsyncClient) -> float:
+    """How many sweeps the server has run (its `compass_sweeps_total{result="ok"}`)."""
+    reply = await http.get("/metrics", headers={"authorization": f"Bearer {METRICS_TOKEN}"})
+    assert reply.status_code == 200, reply.text
+    for family in text_string_to_metric_families(reply.text):
+        for sample in family.samples:
+            if sample.name == "compass_sweeps_total" and sample.labels == {"result": "ok"}:
+                return sample.value
+    raise AssertionError("no compass_sweeps_total in /metrics")
+
+
+async def _sweeps_after(http: httpx.AsyncClient, count: float) -> bool:
+    return await _sweeps(http) >= count
+
+
 async def test_two_servers_expire_an_ask_at_its_deadline_exactly_once(database_url: str) -> None:
-    env = {"COMPASS_SWEEP_INTERVAL_SECONDS": "0.2", "COMPASS_EXPIRY_GRACE_SECONDS": "1"}
+    env = {
+        "COMPASS_SWEEP_INTERVAL_SECONDS": "0.2",
+        "COMPASS_EXPIRY_GRACE_SECONDS": "1",
+        "COMPASS_METRICS_TOKEN": METRICS_TOKEN,
+    }
     with _server.serve(database_url, env=env) as a, _server.serve(database_url, env=env) as b:
         world = await _server.seed_world(database_url)
         async with (
@@ -423,8 +447,13 @@ async def test_two_servers_expire_an_ask_at_its_deadline_exactly_once(database_u
             # PICK_RECOMMENDED waits out the grace (the runtime's own report would win).
             assert (await get_ask(on_a, world, picked))["status"] == "ASK_STATUS_PENDING"
             await wait_for_status(on_b, world, picked, "ASK_STATUS_EXPIRED")
-            # Exactly once over time is the thing under test: no sentinel says a sweep ran.
-            await asyncio.sleep(1.0)  # several more sweeps of both servers
+            # Exactly once over time is the thing under test: several more sweeps of both.
+            for server in (on_a, on_b):
+                start = await _sweeps(server)
+                await eventually(
+                    lambda server=server, start=start: _sweeps_after(server, start + 3),
+                    "three more sweeps",
+                )
             listed = await call(
                 on_a, "ListMessages", {"channelId": world.channel_id}, world.human.token
             )

@@ -36,6 +36,7 @@ from compass_server import telemetry
 from compass_server.app import create_app
 from compass_server.config import Settings
 from tests import _server
+from tests._wait import eventually
 from tests.e2e._asks import answer, post_ask, respond
 from tests.e2e._connect import auth, call, open_stream, path
 
@@ -101,8 +102,14 @@ async def test_rpc_spans_carry_connect_codes_and_sql_children_without_secrets(
         assert missing is not None
         assert missing["code"] == "not_found"
         assert (await client.get("healthz")).status_code == 200
-        # Sweeps running untraced are the thing under test; nothing signals a sweep.
-        await asyncio.sleep(0.2)  # several sweeps
+        # Sweeps running untraced are the thing under test: let several run.
+        registry = app.state.metrics.registry
+
+        def swept() -> float:
+            return registry.get_sample_value("compass_sweeps_total", {"result": "ok"}) or 0
+
+        start = swept()
+        await eventually(lambda: swept() >= start + 5, "five more sweeps")
     spans = exporter.get_finished_spans()
     assert spans, "no span was exported"
 

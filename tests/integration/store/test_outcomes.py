@@ -490,7 +490,10 @@ async def test_the_sweeper_uses_its_injected_clock_and_survives_a_failed_sweep(
             third.set()
             return []
 
-    task = asyncio.create_task(Sweeper(Flaky(), interval=0.01).run())  # pyright: ignore[reportArgumentType] - a partial double
+    flaky = Sweeper(Flaky(), interval=0.01)  # pyright: ignore[reportArgumentType] - a partial double
+    told: list[list[str] | None] = []
+    flaky.on_swept = lambda ids: told.append(None if ids is None else list(ids))
+    task = asyncio.create_task(flaky.run())
     try:
         async with asyncio.timeout(5):
             await third.wait()  # the two failed sweeps did not end the loop
@@ -498,3 +501,4 @@ async def test_the_sweeper_uses_its_injected_clock_and_survives_a_failed_sweep(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    assert told[:3] == [None, None, []]  # each sweep is told, the failed ones as None

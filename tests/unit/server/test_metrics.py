@@ -89,7 +89,10 @@ def test_what_it_remembers_about_asks_is_bounded() -> None:
         if n % 2:
             ask.status = comms_pb2.ASK_STATUS_ANSWERED
             metrics.outcome(AskRow(ask=ask, message_id="m", channel_id="c"))
-        metrics.expired([f"gone_{n}"])
+        metrics.swept([f"gone_{n}"])
     assert metrics.remembered() <= 3 * 100
     assert _value(metrics, "compass_asks_created_total") == 1000
     assert _value(metrics, "compass_ask_outcomes_total", {"status": "expired"}) == 1000
+    assert _value(metrics, "compass_sweeps_total", {"result": "ok"}) == 1000
+    metrics.swept(None)
+    assert _value(metrics, "compass_sweeps_total", {"result": "failed"}) == 1
