@@ -11,6 +11,7 @@ import asyncpg
 
 from compass_server.domain.errors import InvalidArgumentError
 from compass_server.store import EVENTS_CHANNEL, ChangeEvent
+from tests.integration.store._notify import SENTINEL, listen, nothing_notified, notify_sentinel
 from tests.integration.store._seed import (
     World,
     answer,
@@ -28,33 +29,10 @@ if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
 
 
-async def _listen(database_url: str) -> tuple[asyncpg.Connection, asyncio.Queue[str]]:
-    conn = await asyncpg.connect(database_url)
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    await conn.add_listener(EVENTS_CHANNEL, lambda *args: queue.put_nowait(args[3]))
-    return conn, queue
-
-
-SENTINEL = ChangeEvent(channel_id="sentinel", revision=0, message_id="sentinel", ask_ids=())
-"""Notified by the test itself: notifications arrive in commit order, so when this one is the
-next to arrive, nothing was notified before it."""
-
-
-async def _notify_sentinel(conn: asyncpg.Connection) -> None:
-    await conn.execute("SELECT pg_notify($1, $2)", EVENTS_CHANNEL, SENTINEL.to_payload())
-
-
-async def _nothing_notified(conn: asyncpg.Connection, queue: asyncio.Queue[str]) -> None:
-    """Nothing was notified since the last read (`conn` listens and fills `queue`)."""
-    await _notify_sentinel(conn)
-    assert await asyncio.wait_for(queue.get(), 5) == SENTINEL.to_payload()
-    assert queue.empty()
-
-
 async def test_every_write_notifies_with_its_revision(
     store: PostgresStore, world: World, database_url: str
 ) -> None:
-    conn, queue = await _listen(database_url)
+    conn, queue = await listen(database_url)
     try:
         channel_id = world.channel.channel_id
         message = await world.post(store, text("hi"), ask(question("db", "0")), ask(question("x")))
@@ -89,7 +67,7 @@ async def test_every_write_notifies_with_its_revision(
         await answer_ask(
             store, world.human, message.ask_ids[0], [answer("db", "0")]
         )  # identical retry
-        await _nothing_notified(conn, queue)
+        await nothing_notified(conn, queue)
     finally:
         await conn.close()
 
@@ -99,7 +77,7 @@ async def test_an_answer_notifies_the_exact_payload_text_of_its_event(
 ) -> None:
     # The answer's statement builds the payload in the database around the revision it
     # assigns; it must be the very text ChangeEvent.to_payload makes.
-    conn, queue = await _listen(database_url)
+    conn, queue = await listen(database_url)
     try:
         message = await world.post(store, ask(question("db", "0")))
         await asyncio.wait_for(queue.get(), 5)
@@ -118,13 +96,13 @@ async def test_an_answer_notifies_the_exact_payload_text_of_its_event(
 async def test_a_failed_write_notifies_nothing(
     store: PostgresStore, world: World, database_url: str
 ) -> None:
-    conn, queue = await _listen(database_url)
+    conn, queue = await listen(database_url)
     try:
         message = await world.post(store, ask(question("db", "0")))
         await asyncio.wait_for(queue.get(), 5)
         with contextlib.suppress(InvalidArgumentError):  # the rejection is tested elsewhere
             await answer_ask(store, world.human, message.ask_ids[0], [answer("db", "nope")])
-        await _nothing_notified(conn, queue)
+        await nothing_notified(conn, queue)
     finally:
         await conn.close()
 
@@ -132,7 +110,7 @@ async def test_a_failed_write_notifies_nothing(
 async def test_an_update_adding_asks_notifies_every_ask_of_the_message(
     store: PostgresStore, world: World, database_url: str
 ) -> None:
-    conn, queue = await _listen(database_url)
+    conn, queue = await listen(database_url)
     try:
         message = await world.post(store, text("Let me ask:"), ask(question("db", "0")))
         await asyncio.wait_for(queue.get(), 5)
@@ -153,7 +131,7 @@ async def test_an_update_adding_asks_notifies_every_ask_of_the_message(
         # A rejected update (here: dropping the new ask) notifies nothing.
         with contextlib.suppress(InvalidArgumentError):
             await update_message(store, world.agent, message.message_id, message.blocks)
-        await _nothing_notified(conn, queue)
+        await nothing_notified(conn, queue)
     finally:
         await conn.close()
 
@@ -229,7 +207,7 @@ async def test_an_unreadable_payload_triggers_a_resync(
         await recorder.wait_resync()
         conn = await asyncpg.connect(database_url)
         try:
-            await _notify_sentinel(conn)
+            await notify_sentinel(conn)
         finally:
             await conn.close()
         # The next event is the sentinel: nothing else was delivered, no further resync.

@@ -15,8 +15,8 @@ from compass_server.domain.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from compass_server.store import EVENTS_CHANNEL
 from compass_server.store.postgres import PostgresStore, new_id
+from tests.integration.store._notify import listen, nothing_notified
 from tests.integration.store._seed import (
     World,
     answer,
@@ -167,17 +167,13 @@ async def test_a_retried_update_that_added_asks_returns_the_stored_message(
     frame = [*with_ask_ids([text("edited"), *ORIGINAL[1:]], ids), *added]
     updated = await update_message(store, world.agent, message_id, frame)
     assert updated.revision == 2
-    events = await asyncpg.connect(database_url)
-    heard: list[str] = []
-    await events.add_listener(EVENTS_CHANNEL, lambda *args: heard.append(args[3]))
+    events, heard = await listen(database_url)
     try:
         retried = await update_message(store, world.agent, message_id, frame)
-        await events.execute("SELECT 1")  # a round trip: a NOTIFY would have arrived by now
-        await asyncio.sleep(0.2)
+        await nothing_notified(events, heard)
     finally:
         await events.close()
     assert retried == updated  # the same ids, the same revision: nothing was written
-    assert heard == []  # and nothing was notified
     assert (await store.get_channel(world.human, world.channel.channel_id)).revision == 2
     assert await asks_in_table(database_url, message_id) == set(updated.ask_ids)
     # Answered meanwhile, the retry still finds its asks (and the stored answer wins).
