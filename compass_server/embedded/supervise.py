@@ -29,10 +29,11 @@ def supervised(pg: LocalPostgres, *, interval: float = 1.0) -> Generator[None]:
     with backoff (2 x `interval`, doubling up to 10 s) while a restart fails. The server's
     clients see UNAVAILABLE meanwhile and recover by themselves (the pool reconnects; the
     LISTEN connection is re-established and resyncs every watch). For `compass serve`, which
-    owns its cluster. Leaving the block stops the thread at its next check; while restarts
-    are failing, that is after the backoff's current wait (stamina sleeps uninterruptibly).
+    owns its cluster. Leaving the block waits for a restart in progress, not for a backoff
+    wait (stamina sleeps uninterruptibly): the thread, a daemon, ends when it next wakes.
     """
     done = threading.Event()
+    reviving = threading.Lock()  # held while a restart runs, and by the leaving owner
 
     def revive() -> None:
         for attempt in stamina.retry_context(
@@ -43,7 +44,7 @@ def supervised(pg: LocalPostgres, *, interval: float = 1.0) -> Generator[None]:
             wait_max=10.0,
             wait_jitter=0,
         ):
-            with attempt:
+            with attempt, reviving:
                 if done.is_set():
                     return
                 try:
@@ -68,7 +69,8 @@ def supervised(pg: LocalPostgres, *, interval: float = 1.0) -> Generator[None]:
         yield
     finally:
         done.set()
-        thread.join(timeout=60)
+        with reviving:  # a restart in progress finishes; none starts after this
+            pass
 
 
 @contextlib.contextmanager

@@ -279,7 +279,7 @@ class ChannelView {
       .filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0)
       .sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
     this.list.insertBefore(article, after ? this.articles.get(after.messageId ?? "") ?? null : null);
-    // While loading, nothing scrolls: `showFirstPending` picks the place once all is in.
+    // While loading, nothing scrolls: `showStart` picks the place once all is in.
     if (this.loaded && nearBottom && !after) article.scrollIntoView({ block: "end" });
   }
 
@@ -457,7 +457,7 @@ async function enter(token, { fromForm }) {
     listed = await unary(token, "ListChannels", {});
   } catch (error) {
     if (!(error instanceof RpcError)) throw error;
-    const refusal = signInRefusal(error.code, error.message, fromForm);
+    const refusal = signInRefusal(error.code, error.message, fromForm, error.fromServer);
     if (refusal.forget) forgetToken(token);
     showSignin(refusal.text);
     return false;

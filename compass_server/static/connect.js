@@ -48,12 +48,17 @@ export class RpcError extends Error {
    * @param {string} code
    * @param {string} message
    * @param {Violation[]} [violations]
+   * @param {boolean} [fromServer] the code is the server's own (a Connect error it sent)
    */
-  constructor(code, message, violations = []) {
+  constructor(code, message, violations = [], fromServer = false) {
     super(message);
     this.name = "RpcError";
     this.code = code;
     this.violations = violations;
+    /** Whether the server itself said `code` (a valid Connect error), rather than this client
+     * deriving it from an HTTP status or a broken connection: a proxy's bare 401/403 is not
+     * the server judging the token. */
+    this.fromServer = fromServer;
     /** Set by the caller when a call that closes an ask was refused because the ask had
      * closed meanwhile (FAILED_PRECONDITION): that ask as stored.
      * @type {import("./ask.js").Ask | null} */
@@ -348,7 +353,8 @@ export function errorFrom(data, status) {
  */
 function errorFromJson(data, fallbackCode, fallbackMessage) {
   const error = isObject(data) ? data : {};
-  const code = typeof error.code === "string" && CODES.includes(error.code) ? error.code : fallbackCode;
+  const fromServer = typeof error.code === "string" && CODES.includes(error.code);
+  const code = fromServer ? /** @type {string} */ (error.code) : fallbackCode;
   // An empty message is the protocol's "none": the client says something instead.
   const message = typeof error.message === "string" && error.message ? error.message : fallbackMessage;
   const details = Array.isArray(error.details) ? error.details.filter(isObject) : [];
@@ -358,7 +364,7 @@ function errorFromJson(data, fallbackCode, fallbackMessage) {
   const violations = invalid
     ? invalidFieldsViolations(invalid)
     : details.filter((detail) => detail.type === "google.rpc.BadRequest").flatMap(badRequestViolations);
-  return new RpcError(code, message, violations);
+  return new RpcError(code, message, violations, fromServer);
 }
 
 /**

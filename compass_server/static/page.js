@@ -167,9 +167,12 @@ export function withoutToken(href) {
  * @param {string} code
  * @param {string} message
  * @param {boolean} fromForm the token was just pasted (else it was stored)
+ * @param {boolean} fromServer the server itself said `code` (else a proxy's bare status did:
+ *   that says nothing about the token, which is kept)
  * @returns {{text: string, forget: boolean}}
  */
-export function signInRefusal(code, message, fromForm) {
+export function signInRefusal(code, message, fromForm, fromServer) {
+  if (!fromServer) return { text: `Could not sign in: ${message}`, forget: false };
   if (code === "unauthenticated") {
     return {
       text: fromForm ? "That token was not accepted." : "Your token is no longer accepted. Sign in again.",

@@ -55,6 +55,14 @@ test("errorFrom takes a valid Connect error's code and message over the status",
   assert.equal(error.closedAsk, null);
 });
 
+test("an error says whether the server itself gave its code, or only an HTTP status did", () => {
+  assert.equal(errorFrom({ code: "unauthenticated", message: "bad token" }, 401).fromServer, true);
+  for (const body of [null, {}, { code: "nope" }, "Forbidden"]) {
+    assert.equal(errorFrom(body, 403).fromServer, false, JSON.stringify(body));
+  }
+  assert.equal(new RpcError("unavailable", "The server could not be reached.").fromServer, false);
+});
+
 test("errorFrom falls back on the status when the body is missing or not a Connect error", () => {
   for (const body of [undefined, null, "oops", 42, [], {}, { code: null }, { code: 3 }, { code: "bogus" }, { code: "INVALID_ARGUMENT" }]) {
     const error = errorFrom(body, 502);

@@ -127,14 +127,22 @@ test("withoutToken strips a token from the query or fragment and keeps the rest"
 });
 
 test("signInRefusal: the token's fault forgets it; anything else says why and keeps it", () => {
-  assert.deepEqual(signInRefusal("unauthenticated", "x", true), { text: "That token was not accepted.", forget: true });
-  assert.deepEqual(signInRefusal("unauthenticated", "x", false), { text: "Your token is no longer accepted. Sign in again.", forget: true });
-  assert.deepEqual(signInRefusal("permission_denied", "x", true), {
+  assert.deepEqual(signInRefusal("unauthenticated", "x", true, true), { text: "That token was not accepted.", forget: true });
+  assert.deepEqual(signInRefusal("unauthenticated", "x", false, true), { text: "Your token is no longer accepted. Sign in again.", forget: true });
+  assert.deepEqual(signInRefusal("permission_denied", "x", true, true), {
     text: "That token belongs to an agent account. Sign in with a person's token.",
     forget: true,
   });
   for (const code of CODES.filter((c) => c !== "unauthenticated" && c !== "permission_denied")) {
-    assert.deepEqual(signInRefusal(code, "HTTP 502", true), { text: "Could not sign in: HTTP 502", forget: false }, code);
+    assert.deepEqual(signInRefusal(code, "HTTP 502", true, true), { text: "Could not sign in: HTTP 502", forget: false }, code);
+  }
+});
+
+test("signInRefusal: a bare 401/403 (a proxy's, no Connect error) neither blames nor forgets the token", () => {
+  for (const code of ["unauthenticated", "permission_denied"]) {
+    for (const fromForm of [true, false]) {
+      assert.deepEqual(signInRefusal(code, "HTTP 403", fromForm, false), { text: "Could not sign in: HTTP 403", forget: false }, code);
+    }
   }
 });
 

@@ -59,3 +59,35 @@ def test_the_backoff_doubles_from_twice_the_interval_up_to_ten_seconds(
     with supervised(cast("Any", pg), interval=0.01):
         assert pg.restarted.wait(5)
     assert waits == pytest.approx([0.02 * 2**n for n in range(9)] + [10.0] * 3)
+
+
+def test_leaving_does_not_wait_out_the_backoff_of_a_failing_restart() -> None:
+    # A restart failing forever: the loop sleeps up to 10 s between attempts. Shutting down
+    # must not wait for that sleep, only for a restart in progress (none here).
+    pg = FakeCluster(failures=10**9)
+    with supervised(cast("Any", pg), interval=0.5):
+        while pg.calls < 2:  # two failures: the loop now waits 2 s before the next attempt
+            threading.Event().wait(0.01)
+        started = time.monotonic()
+    assert time.monotonic() - started < 0.5
+    calls = pg.calls
+    threading.Event().wait(2.5)  # past that wait: the loop must not revive after leaving
+    assert pg.calls == calls
+
+
+def test_leaving_waits_for_a_restart_in_progress() -> None:
+    entered, release = threading.Event(), threading.Event()
+    finished: list[bool] = []
+
+    class Slow(FakeCluster):
+        def revive(self) -> bool:
+            entered.set()
+            release.wait(5)
+            finished.append(True)
+            return False
+
+    pg = Slow(failures=0)
+    with supervised(cast("Any", pg), interval=0.01):
+        assert entered.wait(5)
+        threading.Timer(0.2, release.set).start()
+    assert finished == [True]  # the block ended only after the restart returned
