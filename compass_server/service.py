@@ -60,9 +60,7 @@ SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
 REVOKED: Final = "your access was revoked; sign in again"
 
 
-async def _woken(
-    hub: ChangeHub, signal: Signal, seconds: float, revoked: asyncio.Event | None = None
-) -> None:
+async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asyncio.Event) -> None:
     """Wait for a change notification, or `seconds` at most (then re-read anyway).
 
     One wait on the watch's own signal, which everything that must wake it sets: the hub on a
@@ -75,13 +73,13 @@ async def _woken(
         UnavailableError: the server is shutting down (before or while waiting).
         UnauthenticatedError: the stream's token was revoked (before or while waiting).
     """
-    if not hub.closed and not (revoked is not None and revoked.is_set()):
+    if not hub.closed and not revoked.is_set():
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await signal.wait()
     if hub.closed:
         raise UnavailableError(SHUTTING_DOWN)
-    if revoked is not None and revoked.is_set():
+    if revoked.is_set():
         raise UnauthenticatedError(REVOKED)
 
 
@@ -296,10 +294,11 @@ class AgentHandlers(_Handlers, AgentService):
         self, request: agent_pb2.AppendMessageRequest, ctx: Ctx
     ) -> agent_pb2.AppendMessageResponse:
         requests.check_append_message(request)
+        actor = self._auth.current()
         if self._quota is not None:
-            self._quota.take(self._auth.current().account_id)
+            self._quota.take(actor.account_id)
         row = await self._store.append_message(
-            self._auth.current(),
+            actor,
             request.channel_id,
             request.frame.blocks,
             client_message_id=request.frame.client_message_id,
@@ -311,10 +310,11 @@ class AgentHandlers(_Handlers, AgentService):
         self, request: agent_pb2.UpdateMessageRequest, ctx: Ctx
     ) -> agent_pb2.UpdateMessageResponse:
         requests.check_update_message(request)
+        actor = self._auth.current()
         if self._quota is not None:
-            self._quota.take(self._auth.current().account_id)
+            self._quota.take(actor.account_id)
         row = await self._store.update_message(
-            self._auth.current(), request.frame.message_id, request.frame.blocks, fit_update
+            actor, request.frame.message_id, request.frame.blocks, fit_update
         )
         self._asks_seen(row)
         return agent_pb2.UpdateMessageResponse(message=row.to_proto())

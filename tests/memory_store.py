@@ -14,6 +14,7 @@ PostgreSQL's jsonb, so reads return fresh objects exactly shaped like the real s
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,8 +29,6 @@ from compass_server.domain.errors import (
     PermissionDeniedError,
 )
 from compass_server.store import (
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
     MAX_REPLAY_LIMIT,
     AccountKind,
     AccountRow,
@@ -42,12 +41,14 @@ from compass_server.store import (
     PendingAskRow,
     ReplayBatch,
     WorkspaceRow,
+    clamped_page_size,
 )
 from compass_server.store.blocks import (
     apply_answer_state,
     decode_blocks,
     encode_answers,
     encode_blocks,
+    same_content,
 )
 from gen.compass.v1 import comms_pb2
 
@@ -154,7 +155,7 @@ class MemoryStore:
         self, actor: AccountRow, *, page_size: int = 0, page_token: str = ""
     ) -> PendingAskPage:
         self.calls.append("list_pending_asks")
-        size = _page_size(page_size)
+        size = clamped_page_size(page_size)
         pending = sorted(
             (
                 (state.asked_at, ask_id)
@@ -181,7 +182,7 @@ class MemoryStore:
         self, actor: AccountRow, channel_id: str, *, page_size: int = 0, page_token: str = ""
     ) -> MessagePage:
         self.calls.append("list_messages")
-        size = _page_size(page_size)
+        size = clamped_page_size(page_size)
         after = 0
         if page_token:
             channel, _, revision = page_token.rpartition(":")
@@ -253,9 +254,9 @@ class MemoryStore:
                         client_message_id,
                     ):
                         stored = self._row(message)
-                        same = message.author.account_id == actor.account_id and encode_blocks(
-                            blocks, keep_ask_ids=False
-                        ) == encode_blocks(stored.blocks, keep_ask_ids=False)
+                        same = message.author.account_id == actor.account_id and same_content(
+                            blocks, stored.blocks
+                        )
                         if not same:
                             raise AlreadyExistsError(
                                 "a message with this client_message_id already exists in the channel"
@@ -449,13 +450,7 @@ class MemoryStore:
 
     def _bump(self, channel_id: str) -> int:
         channel = self._channels[channel_id]
-        bumped = ChannelRow(
-            channel_id=channel.channel_id,
-            workspace_id=channel.workspace_id,
-            name=channel.name,
-            revision=channel.revision + 1,
-            created_at=channel.created_at,
-        )
+        bumped = dataclasses.replace(channel, revision=channel.revision + 1)
         self._channels[channel_id] = bumped
         return bumped.revision
 
@@ -481,12 +476,6 @@ def _copy(block: comms_pb2.MessageBlock) -> comms_pb2.MessageBlock:
     copy = comms_pb2.MessageBlock()
     copy.CopyFrom(block)
     return copy
-
-
-def _page_size(page_size: int) -> int:
-    if page_size < 0:
-        raise ValueError(f"page_size {page_size} is negative")
-    return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def _bad_token(description: str) -> InvalidArgumentError:

@@ -47,6 +47,14 @@ MAX_REPLAY_LIMIT: Final = 1000
 """Largest `messages_after` batch."""
 
 
+def clamped_page_size(page_size: int) -> int:
+    """A request's page size: 0 for the default, capped at MAX_PAGE_SIZE (a negative one is
+    refused before the store: `domain.requests.check_page_size`)."""
+    if page_size < 0:
+        raise ValueError(f"page_size {page_size} is negative")
+    return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
 class AccountKind(enum.StrEnum):
     """What an account is; decides which service it may call."""
 

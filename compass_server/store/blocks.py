@@ -61,6 +61,12 @@ def encode_blocks(
     return encoded
 
 
+def same_content(a: Iterable[comms_pb2.MessageBlock], b: Iterable[comms_pb2.MessageBlock]) -> bool:
+    """Whether two block sets store the same content, ask ids and answer state aside (an
+    AppendMessage repeating a client_message_id must)."""
+    return encode_blocks(a, keep_ask_ids=False) == encode_blocks(b, keep_ask_ids=False)
+
+
 def _encode_ask(ask: comms_pb2.Ask, *, keep_ask_id: bool) -> dict[str, object]:
     questions: list[object] = []
     for question in ask.questions:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from compass_server import domain
 from compass_server.domain.errors import (
@@ -11,7 +11,6 @@ from compass_server.domain.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from compass_server.domain.verdicts import Outcome
 from compass_server.store import (
     EVENTS_CHANNEL,
     AccountRow,
@@ -45,13 +44,9 @@ if TYPE_CHECKING:
     import asyncpg
     from asyncpg.pool import PoolConnectionProxy
 
-    from compass_server.domain.verdicts import Judge
+    from compass_server.domain.verdicts import Judge, Outcome
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
-
-
-_UNFIT: Final = Outcome(status=comms_pb2.ASK_STATUS_UNSPECIFIED, answers=[])
-"""Stands for "the judge refused the answers on an unlocked read": judge again locked."""
 
 
 def _state(outcome: Outcome) -> list[object]:
@@ -59,13 +54,30 @@ def _state(outcome: Outcome) -> list[object]:
     return encode_answers(outcome.answers or ())
 
 
-def visible_participant(row: asyncpg.Record | None, *, verb: str) -> AskRow:
-    """SPEC §4 steps 3-4 on an ask as `SELECT_ASK` read it (None: not found)."""
+def _answered(
+    current: AskRow, actor: AccountRow, state: list[object], answered_at: datetime
+) -> AskRow:
+    """`current`, decoded for this call alone, made the answered ask in place."""
+    apply_answer_state(
+        current.ask,
+        state,
+        answered_by_account_id=actor.account_id,
+        answered_at=answered_at,
+        answered_by_name=actor.name,
+        message_id=current.message_id,
+    )
+    current.ask.status = comms_pb2.ASK_STATUS_ANSWERED
+    return current
+
+
+def visible_participant(row: asyncpg.Record | None, *, verb: str) -> asyncpg.Record:
+    """SPEC §4 steps 3-4 on an ask as `SELECT_ASK` read it (None: not found): the row, when
+    `verb`ing it is allowed."""
     if row is None:  # step 3
         raise NotFoundError("ask not found")
     if not row["participant"]:  # step 4
         raise PermissionDeniedError(f"only participants of the ask's channel may {verb} it")
-    return ask_row(row)
+    return row
 
 
 def encoded(outcome: Outcome) -> list[object] | None:
@@ -143,50 +155,40 @@ class AnswersMixin(PostgresBase):
             # then write in one statement that bumps the channel revision only if it is still
             # the one read, i.e. nothing in the channel changed since.
             row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-            current = visible_participant(row, verb="answer")  # steps 3-4
-            revision = int(row["channel_revision"]) if row is not None else 0
+            row = visible_participant(row, verb="answer")  # steps 3-4
+            current = ask_row(row)
             try:
                 outcome = judge(current.ask)  # steps 5-6
             except InvalidArgumentError:
-                outcome = _UNFIT  # answers that do not fit the ask as read
-            if outcome is None:
-                return current  # an identical retry
-            state = _state(outcome)
-            answered_at = None
-            if outcome is not _UNFIT:
+                pass  # answers that do not fit the ask as read: judged again below
+            else:
+                if outcome is None:
+                    return current  # an identical retry
+                state = _state(outcome)
+                revision = int(row["channel_revision"])
                 answered_at = await write_answer(conn, actor, current, state, revision=revision)
-            if answered_at is None:
-                # Something changed (a concurrent answer may have won, an update may have
-                # changed the questions), or the answers do not fit the ask as read: judge
-                # again under the channel lock, where nothing can change it.
-                async with conn.transaction():
-                    revision = await conn.fetchval(LOCK_CHANNEL, current.channel_id)
-                    row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-                    current = visible_participant(row, verb="answer")
-                    outcome = judge(current.ask)
-                    if outcome is None:
-                        return current
-                    state = _state(outcome)
-                    answered_at = await write_answer(conn, actor, current, state, revision=revision)
-                    if answered_at is None:  # pragma: no cover - excluded by the channel lock
-                        raise FailedPreconditionError("the ask is already answered")
-        # `current.ask` was decoded for this call alone: it becomes the answered ask in place.
-        apply_answer_state(
-            current.ask,
-            state,
-            answered_by_account_id=actor.account_id,
-            answered_at=answered_at,
-            answered_by_name=actor.name,
-            message_id=current.message_id,
-        )
-        current.ask.status = comms_pb2.ASK_STATUS_ANSWERED
-        return current
+                if answered_at is not None:
+                    return _answered(current, actor, state, answered_at)
+            # Something changed (a concurrent answer may have won, an update may have changed
+            # the questions), or the answers do not fit the ask as read: judge again under
+            # the channel lock, where nothing can change it.
+            async with conn.transaction():
+                revision = await conn.fetchval(LOCK_CHANNEL, current.channel_id)
+                row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
+                current = ask_row(visible_participant(row, verb="answer"))
+                outcome = judge(current.ask)
+                if outcome is None:
+                    return current
+                state = _state(outcome)
+                answered_at = await write_answer(conn, actor, current, state, revision=revision)
+                if answered_at is None:  # pragma: no cover - excluded by the channel lock
+                    raise FailedPreconditionError("the ask is already answered")
+                return _answered(current, actor, state, answered_at)
 
     async def decline_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
         async with self._write() as conn:
             row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-            visible_participant(row, verb="decline")
-            assert row is not None  # noqa: S101 - visible_participant refused None
+            row = visible_participant(row, verb="decline")
             return await close_locked(conn, actor, row, judge)
 
     async def close_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:

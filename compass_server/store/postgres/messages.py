@@ -20,16 +20,17 @@ from compass_server.store import (
     PendingAskPage,
     PendingAskRow,
     ReplayBatch,
+    clamped_page_size,
 )
 from compass_server.store.blocks import (
     decode_blocks,
     encode_blocks,
+    same_content,
 )
 from compass_server.store.postgres.base import MINT_ATTEMPTS, UNIQUE_MESSAGES, PostgresBase
 from compass_server.store.postgres.rows import (
     EPOCH,
     ask_row,
-    clamped_page_size,
     copy_ask_state,
     copy_block,
     deadline_value,
@@ -83,9 +84,7 @@ async def idempotent_repeat(
     blocks: Sequence[comms_pb2.MessageBlock],
 ) -> MessageRow:
     (stored,) = await message_rows(conn, [existing])
-    same = stored.author_account_id == actor.account_id and encode_blocks(
-        blocks, keep_ask_ids=False
-    ) == encode_blocks(stored.blocks, keep_ask_ids=False)
+    same = stored.author_account_id == actor.account_id and same_content(blocks, stored.blocks)
     if not same:
         raise AlreadyExistsError(UNIQUE_MESSAGES["messages_client_message_id_key"])
     return stored

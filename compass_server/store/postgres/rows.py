@@ -15,9 +15,7 @@ from compass_server.domain.errors import (
     NotFoundError,
 )
 from compass_server.store import (
-    DEFAULT_PAGE_SIZE,
     EVENTS_CHANNEL,
-    MAX_PAGE_SIZE,
     AccountKind,
     AccountRow,
     AskRow,
@@ -252,14 +250,6 @@ def fitting(sizes: Sequence[asyncpg.Record], count: int, budget: int) -> int | N
             break
         last = int(row["position"])
     return last
-
-
-def clamped_page_size(page_size: int) -> int:
-    """A request's page size: 0 for the default, capped at MAX_PAGE_SIZE (a negative one is
-    refused before the store: `domain.requests.check_page_size`)."""
-    if page_size < 0:
-        raise ValueError(f"page_size {page_size} is negative")
-    return min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def encode_inbox_token(asked_at: datetime, ask_id: str) -> str:

@@ -19,7 +19,7 @@ from compass_server.domain import (
     with_minted_ask_ids,
 )
 from compass_server.domain.errors import InvalidArgumentError
-from compass_server.store.blocks import encode_blocks
+from compass_server.store.blocks import same_content
 from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import asks
 
@@ -335,13 +335,13 @@ def _changed(ask: comms_pb2.Ask, change: str) -> comms_pb2.Ask:
 @given(asks(ask_id="ask_a"), st.sampled_from(_NOT_CONTENT + _CONTENT))
 def test_same_ask_compares_what_the_store_keeps_of_an_ask(ask_: comms_pb2.Ask, change: str) -> None:
     # Equal for `same_ask` exactly when AppendMessage's idempotent repeat finds the blocks
-    # equal (store.blocks.encode_blocks without ask ids), so a retried update and a retried
-    # append agree on what "the same ask" is.
+    # equal (store.blocks.same_content), so a retried update and a retried append agree on
+    # what "the same ask" is.
     if not ask_.questions[0].options:
         ask_.questions[0].options.add(id="o")
     other = _changed(ask_, change)
-    stored_equal = encode_blocks(
-        [comms_pb2.MessageBlock(ask=ask_)], keep_ask_ids=False
-    ) == encode_blocks([comms_pb2.MessageBlock(ask=other)], keep_ask_ids=False)
+    stored_equal = same_content(
+        [comms_pb2.MessageBlock(ask=ask_)], [comms_pb2.MessageBlock(ask=other)]
+    )
     assert same_ask(ask_, other) is stored_equal
     assert stored_equal is (change in _NOT_CONTENT)
