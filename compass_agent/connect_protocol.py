@@ -10,7 +10,8 @@ Pure: no I/O, only `json`.
 - `envelope` frames one message, `EnvelopeReader` splits a streaming body back into
   envelopes as its chunks arrive (the one framer: the bridge's WatchAsk, the span recorder,
   the gate's request checks);
-- `error_of`: the (code, message) of a Connect error object;
+- `error_of`: the (code, message) of a Connect error object; `unary_error`: of a unary
+  error response (its body, else its status);
 - `end_stream_error`: the error an end-of-stream message carries, if any.
 
 The browser's client (`compass_server/static/connect.js`) holds its own copy of the table and
@@ -41,6 +42,7 @@ __all__ = [
     "end_stream_error",
     "envelope",
     "error_of",
+    "unary_error",
 ]
 
 CODES: Final = frozenset(
@@ -101,6 +103,18 @@ def error_of(doc: object) -> tuple[str, str] | None:
     if not isinstance(code, str) or code not in CODES:
         return None
     return code, message if isinstance(message, str) else ""
+
+
+def unary_error(status: int, body: bytes | bytearray | None) -> tuple[str, str]:
+    """The (code, message) of a unary error response: the Connect error its JSON `body`
+    carries, else the code of its HTTP `status` with "HTTP <status>" (None: no JSON body)."""
+    doc: object = None
+    if body is not None:
+        try:
+            doc = json.loads(body)  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        except ValueError:
+            doc = None
+    return error_of(doc) or (code_for_http_status(status), f"HTTP {status}")
 
 
 def end_stream_error(body: bytes | bytearray) -> tuple[str, str] | None:

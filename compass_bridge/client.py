@@ -21,7 +21,6 @@ schedule the bridge retries them on.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Final
 
 import httpx
@@ -31,10 +30,9 @@ from compass_agent.connect_protocol import (
     FLAG_COMPRESSED,
     FLAG_END_STREAM,
     EnvelopeReader,
-    code_for_http_status,
     end_stream_error,
     envelope,
-    error_of,
+    unary_error,
 )
 from gen.compass.v1 import agent_pb2
 
@@ -247,17 +245,8 @@ class AgentClient:
 
 def _error_of(response: httpx.Response) -> RpcError:
     """The Connect error a non-200 response carries, else one derived from its status."""
-    doc: object = None
-    if response.headers.get("content-type", "").startswith("application/json"):
-        try:
-            doc = json.loads(response.content)
-        except ValueError:
-            doc = None
-    error = error_of(doc)
-    if error is not None:
-        return RpcError(*error)
-    status = response.status_code
-    return RpcError(code_for_http_status(status), f"HTTP {status}")
+    is_json = response.headers.get("content-type", "").startswith("application/json")
+    return RpcError(*unary_error(response.status_code, response.content if is_json else None))
 
 
 def _raise_end_stream_error(body: bytes) -> None:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import json
 import os
 import zlib
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -45,9 +44,8 @@ from compass_agent.connect_protocol import (
     FLAG_END_STREAM,
     Envelope,
     EnvelopeReader,
-    code_for_http_status,
     end_stream_error,
-    error_of,
+    unary_error,
 )
 from compass_server.transport import wire
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -409,8 +407,7 @@ class ConnectCodeReader:
         if self._mode in {"stream", "grpc"} or self._status == 200:
             return
         payload = _inflate(bytes(self._buffer)) if self._gzip else self._buffer
-        error = error_of(_json(payload)) if self._mode == "error" else None
-        self.code = code_for_http_status(self._status) if error is None else error[0]
+        self.code = unary_error(self._status, payload if self._mode == "error" else None)[0]
 
 
 def _inflate(data: bytes) -> bytes:
@@ -418,10 +415,3 @@ def _inflate(data: bytes) -> bytes:
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
         return b""
-
-
-def _json(data: bytes | bytearray) -> object:
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None

@@ -22,6 +22,7 @@ from compass_agent.connect_protocol import (
     end_stream_error,
     envelope,
     error_of,
+    unary_error,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,3 +165,11 @@ def test_an_oversize_envelope_is_refused_before_its_payload_arrives() -> None:
     header = bytes([0]) + (1 << 30).to_bytes(4, "big")  # announces 1 GiB
     (frame,) = reader.feed(header)
     assert (frame.flags, frame.length, frame.payload) == (0, 1 << 30, None)
+
+
+def test_a_unary_error_is_its_bodys_connect_error_else_its_statuss() -> None:
+    body = json.dumps({"code": "not_found", "message": "ask not found"}).encode()
+    assert unary_error(404, body) == ("not_found", "ask not found")
+    for unreadable in (None, b"", b"<html>", b"[]", json.dumps({"code": "teapot"}).encode()):
+        assert unary_error(503, unreadable) == ("unavailable", "HTTP 503"), unreadable
+    assert unary_error(400, None) == ("internal", "HTTP 400")
