@@ -46,8 +46,8 @@ from compass_server.store import (
 from compass_server.store.blocks import (
     apply_answer_state,
     decode_blocks,
-    encode_answers,
     encode_blocks,
+    outcome_answers,
     same_content,
 )
 from gen.compass.v1 import comms_pb2
@@ -331,15 +331,12 @@ class MemoryStore:
         """Answer (verb "answer"), decline ("decline") or close (None: the author only)."""
         async with self._lock:
             state = self._asks.get(ask_id)
-            visible = state is not None and self._sees(actor, state.channel_id)
-            if verb is None:
-                author = None if state is None else self._messages[state.message_id].author
-                if not visible or author is None or author.account_id != actor.account_id:
-                    raise NotFoundError("ask not found")
-            elif not visible:
+            if state is None or not self._sees(actor, state.channel_id):
                 raise NotFoundError("ask not found")
-            assert state is not None  # refused above when None
-            if verb is not None and not self._takes_part(actor, state.channel_id):
+            if verb is None:  # CloseAsk: only the asking agent; to anyone else it is absent
+                if self._messages[state.message_id].author.account_id != actor.account_id:
+                    raise NotFoundError("ask not found")
+            elif not self._takes_part(actor, state.channel_id):
                 raise PermissionDeniedError(f"only participants of the ask's channel may {verb} it")
             outcome = judge(self._ask_row(ask_id).ask)
             if outcome is None:
@@ -355,9 +352,8 @@ class MemoryStore:
     def _write(state: _Ask, actor: AccountRow, outcome: Outcome) -> None:
         now = _now()
         state.status = STATUS_NAMES[outcome.status]
-        if outcome.answers is not None:
-            timed_out = outcome.status == comms_pb2.ASK_STATUS_TIMED_OUT
-            state.answers = encode_answers(outcome.answers, timed_out=timed_out)
+        state.answers = outcome_answers(outcome)
+        if state.answers is not None:
             state.answered_by, state.answered_at = actor, now
         if outcome.status != comms_pb2.ASK_STATUS_ANSWERED:
             state.closed_by, state.closed_at = actor, now

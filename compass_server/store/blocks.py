@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from datetime import datetime
 
+    from compass_server.domain.verdicts import Outcome
+
 _ASK_KEYS = frozenset({"ask_id", "questions"})
 _QUESTION_KEYS = frozenset(
     {"question_id", "question", "header", "options", "allow_multiple", "recommended"}
@@ -108,6 +110,16 @@ def encode_answers(
         }
         for question_id, chosen, custom_text in answers
     ]
+
+
+def outcome_answers(outcome: Outcome) -> list[object] | None:
+    """The stored form of an outcome's answers: None when it has none; TIMED_OUT's are the
+    runtime's (each marked `timed_out`)."""
+    if outcome.answers is None:
+        return None
+    return encode_answers(
+        outcome.answers, timed_out=outcome.status == comms_pb2.ASK_STATUS_TIMED_OUT
+    )
 
 
 # ---------------------------------------------------------------------------------------------

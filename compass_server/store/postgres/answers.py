@@ -20,6 +20,7 @@ from compass_server.store import (
 from compass_server.store.blocks import (
     apply_answer_state,
     encode_answers,
+    outcome_answers,
 )
 from compass_server.store.postgres.base import PostgresBase, logger
 from compass_server.store.postgres.rows import ask_row, notify
@@ -80,15 +81,6 @@ def visible_participant(row: asyncpg.Record | None, *, verb: str) -> asyncpg.Rec
     return row
 
 
-def encoded(outcome: Outcome) -> list[object] | None:
-    """The stored form of an outcome's answers (None: it has none)."""
-    if outcome.answers is None:
-        return None
-    return encode_answers(
-        outcome.answers, timed_out=outcome.status == comms_pb2.ASK_STATUS_TIMED_OUT
-    )
-
-
 async def write_answer(
     conn: _Conn, actor: AccountRow, ask: AskRow, state: list[object], *, revision: int
 ) -> datetime | None:
@@ -133,7 +125,7 @@ async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judg
         domain.STATUS_NAMES[outcome.status],
         actor.account_id,
         outcome.reason,
-        encoded(outcome),
+        outcome_answers(outcome),
     )
     if closed_at is None:  # pragma: no cover - judged pending under the channel lock
         raise FailedPreconditionError("the ask is no longer pending")
