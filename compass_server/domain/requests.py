@@ -28,13 +28,18 @@ def check_id(field: str, value: str) -> None:
     check_text(field, value, max_length=MAX_ID_LENGTH)
 
 
+def check_not_negative(field: str, value: int) -> None:
+    """A count or position the caller names: 0 or more."""
+    if value < 0:
+        raise InvalidArgumentError(
+            f"invalid {field}",
+            [FieldViolation(field=field, description=f"{field} must not be negative")],
+        )
+
+
 def check_page_size(page_size: int) -> None:
     """A list RPC's page size: 0 (the default) or more; the store caps large ones."""
-    if page_size < 0:
-        raise InvalidArgumentError(
-            "invalid page_size",
-            [FieldViolation(field="page_size", description="page_size must not be negative")],
-        )
+    check_not_negative("page_size", page_size)
 
 
 # -- CommsService --------------------------------------------------------------------------
@@ -55,15 +60,7 @@ def check_get_ask(request: comms_pb2.GetAskRequest | agent_pb2.WatchAskRequest) 
 
 def check_watch_channel(request: comms_pb2.WatchChannelRequest) -> None:
     check_id("channel_id", request.channel_id)
-    if request.after_revision < 0:
-        raise InvalidArgumentError(
-            "invalid after_revision",
-            [
-                FieldViolation(
-                    field="after_revision", description="after_revision must not be negative"
-                )
-            ],
-        )
+    check_not_negative("after_revision", request.after_revision)
 
 
 def check_respond_to_ask(request: comms_pb2.RespondToAskRequest) -> None:
