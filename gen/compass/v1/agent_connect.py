@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .agent_pb2 import AppendMessageRequest, AppendMessageResponse, CloseAskRequest, CloseAskResponse, GetChannelRequest, GetChannelResponse, UpdateMessageRequest, UpdateMessageResponse, WatchAskRequest, WatchAskResponse
+from .agent_pb2 import AppendMessageRequest, AppendMessageResponse, CloseAskRequest, CloseAskResponse, GetChannelRequest, GetChannelResponse, ReportDeliveryRequest, ReportDeliveryResponse, UpdateMessageRequest, UpdateMessageResponse, WatchAskRequest, WatchAskResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -72,6 +72,12 @@ class AgentService(Protocol):
         """
         The channel, if the agent may post in it (a bridge checks its token and channel with
         it before it starts the runtime).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def report_delivery(self, request: ReportDeliveryRequest, ctx: RequestContext[ReportDeliveryRequest, ReportDeliveryResponse], /) -> ReportDeliveryResponse:
+        """
+        Records what the agent received of an ask's answer or decline (its delivery receipt).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -143,6 +149,17 @@ class AgentServiceASGIApplication(ConnectASGIApplication[AgentService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_channel,
+                ),
+                "/compass.v1.AgentService/ReportDelivery": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ReportDelivery",
+                        service_name="compass.v1.AgentService",
+                        input=ReportDeliveryRequest,
+                        output=ReportDeliveryResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.report_delivery,
                 ),
             },
             interceptors=interceptors,
@@ -304,6 +321,29 @@ class AgentServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def report_delivery(
+        self,
+        request: ReportDeliveryRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ReportDeliveryResponse:
+        """
+        Records what the agent received of an ask's answer or decline (its delivery receipt).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ReportDelivery",
+                service_name="compass.v1.AgentService",
+                input=ReportDeliveryRequest,
+                output=ReportDeliveryResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class AgentServiceSync(Protocol):
     """
@@ -340,6 +380,12 @@ class AgentServiceSync(Protocol):
         """
         The channel, if the agent may post in it (a bridge checks its token and channel with
         it before it starts the runtime).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def report_delivery(self, request: ReportDeliveryRequest, ctx: RequestContext[ReportDeliveryRequest, ReportDeliveryResponse], /) -> ReportDeliveryResponse:
+        """
+        Records what the agent received of an ask's answer or decline (its delivery receipt).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -409,6 +455,17 @@ class AgentServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_channel,
+                ),
+                "/compass.v1.AgentService/ReportDelivery": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ReportDelivery",
+                        service_name="compass.v1.AgentService",
+                        input=ReportDeliveryRequest,
+                        output=ReportDeliveryResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.report_delivery,
                 ),
             },
             interceptors=interceptors,
@@ -564,6 +621,29 @@ class AgentServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.AgentService",
                 input=GetChannelRequest,
                 output=GetChannelResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def report_delivery(
+        self,
+        request: ReportDeliveryRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ReportDeliveryResponse:
+        """
+        Records what the agent received of an ask's answer or decline (its delivery receipt).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ReportDelivery",
+                service_name="compass.v1.AgentService",
+                input=ReportDeliveryRequest,
+                output=ReportDeliveryResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

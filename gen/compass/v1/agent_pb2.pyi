@@ -63,6 +63,24 @@ class CloseAskResponse(_message.Message):
     ask: _comms_pb2.Ask
     def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ...) -> None: ...
 
+class ReportDeliveryRequest(_message.Message):
+    __slots__ = ("ask_id", "state", "detail", "payload")
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    ask_id: str
+    state: _comms_pb2.DeliveryState
+    detail: str
+    payload: str
+    def __init__(self, ask_id: _Optional[str] = ..., state: _Optional[_Union[_comms_pb2.DeliveryState, str]] = ..., detail: _Optional[str] = ..., payload: _Optional[str] = ...) -> None: ...
+
+class ReportDeliveryResponse(_message.Message):
+    __slots__ = ("ask",)
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    ask: _comms_pb2.Ask
+    def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ...) -> None: ...
+
 class GetChannelRequest(_message.Message):
     __slots__ = ("channel_id",)
     CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]

@@ -26,6 +26,20 @@ class AskTimeoutPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: _ClassVar[AskTimeoutPolicy]
     ASK_TIMEOUT_POLICY_FAIL: _ClassVar[AskTimeoutPolicy]
 
+class FreeText(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FREE_TEXT_UNSPECIFIED: _ClassVar[FreeText]
+    FREE_TEXT_ACCEPTED: _ClassVar[FreeText]
+    FREE_TEXT_REFUSED: _ClassVar[FreeText]
+    FREE_TEXT_INSTEAD_OF_PICKS: _ClassVar[FreeText]
+
+class DeliveryState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DELIVERY_STATE_UNSPECIFIED: _ClassVar[DeliveryState]
+    DELIVERY_STATE_DELIVERED: _ClassVar[DeliveryState]
+    DELIVERY_STATE_DELIVERED_WITH_CHANGES: _ClassVar[DeliveryState]
+    DELIVERY_STATE_NOT_DELIVERED: _ClassVar[DeliveryState]
+
 class AccountKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACCOUNT_KIND_UNSPECIFIED: _ClassVar[AccountKind]
@@ -41,6 +55,14 @@ ASK_STATUS_EXPIRED: AskStatus
 ASK_TIMEOUT_POLICY_UNSPECIFIED: AskTimeoutPolicy
 ASK_TIMEOUT_POLICY_PICK_RECOMMENDED: AskTimeoutPolicy
 ASK_TIMEOUT_POLICY_FAIL: AskTimeoutPolicy
+FREE_TEXT_UNSPECIFIED: FreeText
+FREE_TEXT_ACCEPTED: FreeText
+FREE_TEXT_REFUSED: FreeText
+FREE_TEXT_INSTEAD_OF_PICKS: FreeText
+DELIVERY_STATE_UNSPECIFIED: DeliveryState
+DELIVERY_STATE_DELIVERED: DeliveryState
+DELIVERY_STATE_DELIVERED_WITH_CHANGES: DeliveryState
+DELIVERY_STATE_NOT_DELIVERED: DeliveryState
 ACCOUNT_KIND_UNSPECIFIED: AccountKind
 ACCOUNT_KIND_HUMAN: AccountKind
 ACCOUNT_KIND_AGENT: AccountKind
@@ -60,7 +82,7 @@ class TextBlock(_message.Message):
     def __init__(self, text: _Optional[str] = ...) -> None: ...
 
 class Ask(_message.Message):
-    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name", "status", "deadline", "on_timeout", "closed_by_account_id", "closed_at", "closed_by_name", "close_reason")
+    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name", "status", "deadline", "on_timeout", "closed_by_account_id", "closed_at", "closed_by_name", "close_reason", "delivery")
     ASK_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_BY_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +95,7 @@ class Ask(_message.Message):
     CLOSED_AT_FIELD_NUMBER: _ClassVar[int]
     CLOSED_BY_NAME_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_FIELD_NUMBER: _ClassVar[int]
     ask_id: str
     questions: _containers.RepeatedCompositeFieldContainer[AskQuestion]
     answered_by_account_id: str
@@ -85,10 +108,27 @@ class Ask(_message.Message):
     closed_at: _timestamp_pb2.Timestamp
     closed_by_name: str
     close_reason: str
-    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ..., status: _Optional[_Union[AskStatus, str]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_timeout: _Optional[_Union[AskTimeoutPolicy, str]] = ..., closed_by_account_id: _Optional[str] = ..., closed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed_by_name: _Optional[str] = ..., close_reason: _Optional[str] = ...) -> None: ...
+    delivery: AskDelivery
+    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ..., status: _Optional[_Union[AskStatus, str]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_timeout: _Optional[_Union[AskTimeoutPolicy, str]] = ..., closed_by_account_id: _Optional[str] = ..., closed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed_by_name: _Optional[str] = ..., close_reason: _Optional[str] = ..., delivery: _Optional[_Union[AskDelivery, _Mapping]] = ...) -> None: ...
+
+class AskDelivery(_message.Message):
+    __slots__ = ("state", "detail", "payload", "reported_by_account_id", "reported_by_name", "reported_at")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    REPORTED_BY_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
+    REPORTED_BY_NAME_FIELD_NUMBER: _ClassVar[int]
+    REPORTED_AT_FIELD_NUMBER: _ClassVar[int]
+    state: DeliveryState
+    detail: str
+    payload: str
+    reported_by_account_id: str
+    reported_by_name: str
+    reported_at: _timestamp_pb2.Timestamp
+    def __init__(self, state: _Optional[_Union[DeliveryState, str]] = ..., detail: _Optional[str] = ..., payload: _Optional[str] = ..., reported_by_account_id: _Optional[str] = ..., reported_by_name: _Optional[str] = ..., reported_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AskQuestion(_message.Message):
-    __slots__ = ("question_id", "question", "header", "options", "allow_multiple", "recommended", "chosen_option_ids", "custom_text", "timed_out")
+    __slots__ = ("question_id", "question", "header", "options", "allow_multiple", "recommended", "chosen_option_ids", "custom_text", "timed_out", "free_text")
     QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     HEADER_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +138,7 @@ class AskQuestion(_message.Message):
     CHOSEN_OPTION_IDS_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_TEXT_FIELD_NUMBER: _ClassVar[int]
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    FREE_TEXT_FIELD_NUMBER: _ClassVar[int]
     question_id: str
     question: str
     header: str
@@ -107,7 +148,8 @@ class AskQuestion(_message.Message):
     chosen_option_ids: _containers.RepeatedScalarFieldContainer[str]
     custom_text: str
     timed_out: bool
-    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., header: _Optional[str] = ..., options: _Optional[_Iterable[_Union[AskOption, _Mapping]]] = ..., allow_multiple: _Optional[bool] = ..., recommended: _Optional[int] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+    free_text: FreeText
+    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., header: _Optional[str] = ..., options: _Optional[_Iterable[_Union[AskOption, _Mapping]]] = ..., allow_multiple: _Optional[bool] = ..., recommended: _Optional[int] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ..., timed_out: _Optional[bool] = ..., free_text: _Optional[_Union[FreeText, str]] = ...) -> None: ...
 
 class AskOption(_message.Message):
     __slots__ = ("id", "label", "description", "preview")
