@@ -3,6 +3,7 @@
 
 import { ChannelView } from "./channel.js";
 import { RpcError, unary } from "./connect.js";
+import { receiptWaitFrom } from "./delivery.js";
 import { byId as $, h, timeNode } from "./dom.js";
 import {
   askHref,
@@ -371,6 +372,7 @@ function showChannel(channel, { notFound = null, focusAsk = null }) {
     },
     onChange: () => refreshInbox(),
     focusAsk,
+    receiptWaitMs: receiptWaitFrom(location.search),
   });
   app.view.run();
 }

@@ -17,6 +17,14 @@
  * @property {string[]} [chosenOptionIds]
  * @property {string} [customText]
  * @property {boolean} [timedOut]
+ * @property {string | number} [freeText] FreeText: what the agent can receive as free text
+ * @typedef {object} AskDelivery A delivery receipt (what the agent received of the outcome).
+ * @property {string | number} [state] DeliveryState
+ * @property {string} [detail]
+ * @property {string} [payload]
+ * @property {string} [reportedByAccountId]
+ * @property {string} [reportedByName]
+ * @property {string} [reportedAt]
  * @typedef {object} Ask
  * @property {string} [askId]
  * @property {Question[]} [questions]
@@ -30,14 +38,29 @@
  * @property {string} [closedAt]
  * @property {string} [closedByName]
  * @property {string} [closeReason]
- * @typedef {{questionId: string, chosenOptionIds: string[], customText: string}} Answer
- *   One AskQuestionAnswer of a RespondToAsk request.
+ * @property {AskDelivery} [delivery]
+ * @typedef {{questionId: string, chosenOptionIds: string[], customText?: string}} Answer
+ *   One AskQuestionAnswer of a RespondToAsk request (no customText: the question takes none).
  * @typedef {{chosen: Set<string>, text: string}} QuestionDraft
  * @typedef {{question: Question, chosen: string[], text: string}} UnsentAnswer
  * @typedef {import("./connect.js").Violation} Violation
  * @typedef {{code?: unknown, message?: unknown, violations?: unknown, closedAsk?: Ask | null}} SendError
  *   What a failed submit or decline rejects with (an RpcError, or anything else thrown).
  */
+
+/**
+ * An enum's name: Connect-JSON sends the name, or may send the number (`names[number]`; one
+ * this page does not know becomes `<prefix><number>`). Absent: the zero value.
+ * @param {unknown} value
+ * @param {readonly string[]} names the enum's names by number
+ * @param {string} prefix e.g. "ASK_STATUS_"
+ * @returns {string}
+ */
+export function enumName(value, names, prefix) {
+  if (typeof value === "number") return names[value] ?? `${prefix}${value}`;
+  if (typeof value === "string" && value) return value;
+  return names[0];
+}
 
 /** The AskStatus names, as Connect-JSON sends them. */
 export const STATUS = Object.freeze({
@@ -49,8 +72,8 @@ export const STATUS = Object.freeze({
   EXPIRED: "ASK_STATUS_EXPIRED",
 });
 
-// Connect-JSON may also carry an enum as its number.
-const STATUS_BY_NUMBER = [
+/** The AskStatus names by number (tests/unit/test_ui_contract.py holds them to the proto). */
+export const ASK_STATUS_NAMES = Object.freeze([
   "ASK_STATUS_UNSPECIFIED",
   STATUS.PENDING,
   STATUS.ANSWERED,
@@ -58,7 +81,34 @@ const STATUS_BY_NUMBER = [
   STATUS.WITHDRAWN,
   STATUS.TIMED_OUT,
   STATUS.EXPIRED,
-];
+]);
+
+/** The FreeText names: what the agent can receive as free text ("Other") for a question. */
+export const FREE_TEXT = Object.freeze({
+  UNSPECIFIED: "FREE_TEXT_UNSPECIFIED",
+  ACCEPTED: "FREE_TEXT_ACCEPTED",
+  REFUSED: "FREE_TEXT_REFUSED",
+  INSTEAD_OF_PICKS: "FREE_TEXT_INSTEAD_OF_PICKS",
+});
+
+/** The FreeText names by number. */
+export const FREE_TEXT_NAMES = Object.freeze([
+  FREE_TEXT.UNSPECIFIED,
+  FREE_TEXT.ACCEPTED,
+  FREE_TEXT.REFUSED,
+  FREE_TEXT.INSTEAD_OF_PICKS,
+]);
+
+/**
+ * What the agent can receive as free text for `question`, by name. Unset or UNSPECIFIED (an
+ * ask posted before the field existed) means ACCEPTED; a name this page does not know stays
+ * as it is (the form then offers the box, and the server judges).
+ * @param {Question} question
+ */
+export function freeTextPolicy(question) {
+  const name = enumName(question.freeText, FREE_TEXT_NAMES, "FREE_TEXT_");
+  return name === FREE_TEXT.UNSPECIFIED ? FREE_TEXT.ACCEPTED : name;
+}
 
 const PICK_RECOMMENDED = "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED";
 
@@ -77,11 +127,8 @@ export function isAnswered(ask) {
  * @returns {string}
  */
 export function askStatus(ask) {
-  let status = ask.status;
-  if (typeof status === "number") status = STATUS_BY_NUMBER[status] ?? `ASK_STATUS_${status}`;
-  if (typeof status === "string" && status && status !== "ASK_STATUS_UNSPECIFIED" && status !== STATUS.PENDING) {
-    return status;
-  }
+  const status = enumName(ask.status, ASK_STATUS_NAMES, "ASK_STATUS_");
+  if (status !== "ASK_STATUS_UNSPECIFIED" && status !== STATUS.PENDING) return status;
   return isAnswered(ask) ? STATUS.ANSWERED : STATUS.PENDING;
 }
 
@@ -191,6 +238,7 @@ export function questionSignature(ask) {
       q.header ?? "",
       q.allowMultiple ?? false,
       q.recommended ?? null,
+      freeTextPolicy(q),
       (q.options ?? []).map((o) => [o.id ?? "", o.label ?? "", o.description ?? "", o.preview ?? ""]),
     ]),
   );
@@ -285,7 +333,7 @@ export function answersMatch(ask, answers) {
     if (!q) return false;
     const chosen = [...(q.chosenOptionIds ?? [])].sort();
     const mine = [...answer.chosenOptionIds].sort();
-    return (q.customText ?? "") === answer.customText && JSON.stringify(chosen) === JSON.stringify(mine);
+    return (q.customText ?? "") === (answer.customText ?? "") && JSON.stringify(chosen) === JSON.stringify(mine);
   });
 }
 

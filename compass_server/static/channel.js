@@ -5,6 +5,7 @@
 import { interruptedNote, isFinal, questionSignature } from "./ask.js";
 import { closedView } from "./closed.js";
 import { RpcError, serverStream, unary } from "./connect.js";
+import { RECEIPT_WAIT_MS } from "./delivery.js";
 import { byId as $, h, reconcile, timeNode } from "./dom.js";
 import { AskForm } from "./form.js";
 import {
@@ -29,14 +30,15 @@ import {
 export class ChannelView {
   /**
    * @param {{token: string, channel: Channel, onAuthLost: () => void, onChange?: () => void,
-   *   focusAsk?: string | null}} options
+   *   focusAsk?: string | null, receiptWaitMs?: number}} options
    */
-  constructor({ token, channel, onAuthLost, onChange, focusAsk = null }) {
+  constructor({ token, channel, onAuthLost, onChange, focusAsk = null, receiptWaitMs = RECEIPT_WAIT_MS }) {
     this.token = token;
     this.channel = channel;
     this.onAuthLost = onAuthLost;
     this.onChange = onChange ?? (() => {});
     this.focusAsk = focusAsk; // an ask to show first (a deep link), else the first pending one
+    this.receiptWaitMs = receiptWaitMs; // how long a closed ask's delivery receipt is awaited
     this.revision = 0n; // highest revision seen: where a new watch resumes
     this.loaded = false; // the first ListMessages pages are all in
     /** @type {Map<string, Message>} */
@@ -233,7 +235,7 @@ export class ChannelView {
         " · ",
         timeNode(message.createdAt ?? ""),
       ),
-      ...(message.blocks ?? []).map((block) => this.blockNode(block)),
+      ...(message.blocks ?? []).map((block) => this.blockNode(block, message)),
     ]);
     if (isNew) this.place(article, message);
     if (this.loaded) this.onChange();
@@ -255,15 +257,21 @@ export class ChannelView {
     if (this.loaded && nearBottom && !after) article.scrollIntoView({ block: "end" });
   }
 
-  /** @param {Block} block */
-  blockNode(block) {
+  /**
+   * @param {Block} block
+   * @param {Message} message the block's message
+   */
+  blockNode(block, message) {
     if (block.text) return h("div", { class: "text-block" }, block.text.text ?? "");
-    if (block.ask) return this.askNode(block.ask);
+    if (block.ask) return this.askNode(block.ask, message.authorName || message.authorAccountId || "");
     return h("p", { class: "muted" }, "(a block this page cannot show)");
   }
 
-  /** @param {Ask} ask */
-  askNode(ask) {
+  /**
+   * @param {Ask} ask
+   * @param {string} agent who asked (the message's author)
+   */
+  askNode(ask, agent) {
     const askId = ask.askId ?? "";
     const open = this.forms.get(askId);
     if (isFinal(ask)) {
@@ -275,7 +283,7 @@ export class ChannelView {
           this.notes.set(askId, { note: interruptedNote(ask), unsent: open.unsent() });
         }
       }
-      return closedView(ask, this.notes.get(askId) ?? {});
+      return closedView(ask, { ...this.notes.get(askId), agent, receiptWaitMs: this.receiptWaitMs });
     }
     if (open && open.signature === questionSignature(ask)) {
       open.update(ask);

@@ -4,6 +4,7 @@
 // text.
 
 import { STATUS, askStatus, chosenLabels, closerName, plural, questionTitle } from "./ask.js";
+import { RECEIPT_WAIT_MS, receiptView } from "./delivery.js";
 import { h, timeNode } from "./dom.js";
 
 /**
@@ -94,11 +95,12 @@ function closedByLine(ask, status) {
 /** The read-only view of a closed ask (any status but PENDING): its outcome, the questions
  * with whatever answer they got, who or what closed it and when, and the reason given.
  * `note`: optional text shown above it; `unsent`: what this person had entered but never
- * sent (from AskForm.unsent()), shown so it is not lost.
+ * sent (from AskForm.unsent()), shown so it is not lost; `agent`: who asked (the message's
+ * author), named by the delivery receipt (delivery.js), which is awaited `receiptWaitMs`.
  * @param {Ask} ask
- * @param {{note?: string, unsent?: UnsentAnswer[]}} [extra]
+ * @param {{note?: string, unsent?: UnsentAnswer[], agent?: string, receiptWaitMs?: number}} [extra]
  */
-export function closedView(ask, { note = "", unsent = [] } = {}) {
+export function closedView(ask, { note = "", unsent = [], agent = "", receiptWaitMs = RECEIPT_WAIT_MS } = {}) {
   const status = askStatus(ask);
   const outcome = OUTCOMES[status] ?? { label: "Closed", kind: "closed" };
   const answeredStatus = status === STATUS.ANSWERED || status === STATUS.TIMED_OUT;
@@ -140,6 +142,8 @@ export function closedView(ask, { note = "", unsent = [] } = {}) {
       "aria-label": `${outcome.label}: ${plural(questions.length, "question", "questions")} from the agent`,
     },
     h("p", { class: "ask-outcome" }, h("span", { class: "outcome-label" }, outcome.label)),
+    // Right under the outcome: an answer is never seen without what became of it.
+    receiptView(ask, { agent, waitMs: receiptWaitMs }),
     note ? h("p", { class: "notice" }, note) : null,
     questions,
     unsent.length ? unsentView(unsent) : null,

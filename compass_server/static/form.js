@@ -27,6 +27,7 @@ import {
   violationText,
 } from "./ask.js";
 import { h, uid } from "./dom.js";
+import { TEXT_INSTEAD_OF_PICKS_WARNING, answerFor, offersOther, otherHint, textHidesPicks } from "./freetext.js";
 
 /**
  * @typedef {import("./ask.js").Ask} Ask
@@ -109,11 +110,29 @@ class Countdown {
  * @property {Question} question
  * @property {HTMLFieldSetElement} fieldset
  * @property {HTMLInputElement[]} inputs
- * @property {HTMLTextAreaElement} other
+ * @property {HTMLTextAreaElement | null} other its free-text box (none where the agent cannot
+ *   receive free text)
+ * @property {HTMLElement} warning says the agent will see only the text (INSTEAD_OF_PICKS)
  * @property {HTMLButtonElement | null} clear
  * @property {HTMLElement} violation
  * @property {boolean} multiple
  */
+
+/**
+ * What is typed in the question's free-text box ("" where it has none).
+ * @param {QuestionEntry} entry
+ */
+function textOf(entry) {
+  return entry.other?.value ?? "";
+}
+
+/**
+ * The ids of the question's ticked options.
+ * @param {QuestionEntry} entry
+ */
+function picksOf(entry) {
+  return entry.inputs.filter((input) => input.checked).map((input) => input.value);
+}
 
 /** The pending form of one ask. `submit(askId, answers)` sends them and `decline(askId,
  * reason)` declines the ask; both reject with RpcError (one refused because the ask closed
@@ -330,23 +349,23 @@ export class AskForm {
     });
     const otherId = uid("other");
     const otherHintId = uid("other-hint");
-    const other = h("textarea", {
-      id: otherId,
-      class: "other-input",
-      rows: 2,
-      "aria-describedby": `${otherHintId} ${violation.id}`,
-    });
-    other.addEventListener("input", () => this.typed(entry));
-    let hint = "Answer in your own words.";
-    if (options.length && multiple) hint = "Optional, alongside the options you tick.";
-    else if (options.length) hint = "Typing here replaces the choice above.";
+    const warning = h("p", { class: "free-text-warning", id: uid("warning"), role: "status", hidden: true });
+    const other = offersOther(question)
+      ? h("textarea", {
+          id: otherId,
+          class: "other-input",
+          rows: 2,
+          "aria-describedby": `${otherHintId} ${warning.id} ${violation.id}`,
+        })
+      : null;
+    other?.addEventListener("input", () => this.typed(entry));
     const clear = multiple || !options.length
       ? null
       : h("button", { type: "button", class: "button button-quiet clear-choice", hidden: true }, "Clear choice");
     clear?.addEventListener("click", () => {
       for (const input of inputs) input.checked = false;
       this.refresh();
-      other.focus();
+      (other ?? inputs[0])?.focus();
     });
     let instruction = "Answer in your own words.";
     if (options.length) instruction = multiple ? "Choose any that apply." : "Choose one.";
@@ -362,17 +381,20 @@ export class AskForm {
       options.length ? h("p", { class: "instruction" }, instruction) : null,
       options.length ? h("div", { class: "options" }, optionNodes) : null,
       clear,
-      h(
-        "div",
-        { class: "other" },
-        h("label", { for: otherId }, options.length ? "Other" : "Your answer"),
-        other,
-        h("p", { class: "other-hint", id: otherHintId }, hint),
-      ),
+      other
+        ? h(
+            "div",
+            { class: "other" },
+            h("label", { for: otherId }, options.length ? "Other" : "Your answer"),
+            other,
+            h("p", { class: "other-hint", id: otherHintId }, otherHint(question)),
+          )
+        : null,
+      warning,
       violation,
     );
     /** @type {QuestionEntry} */
-    const entry = { question, fieldset, inputs, other, clear, violation, multiple };
+    const entry = { question, fieldset, inputs, other, warning, clear, violation, multiple };
     return entry;
   }
 
@@ -382,13 +404,13 @@ export class AskForm {
    */
   picked(entry, input) {
     // Single-select: free text is instead of a pick, so a pick clears it (SPEC §4 step 6).
-    if (!entry.multiple && input.checked) entry.other.value = "";
+    if (!entry.multiple && input.checked && entry.other) entry.other.value = "";
     this.refresh();
   }
 
   /** @param {QuestionEntry} entry */
   typed(entry) {
-    if (!entry.multiple && entry.other.value.trim() !== "") {
+    if (!entry.multiple && textOf(entry).trim() !== "") {
       for (const input of entry.inputs) input.checked = false;
     }
     this.refresh();
@@ -399,11 +421,7 @@ export class AskForm {
    * @returns {Answer[]}
    */
   answers() {
-    return this.questions.map((q) => ({
-      questionId: q.question.questionId ?? "",
-      chosenOptionIds: q.inputs.filter((input) => input.checked).map((input) => input.value),
-      customText: q.other.value.trim(),
-    }));
+    return this.questions.map((q) => answerFor(q.question, picksOf(q), textOf(q)));
   }
 
   skipped() {
@@ -418,6 +436,12 @@ export class AskForm {
     for (const entry of this.questions) {
       entry.fieldset.classList.toggle("is-empty", skipped.has(entry));
       if (entry.clear) entry.clear.hidden = !entry.inputs.some((input) => input.checked);
+      // Filled in as it appears (a live region is read out when its words change), emptied
+      // as it goes.
+      const warn = textHidesPicks(entry.question, picksOf(entry).length, textOf(entry));
+      if (warn !== entry.warning.hidden) continue;
+      entry.warning.hidden = !warn;
+      entry.warning.textContent = warn ? TEXT_INSTEAD_OF_PICKS_WARNING : "";
     }
     const total = this.questions.length;
     const untouched = skipped.size === total;
@@ -453,8 +477,8 @@ export class AskForm {
     const draft = new Map();
     for (const entry of this.questions) {
       draft.set(entry.question.questionId ?? "", {
-        chosen: new Set(entry.inputs.filter((i) => i.checked).map((i) => i.value)),
-        text: entry.other.value,
+        chosen: new Set(picksOf(entry)),
+        text: textOf(entry),
       });
     }
     return draft;
@@ -469,7 +493,7 @@ export class AskForm {
       entry.inputs.forEach((input, index) => {
         input.checked = ticked[index];
       });
-      entry.other.value = saved.text;
+      if (entry.other) entry.other.value = saved.text;
     }
     this.refresh();
   }
@@ -521,8 +545,8 @@ export class AskForm {
     return this.questions
       .map((entry) => ({
         question: entry.question,
-        chosen: chosenLabels(entry.question, entry.inputs.filter((i) => i.checked).map((i) => i.value)),
-        text: entry.other.value.trim(),
+        chosen: chosenLabels(entry.question, picksOf(entry)),
+        text: textOf(entry).trim(),
       }))
       .filter((item) => item.chosen.length || item.text);
   }
@@ -534,7 +558,7 @@ export class AskForm {
       entry.violation.hidden = true;
       entry.violation.replaceChildren();
       entry.fieldset.classList.remove("has-violation");
-      entry.other.removeAttribute("aria-invalid");
+      entry.other?.removeAttribute("aria-invalid");
       for (const input of entry.inputs) input.removeAttribute("aria-invalid");
     }
   }
@@ -563,7 +587,7 @@ export class AskForm {
       byQuestion.set(target, [...(byQuestion.get(target) ?? []), violationText(violation)]);
       // Only the part at fault is marked: a choice error never outlines the "Other" box.
       const part = violationPart(violation);
-      if (part === "text") target.other.setAttribute("aria-invalid", "true");
+      if (part === "text") target.other?.setAttribute("aria-invalid", "true");
       if (part === "choice") for (const input of target.inputs) input.setAttribute("aria-invalid", "true");
     }
     for (const [entry, messages] of byQuestion) {
