@@ -58,6 +58,18 @@ TIMEOUT_POLICY_BY_NAME: Final[dict[str, comms_pb2.AskTimeoutPolicy]] = {
     "pick_recommended": comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED,
     "fail": comms_pb2.ASK_TIMEOUT_POLICY_FAIL,
 }
+#: FreeText <-> its name in a stored question (`store.blocks`; UNSPECIFIED is stored as no
+#: key, as questions were before the field existed).
+FREE_TEXT_NAMES: Final[dict[int, str]] = {
+    comms_pb2.FREE_TEXT_ACCEPTED: "accepted",
+    comms_pb2.FREE_TEXT_REFUSED: "refused",
+    comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS: "instead_of_picks",
+}
+FREE_TEXT_BY_NAME: Final[dict[str, comms_pb2.FreeText]] = {
+    "accepted": comms_pb2.FREE_TEXT_ACCEPTED,
+    "refused": comms_pb2.FREE_TEXT_REFUSED,
+    "instead_of_picks": comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+}
 #: What CloseAsk may write.
 CLOSE_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_WITHDRAWN, comms_pb2.ASK_STATUS_TIMED_OUT})
 #: Timestamp.seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z (protobuf's range).
