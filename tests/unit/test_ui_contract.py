@@ -7,19 +7,13 @@ when one drifts (a renamed field would otherwise read as absent, silently)."""
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Final
 
 import pytest
 
 from gen.compass.v1 import comms_pb2
-
-ROOT: Final = Path(__file__).resolve().parents[2]
-STATIC: Final = ROOT / "compass_server" / "static"
+from tests.unit._node import STATIC, import_line, node_json
 
 # Each typedef that mirrors a wire message (compass.v1), by module and name.
 WIRE: Final[dict[tuple[str, str], str]] = {
@@ -144,27 +138,17 @@ def _enum_names(enum: str) -> list[str]:
 
 
 def test_the_ui_enum_tables_are_the_protos() -> None:
-    node = shutil.which("node")
-    assert node is not None, "Node.js is needed for the UI's tests (and the agent runtime)"
     script = (
-        f"import * as ask from {json.dumps((STATIC / 'ask.js').as_uri())};\n"
-        f"import * as delivery from {json.dumps((STATIC / 'delivery.js').as_uri())};\n"
-        "process.stdout.write(JSON.stringify({\n"
+        import_line("ask", "ask.js")
+        + import_line("delivery", "delivery.js")
+        + "process.stdout.write(JSON.stringify({\n"
         "  status: ask.ASK_STATUS_NAMES, freeText: ask.FREE_TEXT_NAMES,\n"
         "  freeTextByKey: ask.FREE_TEXT, delivery: delivery.DELIVERY_STATE_NAMES,\n"
         "  deliveryByKey: delivery.DELIVERY, statusByKey: ask.STATUS,\n"
         "}));\n"
     )
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    ui = json.loads(done.stdout)
+    ui = node_json(script)
+    assert isinstance(ui, dict)
     assert ui["status"] == _enum_names("AskStatus")
     assert ui["freeText"] == _enum_names("FreeText")
     assert ui["delivery"] == _enum_names("DeliveryState")
