@@ -1,4 +1,5 @@
-"""JSONB (de)serialization of message blocks and answer state, with the read invariants.
+"""JSONB (de)serialization of message blocks and answer state, with the read invariants, and
+the merge of an ask's stored state (answers, delivery receipt) into its block on read.
 
 Stored shape (`messages.blocks`, a JSON array; answer state is NOT part of it):
 
@@ -27,7 +28,11 @@ from typing import TYPE_CHECKING
 from compass_agent.jsonvalues import is_array, is_object
 from compass_server.domain import block_violations
 from compass_server.domain.errors import CorruptDataError
-from compass_server.domain.limits import FREE_TEXT_BY_NAME, FREE_TEXT_NAMES
+from compass_server.domain.limits import (
+    DELIVERY_STATE_BY_NAME,
+    FREE_TEXT_BY_NAME,
+    FREE_TEXT_NAMES,
+)
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -197,6 +202,35 @@ def apply_answer_state(
     ask.answered_by_account_id = answered_by_account_id
     ask.answered_at.FromDatetime(answered_at)
     ask.answered_by_name = answered_by_name
+
+
+def apply_delivery(
+    ask: comms_pb2.Ask,
+    *,
+    state: str,
+    detail: str,
+    payload: str,
+    reported_by_account_id: str,
+    reported_by_name: str,
+    reported_at: datetime,
+    message_id: str,
+) -> None:
+    """Merge a stored delivery receipt (the `asks.delivery_*` columns) into `ask` (in place).
+
+    Raises:
+        CorruptDataError: `state` is not a delivery state the store writes.
+    """
+    known = DELIVERY_STATE_BY_NAME.get(state)
+    if known is None:  # pragma: no cover - the column's CHECK constraint
+        raise CorruptDataError(
+            f"stored delivery of ask {ask.ask_id} (message {message_id}) has state {state!r}"
+        )
+    ask.delivery.state = known
+    ask.delivery.detail = detail
+    ask.delivery.payload = payload
+    ask.delivery.reported_by_account_id = reported_by_account_id
+    ask.delivery.reported_by_name = reported_by_name
+    ask.delivery.reported_at.FromDatetime(reported_at)
 
 
 def _blocks(raw: object) -> list[comms_pb2.MessageBlock]:

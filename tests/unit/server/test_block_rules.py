@@ -31,8 +31,7 @@ TEXT = comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text="hello"))
 
 
 def with_free_text(question: comms_pb2.AskQuestion, free_text: int) -> comms_pb2.AskQuestion:
-    # An int, not a FreeText: proto3 enums are open, so a client can send an undefined value.
-    question.free_text = free_text  # pyright: ignore[reportAttributeAccessIssue]
+    question.free_text = free_text  # pyright: ignore[reportAttributeAccessIssue] - any int: proto3 enums are open, a client can send an undefined value
     return question
 
 
