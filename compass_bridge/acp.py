@@ -44,9 +44,10 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -67,6 +68,7 @@ from compass_bridge.answers import outcome, runtime_timeout, status_name
 from compass_bridge.core import BridgeCore, Reason
 from compass_bridge.forms import (
     ask_form_content,
+    could_be_ask_form,
     form_content,
     matches_ask_form,
     plan_form,
@@ -100,6 +102,14 @@ __all__ = ["AcpBridge"]
 logger = logging.getLogger("compass.bridge.acp")
 
 T = TypeVar("T")
+
+PERMISSION_KINDS: Final = {
+    "allow_once": "allow once",
+    "allow_always": "allow always",
+    "reject_once": "reject once",
+    "reject_always": "reject always",
+}
+"""ACP's permission option kinds, in words, as each option's description."""
 
 ElicitationResponse = (
     AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
@@ -269,6 +279,10 @@ class AcpBridge(BridgeCore, Client):
         call = self._claim(schema, tool_call_id)
         if call is not None or self._stopping.is_set():
             return call
+        if not could_be_ask_form(schema) or (
+            tool_call_id is not None and self._translator.is_other_call(tool_call_id)
+        ):
+            return None  # no ask call can claim it: presented at once, never held
         form = _Form(schema, tool_call_id, asyncio.get_running_loop().create_future())
         key = f"form-{next(self._form_keys)}"
         self._forms.hold(key, form)
@@ -337,17 +351,17 @@ class AcpBridge(BridgeCore, Client):
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
             return _refusal(answered, "the agent's form")
         result = form_content(plan, answered)
-        for problem in result.problems:
-            logger.warning("ask %s: %s", answered.ask_id, problem)
+        changes = list(result.problems)
         if result.missing:
-            logger.warning(
-                "ask %s: the answer gives no valid value for required %s; the form is declined",
-                answered.ask_id,
-                ", ".join(result.missing),
+            changes.append(
+                f"the agent's form requires {', '.join(result.missing)}, left without an "
+                "answer; sent without it"
             )
-            return DeclineElicitationResponse(action="decline")
+        for change in changes:
+            logger.warning("ask %s: %s", answered.ask_id, change)
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
+        self._receipt(answered, changes, json.dumps(result.content, ensure_ascii=False))
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------
@@ -369,8 +383,11 @@ class AcpBridge(BridgeCore, Client):
         question = ask.questions.add(
             question_id="permission", question=f"Allow the agent: {title}?", header="Permission"
         )
+        question.free_text = comms_pb2.FREE_TEXT_REFUSED
         for index, option in enumerate(options):
-            question.options.add(id=str(index), label=option.name, description=option.kind)
+            question.options.add(
+                id=str(index), label=option.name, description=PERMISSION_KINDS.get(option.kind, "")
+            )
         key = self._post_own([], ask)
         try:
             answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
@@ -462,7 +479,10 @@ class AcpBridge(BridgeCore, Client):
     # -- shared ----------------------------------------------------------------------------
 
     def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
-        """Post a message of the bridge's own holding `ask`; return its key."""
+        """Post a message of the bridge's own holding `ask`; return its key. The agent's text
+        so far is settled first, so that its lead-in is posted before the ask."""
+        for event in self._translator.settle():
+            self._feed(event)
         key = f"{self._run_id}-form-{next(self._own_messages)}"
         frame = comms_pb2.MessageUpdated(client_message_id=key)
         for text in texts:
@@ -470,6 +490,22 @@ class AcpBridge(BridgeCore, Client):
         frame.blocks.add().ask.CopyFrom(ask)
         self.poster.submit(frame)
         return key
+
+    def _receipt(self, answered: comms_pb2.Ask, changes: list[str], payload: str) -> None:
+        """The delivery receipt of a form's answer: DELIVERED, or DELIVERED_WITH_CHANGES
+        saying what the form could not carry."""
+        state = (
+            comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES
+            if changes
+            else comms_pb2.DELIVERY_STATE_DELIVERED
+        )
+        logger.info(
+            "receipt for ask %s: %s %s %s",
+            answered.ask_id,
+            comms_pb2.DeliveryState.Name(state),
+            "; ".join(changes),
+            payload,
+        )
 
     async def _wait_answer(
         self,
