@@ -256,6 +256,13 @@ class AnthropicModel(ScriptedWire):
     def __init__(self, turns: Sequence[Turn], *, model: str = "claude-sonnet-4-5") -> None:
         super().__init__(turns, model=model)
 
+    def is_main(self, body: Mapping[str, Any]) -> bool:
+        """With tools, and not Claude Code's prompt-suggestion request after a turn (it sends
+        the main loop's tools along, and its last user message opens "[SUGGESTION MODE")."""
+        messages = body.get("messages") or [{}]
+        last = _text_of(messages[-1].get("content"))
+        return super().is_main(body) and not last.startswith("[SUGGESTION MODE")
+
     def events(self, turn: Turn) -> list[tuple[str, dict[str, Any]]]:
         message = {
             "id": f"msg_{uuid.uuid4().hex[:16]}",
