@@ -211,7 +211,7 @@ async def test_an_answer_the_schema_cannot_take_is_left_out_and_said(
     assert form["result"] == {"action": "accept", "content": {}}
     assert "requires n, left without an answer; sent without it" in log
     assert "is not an integer" in log
-    assert "DELIVERY_STATE_DELIVERED_WITH_CHANGES" in log
+    assert "receipt delivered_with_changes" in log
     # Free text cannot be said to a permission request: rejected once, and logged.
     assert permission["result"] == {"outcome": {"outcome": "selected", "optionId": "nope"}}
     assert "rejected once" in log
