@@ -19,6 +19,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -38,8 +39,6 @@ from tests.realagent.harness import (
 from tests.realagent.model_server import ToolCall, Turn
 from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel, ResponsesModel, ScriptedWire
-
-from pathlib import Path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
