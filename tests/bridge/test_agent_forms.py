@@ -86,6 +86,7 @@ def test_claude_code_form_folds_each_other_box_into_its_question() -> None:
 def test_a_one_question_claude_form_heads_the_message_with_its_header() -> None:
     """Claude Code puts a lone question in the form's message and its header in `title`."""
     _, schema = recorded_form("claude-ask")
+    assert schema.properties is not None
     one = ElicitationSchema.model_validate(
         {
             "type": "object",
@@ -135,6 +136,7 @@ def test_a_skipped_required_codex_question_is_said_missing() -> None:
 
 def test_a_choice_without_a_companion_refuses_free_text() -> None:
     _, schema = recorded_form("codex-ask")
+    assert schema.properties is not None
     bare = {
         key: prop.model_dump(by_alias=True, exclude_none=True)
         for key, prop in schema.properties.items()
