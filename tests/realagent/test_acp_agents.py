@@ -413,3 +413,31 @@ async def test_a_permission_decided_in_compass(
             r"Original token count: \d+\nOutput:\ncompass-was-here\n",
             result,
         ), result
+
+
+async def test_a_mode_the_agent_does_not_offer_ends_the_run_saying_what_it_offers(
+    proxy: RefusingProxy,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+) -> None:
+    """`--mode manual` (Claude Code's display name, not its id): exit 2 before any prompt."""
+    with AnthropicModel([Turn.say("never asked")]) as model:
+        launch = claude_launch(ensure_npm("claude"), tmp_path, model.base_url, proxy.env())
+        with bridge_process(
+            agent=launch.argv,
+            env=launch.env,
+            cwd=launch.cwd,
+            tmp_path=tmp_path,
+            server_url=module_server.url,
+            world=world,
+            protocol="acp",
+            model=model,
+            extra=["--mode", "manual"],
+        ) as run:
+            assert await run.wait() == 2, run.log()
+        assert model.turns == [], run.log()
+    assert (
+        "compass agent-bridge: the agent offers no mode 'manual' "
+        "(it offers: default, acceptEdits, plan, auto)" in run.log()
+    ), run.log()
