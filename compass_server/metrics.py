@@ -23,6 +23,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
+from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ access_logger = logging.getLogger("compass.access")
 STREAM_KINDS: Final = frozenset({"WatchChannel", "WatchAsk"})
 _REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _ASK_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600)
+_RECEIPT_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
+"""A receipt normally follows its answer within a second (the bridge reports as it hands
+the answer over); the long tail is a bridge that was away."""
 _PENDING_CACHE_SECONDS: Final = 5.0
 REMEMBERED_ASKS: Final = 100_000
 """Ask ids kept per table (created, viewed, final): about 10 MB at most."""
@@ -77,6 +81,7 @@ class Metrics:
         self._created: _Recent[datetime] = _Recent(remember)
         self._viewed: _Recent[None] = _Recent(remember)
         self._final: _Recent[None] = _Recent(remember)
+        self._receipts: _Recent[None] = _Recent(remember)
         r = self.registry
         self.rpc_total = Counter(
             "compass_rpc", "RPCs served, by method and Connect code", ["method", "code"], registry=r
@@ -154,6 +159,20 @@ class Metrics:
             buckets=_ASK_BUCKETS,
             registry=r,
         )
+        self.deliveries = Counter(
+            "compass_ask_deliveries",
+            "Delivery receipts of answered or declined asks, by state",
+            ["state"],
+            registry=r,
+        )
+        for name in DELIVERY_STATE_NAMES.values():
+            self.deliveries.labels(state=name)
+        self.answer_to_receipt = Histogram(
+            "compass_ask_answer_to_receipt_seconds",
+            "From an ask's stored answer (or decline) to its stored delivery receipt",
+            buckets=_RECEIPT_BUCKETS,
+            registry=r,
+        )
         r.register(_Sampled(pool_in_use, lambda: self._pending))
         self._connected_once = False
 
@@ -212,6 +231,25 @@ class Metrics:
         elif ask.status == comms_pb2.ASK_STATUS_TIMED_OUT:
             self.auto_picks.inc(sum(1 for q in ask.questions if q.timed_out))
 
+    def delivery(self, row: AskRow) -> None:
+        """After ReportDelivery: count the receipt by state, once (an identical repeat counts
+        nothing more), and time it from the stored answer or decline to the stored receipt,
+        so an ask answered through another process is timed too."""
+        ask = row.ask
+        name = DELIVERY_STATE_NAMES.get(ask.delivery.state)
+        if not ask.HasField("delivery") or name is None or ask.ask_id in self._receipts:
+            return
+        self._receipts[ask.ask_id] = None
+        self.deliveries.labels(state=name).inc()
+        if ask.status == comms_pb2.ASK_STATUS_ANSWERED:
+            since = ask.answered_at if ask.HasField("answered_at") else None
+        else:
+            since = ask.closed_at if ask.HasField("closed_at") else None
+        if since is not None and ask.delivery.HasField("reported_at"):
+            self.answer_to_receipt.observe(
+                _seconds(ask.delivery.reported_at.ToDatetime() - since.ToDatetime())
+            )
+
     def webhook_outcome(self, outcome: str) -> None:
         """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""
         self.webhook_deliveries.labels(outcome=outcome).inc()
@@ -235,8 +273,8 @@ class Metrics:
             self.outcomes.labels(status=status).inc()
 
     def remembered(self) -> int:
-        """How many ask ids it holds (bounded by 3 x `remember`)."""
-        return len(self._created) + len(self._viewed) + len(self._final)
+        """How many ask ids it holds (bounded by 4 x `remember`)."""
+        return len(self._created) + len(self._viewed) + len(self._final) + len(self._receipts)
 
     # -- exposition --------------------------------------------------------------------------
 

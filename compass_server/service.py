@@ -22,7 +22,13 @@ from compass_server.domain.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from compass_server.domain.verdicts import fit_update, judge_answer, judge_close, judge_decline
+from compass_server.domain.verdicts import (
+    fit_update,
+    judge_answer,
+    judge_close,
+    judge_decline,
+    judge_delivery,
+)
 from compass_server.shared_reads import SharedReads, SharedResponses
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -353,6 +359,19 @@ class AgentHandlers(_Handlers, AgentService):
         if self._metrics is not None:
             self._metrics.outcome(row)
         return agent_pb2.CloseAskResponse(ask=row.ask)
+
+    async def report_delivery(
+        self, request: agent_pb2.ReportDeliveryRequest, ctx: Ctx
+    ) -> agent_pb2.ReportDeliveryResponse:
+        # Guards in order: malformed here; visibility and authorship in the store; nothing
+        # to deliver, or another receipt stored, by the judge under the channel lock.
+        requests.check_report_delivery(request)
+        actor = self._auth.current()
+        judge = judge_delivery(actor.account_id, request.state, request.detail, request.payload)
+        row = await self._store.report_delivery(actor, request.ask_id, judge)
+        if self._metrics is not None:
+            self._metrics.delivery(row)
+        return agent_pb2.ReportDeliveryResponse(ask=row.ask)
 
     def _asks_seen(self, row: MessageRow) -> None:
         if self._metrics is not None:

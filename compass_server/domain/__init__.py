@@ -35,6 +35,8 @@ from compass_server.domain.blocks import (
 )
 from compass_server.domain.limits import (
     CLOSE_STATUSES,
+    DELIVERY_STATE_BY_NAME,
+    DELIVERY_STATE_NAMES,
     MAX_ANSWERS,
     MAX_CHOSEN_PER_ANSWER,
     MAX_CLOSE_REASON_LENGTH,
@@ -58,6 +60,8 @@ from compass_server.domain.outcomes import (
 
 __all__ = [
     "CLOSE_STATUSES",
+    "DELIVERY_STATE_BY_NAME",
+    "DELIVERY_STATE_NAMES",
     "MAX_ANSWERS",
     "MAX_ASKS_PER_MESSAGE",
     "MAX_BLOCKS_PER_MESSAGE",

@@ -58,6 +58,33 @@ TIMEOUT_POLICY_BY_NAME: Final[dict[str, comms_pb2.AskTimeoutPolicy]] = {
     "pick_recommended": comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED,
     "fail": comms_pb2.ASK_TIMEOUT_POLICY_FAIL,
 }
+#: FreeText <-> its name in a stored question (`store.blocks`; UNSPECIFIED is stored as no
+#: key, as questions were before the field existed).
+FREE_TEXT_NAMES: Final[dict[int, str]] = {
+    comms_pb2.FREE_TEXT_ACCEPTED: "accepted",
+    comms_pb2.FREE_TEXT_REFUSED: "refused",
+    comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS: "instead_of_picks",
+}
+FREE_TEXT_BY_NAME: Final[dict[str, comms_pb2.FreeText]] = {
+    "accepted": comms_pb2.FREE_TEXT_ACCEPTED,
+    "refused": comms_pb2.FREE_TEXT_REFUSED,
+    "instead_of_picks": comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+}
+#: DeliveryState <-> the `asks.delivery_state` column (and the metric's `state` label).
+DELIVERY_STATE_NAMES: Final[dict[int, str]] = {
+    comms_pb2.DELIVERY_STATE_DELIVERED: "delivered",
+    comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES: "delivered_with_changes",
+    comms_pb2.DELIVERY_STATE_NOT_DELIVERED: "not_delivered",
+}
+DELIVERY_STATE_BY_NAME: Final[dict[str, comms_pb2.DeliveryState]] = {
+    "delivered": comms_pb2.DELIVERY_STATE_DELIVERED,
+    "delivered_with_changes": comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES,
+    "not_delivered": comms_pb2.DELIVERY_STATE_NOT_DELIVERED,
+}
+#: The outcomes whose answer or decline is delivered to the agent (ReportDelivery).
+DELIVERABLE_STATUSES: Final = frozenset(
+    {comms_pb2.ASK_STATUS_ANSWERED, comms_pb2.ASK_STATUS_DECLINED}
+)
 #: What CloseAsk may write.
 CLOSE_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_WITHDRAWN, comms_pb2.ASK_STATUS_TIMED_OUT})
 #: Timestamp.seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z (protobuf's range).

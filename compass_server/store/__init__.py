@@ -11,8 +11,8 @@ Visibility and acting (SPEC §4 steps 3-4):
   (`PermissionDeniedError` when it can see but not act).
 Account kinds (humans use CommsService, agents AgentService) are enforced by the service.
 
-Answer state and the ask's outcome (status, deadline, on_timeout, closed_*) have one source
-of truth: the store's ask record. They are merged into the ask blocks of every message and
+Answer state, the ask's outcome (status, deadline, on_timeout, closed_*) and its delivery
+receipt have one source of truth: the store's ask record. They are merged into the ask blocks of every message and
 ask the store returns, and no `update_message` can change them; an agent writes only the
 `deadline` and `on_timeout` of a NEW ask (docs/ask-outcomes.md).
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
 
-    from compass_server.domain.verdicts import Judge, UpdateRule
+    from compass_server.domain.verdicts import DeliveryJudge, Judge, UpdateRule
 
 EVENTS_CHANNEL: Final = "compass_events"
 """The one PostgreSQL NOTIFY channel every revision-bumping write notifies."""
@@ -506,6 +506,28 @@ class AskStore(Protocol):
                 "ask not found").
             FailedPreconditionError, InvalidArgumentError: as `judge` raises them (final;
                 TIMED_OUT answers that do not fit the ask).
+        """
+        ...
+
+    async def report_delivery(self, actor: AccountRow, ask_id: str, judge: DeliveryJudge) -> AskRow:
+        """Record what the agent received of an ANSWERED or DECLINED ask (its delivery
+        receipt), as `judge` (`domain.verdicts.judge_delivery`) decides under the channel
+        lock: the first receipt is written with `actor` and the time as who reported it and
+        when; an identical repeat writes nothing. Only the agent account that appended the
+        ask's message may report. A write bumps the channel revision, touches the message
+        (its revision and `updated_at`) and notifies, like an answer.
+
+        The request passed `domain.requests.check_report_delivery`.
+
+        Returns:
+            The ask with its receipt (also for an identical repeat).
+
+        Raises:
+            NotFoundError: no such ask, or not visible to `actor` ("ask not found"; an agent
+                sees the asks of the channels it takes part in, as `get_ask`).
+            PermissionDeniedError: `actor` sees the ask but did not append it.
+            FailedPreconditionError: as `judge` raises it (the ask is not ANSWERED or
+                DECLINED, or holds another receipt).
         """
         ...
 

@@ -1,6 +1,7 @@
 """Webhook endpoints, the delivery outbox and its log, and reminders, on PostgreSQL.
 
-The outbox is filled by triggers on `asks` (migrations/0005_webhooks.sql), in the transaction
+The outbox is filled by triggers on `asks` (migrations/0005_webhooks.sql, and
+0006_delivery_receipts.sql for ask.not_delivered), in the transaction
 of the change itself; this module registers endpoints, hands due deliveries to the worker
 (compass_server/webhooks.py) and records what each attempt did. Several server processes may
 share a database: a claim takes rows with FOR UPDATE SKIP LOCKED and leases them (moves their
@@ -28,7 +29,13 @@ if TYPE_CHECKING:
 
     from compass_server.store.postgres import PostgresStore
 
-EVENT_TYPES: Final = ("ask.created", "ask.answered", "ask.closed", "ask.reminder")
+EVENT_TYPES: Final = (
+    "ask.created",
+    "ask.answered",
+    "ask.closed",
+    "ask.reminder",
+    "ask.not_delivered",
+)
 """What an endpoint can subscribe to (all by default)."""
 REMINDER_LOCK_KEY: Final = 0x636D7072656D64
 """pg_try_advisory_xact_lock key: one process at a time sends reminders."""

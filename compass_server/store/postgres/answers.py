@@ -1,4 +1,5 @@
-"""Answers and outcomes: RespondToAsk, DeclineAsk, CloseAsk and the deadline sweep."""
+"""Answers and outcomes: RespondToAsk, DeclineAsk, CloseAsk, the deadline sweep and delivery
+receipts (ReportDelivery)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from compass_server.domain.errors import (
 )
 from compass_server.store import (
     EVENTS_CHANNEL,
+    AccountKind,
     AccountRow,
     AskRow,
     ChangeEvent,
@@ -29,6 +31,7 @@ from compass_server.store.postgres.sql import (
     BUMP_REVISION,
     CLOSE_ASK,
     LOCK_CHANNEL,
+    REPORT_DELIVERY,
     SELECT_ASK,
     SELECT_DUE_ASKS,
     SWEEPER_LOCK_KEY,
@@ -45,7 +48,7 @@ if TYPE_CHECKING:
     import asyncpg
     from asyncpg.pool import PoolConnectionProxy
 
-    from compass_server.domain.verdicts import Judge, Outcome
+    from compass_server.domain.verdicts import DeliveryJudge, Judge, Outcome
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
@@ -104,6 +107,19 @@ async def write_answer(
         head,
         tail,
     )
+
+
+def authored(row: asyncpg.Record | None, actor: AccountRow) -> asyncpg.Record:
+    """ReportDelivery's visibility and authorship on an ask as `SELECT_ASK` read it: visible
+    as `get_ask` sees it (an agent: in the channels it takes part in), then appended by
+    `actor`."""
+    if row is None or (actor.kind is AccountKind.AGENT and not row["participant"]):
+        raise NotFoundError("ask not found")
+    if row["author_account_id"] != actor.account_id:
+        raise PermissionDeniedError(
+            "only the agent account that posted the ask may report its delivery"
+        )
+    return row
 
 
 async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judge: Judge) -> AskRow:
@@ -211,6 +227,35 @@ class AnswersMixin(PostgresBase):
             if row is None or row["author_account_id"] != actor.account_id:
                 raise NotFoundError("ask not found")
             return await close_locked(conn, actor, row, judge)
+
+    async def report_delivery(self, actor: AccountRow, ask_id: str, judge: DeliveryJudge) -> AskRow:
+        async with self._write() as conn:
+            row = authored(await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id), actor)
+            await conn.fetchval(LOCK_CHANNEL, row["channel_id"])
+            locked = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
+            if locked is None:  # pragma: no cover - asks are never deleted
+                raise NotFoundError("ask not found")
+            current = ask_row(locked)
+            delivery = judge(current.ask)
+            if delivery is None:
+                return current  # an identical repeat
+            reported_at = await conn.fetchval(
+                REPORT_DELIVERY,
+                ask_id,
+                domain.DELIVERY_STATE_NAMES[delivery.state],
+                delivery.detail,
+                delivery.payload,
+                actor.account_id,
+            )
+            if reported_at is None:  # pragma: no cover - judged under the channel lock
+                raise FailedPreconditionError("the ask's delivery was already reported")
+            revision = int(await conn.fetchval(BUMP_REVISION, current.channel_id))
+            await conn.execute(TOUCH_MESSAGE, current.message_id, revision)
+            await notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
+            reported = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
+            if reported is None:  # pragma: no cover - asks are never deleted
+                raise NotFoundError("ask not found")
+            return ask_row(reported)
 
     async def expire_due(
         self, now: datetime, grace: timedelta, *, limit: int = 100

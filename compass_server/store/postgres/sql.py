@@ -196,12 +196,15 @@ SELECT_MESSAGE_BY_CLIENT_ID: Final = f"""
 ASK_STATE_COLUMNS: Final = """
     a.answers, a.answered_by_account_id, a.answered_at, ans.name AS answered_by_name,
     a.status, a.deadline, a.on_timeout, a.closed_by_account_id, a.closed_at,
-    cls.name AS closed_by_name, a.close_reason
+    cls.name AS closed_by_name, a.close_reason,
+    a.delivery_state, a.delivery_detail, a.delivery_payload, a.delivery_reported_by,
+    a.delivery_reported_at, rep.name AS delivery_reported_by_name
 """
 
 ASK_STATE_JOINS: Final = """
     LEFT JOIN accounts ans ON ans.account_id = a.answered_by_account_id
     LEFT JOIN accounts cls ON cls.account_id = a.closed_by_account_id
+    LEFT JOIN accounts rep ON rep.account_id = a.delivery_reported_by
 """
 
 SELECT_ASK_STATE_OF_MESSAGES: Final = f"""
@@ -359,6 +362,17 @@ CLOSE_ASK: Final = """
         answered_at = CASE WHEN $5::jsonb IS NULL THEN NULL ELSE now() END
     WHERE ask_id = $1 AND status = 'pending'
     RETURNING closed_at
+"""
+
+# Records an ANSWERED or DECLINED ask's delivery receipt (the caller holds the channel lock):
+# $2 state, $3 detail, $4 payload, $5 who reported it. No row when a receipt is already
+# stored or the ask has nothing to deliver (judged before, under the same lock).
+REPORT_DELIVERY: Final = """
+    UPDATE asks
+    SET delivery_state = $2, delivery_detail = $3, delivery_payload = $4,
+        delivery_reported_by = $5, delivery_reported_at = now()
+    WHERE ask_id = $1 AND delivery_state IS NULL AND status IN ('answered', 'declined')
+    RETURNING delivery_reported_at
 """
 
 TOUCH_MESSAGE: Final = """
