@@ -21,7 +21,9 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
 - `session`: the RPC transport's child process or stdin/stdout, signals, exit codes;
 - `acp`: `AcpBridge`, the ACP client (session updates, form elicitations, permission
   requests); `acp_events`: ACP updates -> the mapper's events; `forms`: ACP form schemas
-  <-> typed Asks; `acp_run`: the agent process, one prompt turn, signals, exit codes.
+  <-> typed Asks (`companions`: the free-text fields Claude Code and Codex put beside a
+  choice); `acp_settings`: `--mode` and `--config-option`; `acp_run`: the agent process,
+  one prompt turn, signals, exit codes.
 
 Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, httpx and the ACP library,
 never the store, asyncpg or the server's handlers (tests/bridge/test_layering.py).
@@ -91,6 +93,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prompt-file", type=Path, help="a UTF-8 file holding the prompt to send the agent"
     )
     parser.add_argument(
+        "--mode",
+        metavar="ID",
+        help="ACP only: the session mode to run the agent in (session/set_mode), one the "
+        "agent offers, e.g. 'default' (Claude Code's Manual: it asks before acting) or "
+        "'read-only' (Codex)",
+    )
+    parser.add_argument(
+        "--config-option",
+        metavar="ID=VALUE",
+        action="append",
+        default=[],
+        help="ACP only, repeatable: a session configuration option to set "
+        "(session/set_config_option), e.g. 'collaboration_mode=plan' (Codex)",
+    )
+    parser.add_argument(
         "--no-ask-dialog",
         dest="ask_dialog",
         action="store_false",
@@ -146,6 +163,20 @@ def main(args: argparse.Namespace) -> int:
             "(--prompt or --prompt-file)\n"
         )
         return EXIT_USAGE
+    mode: str | None = args.mode
+    raw_options: list[str] = args.config_option
+    if protocol != "acp" and (mode is not None or raw_options):
+        sys.stderr.write("compass agent-bridge: --mode and --config-option need --protocol acp\n")
+        return EXIT_USAGE
+    from compass_bridge.acp_settings import SessionSettings, parse_config_option
+
+    try:
+        settings = SessionSettings(
+            mode=mode, config_options=tuple(parse_config_option(o) for o in raw_options)
+        )
+    except ValueError as exc:
+        sys.stderr.write(f"compass agent-bridge: {exc}\n")
+        return EXIT_USAGE
     max_backoff: float = args.max_backoff
     drain_timeout: float | None = args.drain_timeout
     if not 0 < max_backoff <= 3600 or (drain_timeout is not None and drain_timeout < 0):
@@ -166,6 +197,7 @@ def main(args: argparse.Namespace) -> int:
         max_backoff=max_backoff,
         drain_timeout=drain_timeout,
         prompt=prompt,
+        settings=settings,
     )
     from compass_bridge.startup import start_problem
 

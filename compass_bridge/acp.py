@@ -46,7 +46,7 @@ import functools
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -65,8 +65,17 @@ from compass_agent import ConversationUpdated
 from compass_bridge.acp_events import AcpTranslator
 from compass_bridge.answers import outcome, runtime_timeout, status_name
 from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.delivery import (
+    DECLINE_PAYLOAD,
+    Receipt,
+    delivered,
+    not_delivered,
+    payload_of,
+    result_text,
+)
 from compass_bridge.forms import (
     ask_form_content,
+    could_be_ask_form,
     form_content,
     matches_ask_form,
     plan_form,
@@ -100,6 +109,14 @@ __all__ = ["AcpBridge"]
 logger = logging.getLogger("compass.bridge.acp")
 
 T = TypeVar("T")
+
+PERMISSION_KINDS: Final = {
+    "allow_once": "allow once",
+    "allow_always": "allow always",
+    "reject_once": "reject once",
+    "reject_always": "reject always",
+}
+"""ACP's permission option kinds, in words, as each option's description."""
 
 ElicitationResponse = (
     AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
@@ -135,6 +152,9 @@ class _AskCall:
     delivered: bool = False
     final: bool = False
     """The ask has its outcome in Compass (declined, expired): nothing to close."""
+    receipt: tuple[str, Receipt] | None = None
+    """The delivered answer's ask id and receipt, reported once the call ends (its result
+    says what the model read) or the turn does."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -206,6 +226,7 @@ class AcpBridge(BridgeCore, Client):
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
+        self.mark_native_asks(frame)
         if output.block_index is not None:
             blocks = frame.blocks
             ask = comms_pb2.Ask()
@@ -228,7 +249,10 @@ class AcpBridge(BridgeCore, Client):
         if call.ended.is_set():
             return
         call.ended.set()
-        if call.delivered or call.final:
+        if call.delivered:
+            self._confirm(call, reason, result)
+            return
+        if call.final:
             return
         timeout = runtime_timeout(call.ask, result) if result is not None else None
         if timeout is None:
@@ -244,6 +268,22 @@ class AcpBridge(BridgeCore, Client):
         for problem in timeout.problems:
             logger.warning("ask %d of message %s: %s", call.ordinal, call.key, problem)
         self.close_ask(call.key, call.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
+
+    def _confirm(self, call: _AskCall, reason: str, result: object) -> None:
+        """Report the receipt of `call`'s delivered answer now that the call ended (`reason`):
+        a completed call's result is what the model read; a failed call did not take it."""
+        if call.receipt is None:
+            return
+        ask_id, receipt = call.receipt
+        if reason == Reason.TOOL_CALL_ABORTED:
+            receipt = not_delivered(
+                "the agent's ask call failed after the answer was handed to it", receipt.payload
+            )
+        elif reason == Reason.TOOL_CALL_ENDED:
+            text = result_text(result)
+            if text is not None:
+                receipt = Receipt(receipt.state, receipt.detail, text)
+        self.report_delivery(ask_id, receipt)
 
     # -- elicitation -----------------------------------------------------------------------
 
@@ -269,6 +309,10 @@ class AcpBridge(BridgeCore, Client):
         call = self._claim(schema, tool_call_id)
         if call is not None or self._stopping.is_set():
             return call
+        if not could_be_ask_form(schema) or (
+            tool_call_id is not None and self._translator.is_other_call(tool_call_id)
+        ):
+            return None  # no ask call can claim it: presented at once, never held
         form = _Form(schema, tool_call_id, asyncio.get_running_loop().create_future())
         key = f"form-{next(self._form_keys)}"
         self._forms.hold(key, form)
@@ -306,17 +350,13 @@ class AcpBridge(BridgeCore, Client):
             return CancelElicitationResponse(action="cancel")
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
             call.final = True
-            return _refusal(answered, "the ask call's form")
+            return self._refusal(answered, "the ask call's form")
         content, problems = ask_form_content(answered)
-        for problem in problems:
+        changes = [*problems, *_native_changes(answered)]
+        for problem in changes:
             logger.warning("ask %s: %s", answered.ask_id, problem)
-        if _skips_a_lone_choice(answered):
-            logger.warning(
-                "ask %s: the one question was skipped; oh-my-pi takes an empty single-select "
-                "answer to a one-question ask as a cancel and stops the agent's turn",
-                answered.ask_id,
-            )
         call.delivered = True
+        call.receipt = (answered.ask_id, delivered(changes, payload_of(content)))
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
         return AcceptElicitationResponse(action="accept", content=dict(content))
@@ -335,19 +375,19 @@ class AcpBridge(BridgeCore, Client):
         if answered is None:
             return CancelElicitationResponse(action="cancel")
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
-            return _refusal(answered, "the agent's form")
+            return self._refusal(answered, "the agent's form")
         result = form_content(plan, answered)
-        for problem in result.problems:
-            logger.warning("ask %s: %s", answered.ask_id, problem)
+        changes = list(result.problems)
         if result.missing:
-            logger.warning(
-                "ask %s: the answer gives no valid value for required %s; the form is declined",
-                answered.ask_id,
-                ", ".join(result.missing),
+            changes.append(
+                f"the agent's form requires {', '.join(result.missing)}, left without an "
+                "answer; sent without it"
             )
-            return DeclineElicitationResponse(action="decline")
+        for change in changes:
+            logger.warning("ask %s: %s", answered.ask_id, change)
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
+        self.report_delivery(answered.ask_id, delivered(changes, payload_of(dict(result.content))))
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------
@@ -367,10 +407,16 @@ class AcpBridge(BridgeCore, Client):
         title = tool_call.title or "a tool call"
         ask = comms_pb2.Ask()
         question = ask.questions.add(
-            question_id="permission", question=f"Allow the agent: {title}?", header="Permission"
+            question_id="permission",
+            question=f"Allow the agent: {title}?",
+            header="Permission",
+            # A permission request takes one of its options; free text cannot reach it.
+            free_text=comms_pb2.FREE_TEXT_REFUSED,
         )
         for index, option in enumerate(options):
-            question.options.add(id=str(index), label=option.name, description=option.kind)
+            question.options.add(
+                id=str(index), label=option.name, description=PERMISSION_KINDS.get(option.kind, "")
+            )
         key = self._post_own([], ask)
         try:
             answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
@@ -380,20 +426,33 @@ class AcpBridge(BridgeCore, Client):
         if answered is None:
             return cancelled
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
-            _refusal(answered, "the permission request")
+            self._refusal(answered, "the permission request")
             return cancelled
         chosen = answered.questions[0].chosen_option_ids
         index = int(chosen[0]) if chosen and chosen[0].isdecimal() else -1
+        changes: list[str] = []
         if 0 <= index < len(options):
             picked = options[index]
         else:
             rejects = [o for o in options if o.kind == "reject_once"]
             if not rejects:
                 logger.warning("permission answered without a choice; cancelled")
+                self.report_delivery(
+                    answered.ask_id,
+                    not_delivered(
+                        "no option was chosen and the request offers no way to reject it; "
+                        "the agent got a cancel"
+                    ),
+                )
                 return cancelled
             picked = rejects[0]
             logger.warning("permission answered without a choice; rejected once")
+            changes.append(f"no option was chosen: the agent got {picked.name!r} (reject once)")
         self.delivered += 1
+        self.report_delivery(
+            answered.ask_id,
+            delivered(changes, payload_of({"option": picked.name, "kind": picked.kind})),
+        )
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=picked.option_id)
         )
@@ -462,7 +521,10 @@ class AcpBridge(BridgeCore, Client):
     # -- shared ----------------------------------------------------------------------------
 
     def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
-        """Post a message of the bridge's own holding `ask`; return its key."""
+        """Post a message of the bridge's own holding `ask`; return its key. The agent's text
+        so far is settled first, so that its lead-in is posted before the ask."""
+        for event in self._translator.settle():
+            self._feed(event)
         key = f"{self._run_id}-form-{next(self._own_messages)}"
         frame = comms_pb2.MessageUpdated(client_message_id=key)
         for text in texts:
@@ -500,6 +562,14 @@ class AcpBridge(BridgeCore, Client):
         super()._fail(exc)
         self._stopping.set()
 
+    def _refusal(self, ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
+        """The agent's answer to an ask that ended in Compass without an answer (see
+        `_refusal`); a participant's decline is reported delivered as the agent's decline."""
+        response = _refusal(ask, what)
+        if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+        return response
+
 
 def _settle(form: _Form, call: _AskCall | None) -> None:
     if not form.call.done():
@@ -528,17 +598,30 @@ def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
     return CancelElicitationResponse(action="cancel")
 
 
-def _skips_a_lone_choice(ask: comms_pb2.Ask) -> bool:
-    """A one-question single-select ask answered with nothing (oh-my-pi: a cancel)."""
-    if len(ask.questions) != 1:
-        return False
-    (question,) = ask.questions
-    return (
-        bool(question.options)
-        and not question.allow_multiple
-        and not question.chosen_option_ids
-        and not question.custom_text
+def _native_changes(ask: comms_pb2.Ask) -> list[str]:
+    """What oh-my-pi's own handling of a delivered form changes in the answer, in words."""
+    changes: list[str] = []
+    if len(ask.questions) == 1:
+        (question,) = ask.questions
+        if (
+            question.options
+            and not question.allow_multiple
+            and not question.chosen_option_ids
+            and not question.custom_text
+        ):
+            changes.append(
+                f"question {question.question_id!r} was skipped; oh-my-pi takes an empty "
+                "answer to a one-question ask as a cancel and stops the agent's turn"
+            )
+    changes.extend(
+        f"question {question.question_id!r}: picks and free text delivered, but the agent's "
+        "summary for the model shows only the text"
+        for question in ask.questions
+        if question.free_text == comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS
+        and question.chosen_option_ids
+        and question.custom_text
     )
+    return changes
 
 
 async def _until_stopped(
