@@ -28,9 +28,10 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from compass_agent.jsonvalues import MappingError
+from compass_agent.limits import MAX_DELIVERY_PAYLOAD_LENGTH
 from compass_mcp import tools
 from gen.compass.v1 import comms_pb2
 
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
     from compass_agent.jsonvalues import JsonObject
 
 logger = logging.getLogger(__name__)
-
-MAX_PAYLOAD_CHARS: Final = 65536
-"""A receipt's payload at most (ReportDelivery's limit)."""
 
 
 class ToolError(Exception):
@@ -302,7 +300,7 @@ class AskTools:
             left = False  # the server stops: the client keeps waiting with ask_wait
         finally:
             pump.cancel()
-            self._spawn(ctx.backend.release(ask_id, waiter, left=left))
+            self.spawn(ctx.backend.release(ask_id, waiter, left=left))
         return self._result(ask, ctx)
 
     def _due(self, ask: comms_pb2.Ask) -> float | None:
@@ -337,8 +335,8 @@ class AskTools:
                 {"structuredContent": structured, "content": [{"type": "text", "text": text}]},
                 ensure_ascii=False,
             )
-            if len(payload) > MAX_PAYLOAD_CHARS:
-                payload = text[:MAX_PAYLOAD_CHARS]
+            if len(payload) > MAX_DELIVERY_PAYLOAD_LENGTH:
+                payload = text[:MAX_DELIVERY_PAYLOAD_LENGTH]
             backend, delivered = ctx.backend, ask
 
             def report() -> Awaitable[None]:
@@ -347,7 +345,9 @@ class AskTools:
             ctx.on_delivered(report)
         return ToolResult(text=text, structured=structured)
 
-    def _spawn(self, work: Coroutine[object, object, None]) -> None:
+    def spawn(self, work: Coroutine[object, object, None]) -> None:
+        """Run `work` in the background, beyond the call that started it (`settle` waits
+        for it); its failure is logged."""
         task = asyncio.create_task(_logged(work))
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -59,6 +59,12 @@ _WATCH_ASK: Final = _context(
 _CLOSE_ASK: Final = _context(
     "CloseAsk", agent_pb2.CloseAskRequest, agent_pb2.CloseAskResponse, StreamType.UNARY
 )
+_REPORT_DELIVERY: Final = _context(
+    "ReportDelivery",
+    agent_pb2.ReportDeliveryRequest,
+    agent_pb2.ReportDeliveryResponse,
+    StreamType.UNARY,
+)
 
 
 def explain(exc: CompassError) -> str:
@@ -167,8 +173,11 @@ class StoreBackend:
             )
 
     async def report_delivery(self, ask: comms_pb2.Ask, payload: str) -> None:
-        # Written once the server side of ReportDelivery is merged (issue 22).
-        del ask, payload
+        request = agent_pb2.ReportDeliveryRequest(
+            ask_id=ask.ask_id, state=comms_pb2.DELIVERY_STATE_DELIVERED, payload=payload
+        )
+        with self._calling():
+            await self._handlers.report_delivery(request, _REPORT_DELIVERY)
 
     def link(self, ask_id: str) -> str:
         return f"{self._public_url}#/ask/{ask_id}"

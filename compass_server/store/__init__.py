@@ -545,7 +545,8 @@ class McpStore(Protocol):
         call_key: str,
     ) -> tuple[AskRow, bool]:
         """Under the channel lock: the newest ask `actor` made in `channel_id` with
-        `call_key` while it is still PENDING; else a new message of `blocks` (as
+        `call_key` while it is still to be delivered (PENDING; ANSWERED or DECLINED without a
+        delivery receipt); else a new message of `blocks` (as
         `append_message` stores it; they passed `domain.requests.check_append_message` and
         hold exactly one ask), its ask recorded under `call_key`.
 

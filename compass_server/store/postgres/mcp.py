@@ -23,13 +23,16 @@ if TYPE_CHECKING:
     from compass_server.store import AccountRow, AskRow
     from gen.compass.v1 import comms_pb2
 
-# The newest ask the account made in the channel with this call key, while still PENDING.
+# The newest ask the account made in the channel with this call key, while it is still to
+# be delivered: PENDING, or ANSWERED or DECLINED without a delivery receipt (the result of the
+# call that made it never reached its client).
 SELECT_OPEN_MCP_ASK: Final = """
     SELECT k.ask_id
     FROM mcp_asks k
     JOIN asks a ON a.ask_id = k.ask_id
     WHERE k.account_id = $1 AND k.channel_id = $2 AND k.call_key = $3
-      AND a.status = 'pending'
+      AND (a.status = 'pending'
+           OR (a.status IN ('answered', 'declined') AND a.delivery_state IS NULL))
     ORDER BY k.created_at DESC
     LIMIT 1
 """
