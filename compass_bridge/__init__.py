@@ -251,9 +251,18 @@ def mcp_main(args: argparse.Namespace) -> int:
     server, channel, token = connection
     wait: float = args.wait_seconds
     grace: float = args.grace_seconds
+    progress: float = args.progress_seconds
     max_backoff: float = args.max_backoff
-    if not 0 <= wait <= 3600 or not 0 <= grace <= 86400 or not 0 < max_backoff <= 3600:
-        sys.stderr.write("compass mcp: --wait-seconds/--grace-seconds/--max-backoff out of range\n")
+    if (
+        not 0 <= wait <= 3600
+        or not 0 <= grace <= 86400
+        or not 0.05 <= progress <= 600
+        or not 0 < max_backoff <= 3600
+    ):
+        sys.stderr.write(
+            "compass mcp: --wait-seconds, --grace-seconds, --progress-seconds or --max-backoff "
+            "out of range\n"
+        )
         return EXIT_USAGE
     logging.getLogger("httpx").setLevel(logging.WARNING)
     from compass_bridge.startup import start_problem
@@ -270,6 +279,7 @@ def mcp_main(args: argparse.Namespace) -> int:
         token=token,
         wait_seconds=wait,
         grace_seconds=grace,
+        progress_seconds=progress,
         max_backoff=max_backoff,
     )
     return asyncio.run(run(options))

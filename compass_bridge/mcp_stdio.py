@@ -100,6 +100,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long an ask stays answerable after its call was cancelled (default %(default)g)",
     )
     parser.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=tools.PROGRESS_SECONDS,
+        help="how often a waiting call sends a progress notification (default %(default)g)",
+    )
+    parser.add_argument(
         "--max-backoff",
         type=float,
         default=5.0,
