@@ -12,11 +12,13 @@ integer, boolean or array of strings). Two kinds reach the bridge:
    through EventMapper (full fidelity: ids, headers, previews); `matches_ask_form` says
    whether a form is that Ask's, and `ask_form_content` turns the answered Ask into the
    form's content: the chosen labels, and the free text under `q<i>__other`.
-2. Any other form (another agent's, or oh-my-pi's select/confirm/input/editor dialogs):
-   `plan_form` maps the schema into a typed Ask of its own, one question per property in
-   schema order: a string with `enum`/`oneOf` -> single-select, an array of such strings
-   -> multi-select, a boolean -> Yes/No, a string, number or integer -> a free-text-only
-   question. `form_content` turns the participant's answer back into the schema's terms
+2. Any other form (Claude Code's and Codex's ask forms, another agent's, oh-my-pi's
+   select/confirm/input/editor dialogs): `plan_form` maps the schema into a typed Ask of its
+   own, one question per property in schema order: a string with `enum`/`oneOf` ->
+   single-select, an array of such strings -> multi-select, a boolean -> Yes/No, a string,
+   number or integer -> a free-text-only question; a choice's free-text companion
+   (companions.py) is folded into it as its "Other", and each question says whether free
+   text can reach the agent (`AskQuestion.free_text`). `form_content` turns the participant's answer back into the schema's terms
    and validates it (choices among the offered values, numbers that parse and stay in
    bounds, string lengths and patterns, item counts); what cannot be expressed in the
    schema's terms is left out and reported.

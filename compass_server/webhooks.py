@@ -26,6 +26,7 @@ import httpx
 from standardwebhooks.webhooks import Webhook
 
 from compass_server.domain.errors import CompassError
+from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -197,7 +198,9 @@ def event_payload(
     public_url: str,
 ) -> dict[str, object]:
     """The Standard Webhooks body of one event: {type, timestamp, data}. Never the answers'
-    content (they go to a third party): only the outcome and who gave it."""
+    content (they go to a third party): only the outcome and who gave it. `ask.not_delivered`
+    adds the receipt's state, who reported it and when, but never its detail (which may quote
+    the participant's text) nor its payload (what was handed to the agent)."""
     ask = row.ask.ask
     data: dict[str, object] = {
         "ask_id": ask.ask_id,
@@ -226,6 +229,16 @@ def event_payload(
     if ask.closed_by_account_id or ask.HasField("closed_at"):
         data["closed_by"] = {"account_id": ask.closed_by_account_id, "name": ask.closed_by_name}
         data["closed_at"] = ask.closed_at.ToDatetime(UTC).isoformat()
+    if event_type == "ask.not_delivered" and ask.HasField("delivery"):
+        receipt = ask.delivery
+        data["delivery"] = {
+            "state": DELIVERY_STATE_NAMES.get(receipt.state, "unknown"),
+            "reported_by": {
+                "account_id": receipt.reported_by_account_id,
+                "name": receipt.reported_by_name,
+            },
+            "reported_at": receipt.reported_at.ToDatetime(UTC).isoformat(),
+        }
     return {"type": event_type, "timestamp": occurred_at.isoformat(), "data": data}
 
 

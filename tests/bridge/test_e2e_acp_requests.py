@@ -199,7 +199,7 @@ async def test_an_answer_the_schema_cannot_take_is_left_out_and_said(
     ]
     record, _stored, log = await run_agent(
         script,
-        choose(n="forty", permission="only on Fridays"),
+        choose(n="forty", permission=[]),
         tmp_path=tmp_path,
         server=module_server,
         world=world,
@@ -211,8 +211,9 @@ async def test_an_answer_the_schema_cannot_take_is_left_out_and_said(
     assert form["result"] == {"action": "accept", "content": {}}
     assert "requires n, left without an answer; sent without it" in log
     assert "is not an integer" in log
-    assert "DELIVERY_STATE_DELIVERED_WITH_CHANGES" in log
-    # Free text cannot be said to a permission request: rejected once, and logged.
+    assert "receipt delivered_with_changes" in log
+    # Free text cannot reach a permission request (Compass refuses it up front); a skip is
+    # rejected once, and said.
     assert permission["result"] == {"outcome": {"outcome": "selected", "optionId": "nope"}}
     assert "rejected once" in log
 

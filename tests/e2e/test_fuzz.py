@@ -72,6 +72,7 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "WatchAsk": agent_pb2.WatchAskRequest,
     "CloseAsk": agent_pb2.CloseAskRequest,
     "GetChannel": agent_pb2.GetChannelRequest,
+    "ReportDelivery": agent_pb2.ReportDeliveryRequest,
 }
 RESPONSE_TYPES: dict[str, type[Message]] = {
     "GetMe": comms_pb2.GetMeResponse,
@@ -87,6 +88,7 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "WatchAsk": agent_pb2.WatchAskResponse,
     "CloseAsk": agent_pb2.CloseAskResponse,
     "GetChannel": agent_pb2.GetChannelResponse,
+    "ReportDelivery": agent_pb2.ReportDeliveryResponse,
 }
 
 #: Connect codes a client may get here, with their HTTP status for unary errors.
@@ -183,6 +185,13 @@ class FuzzWorld:
                     "status": "ASK_STATUS_TIMED_OUT",
                     "reason": "runtime timeout",
                     "answers": [answer("db", "0"), answer("features")],
+                }
+            case "ReportDelivery":
+                return {
+                    "askId": ask_id,
+                    "state": "DELIVERY_STATE_DELIVERED_WITH_CHANGES",
+                    "detail": "the skip went as empty text",
+                    "payload": '{"db":""}',
                 }
             case "AppendMessage":
                 return {

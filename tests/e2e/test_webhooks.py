@@ -272,3 +272,51 @@ async def test_an_endpoint_that_keeps_failing_is_given_up_on(
     assert delivery["state"] == "failed"  # pyright: ignore[reportIndexIssue, reportUnknownMemberType]
     assert len(receiver.seen) == 3
     assert receiver.verdicts == ["ok"] * 3
+
+
+async def test_a_not_delivered_receipt_is_told_without_its_detail_or_payload(
+    webhook_server: _server.RunningServer, subscribe: Subscribe
+) -> None:
+    hooked = await subscribe(Receiver(fail_first=0), "ask.not_delivered")
+    world, receiver = hooked.world, hooked.receiver
+    lost = await post_ask(hooked.http, world.agent.token, world.channel_id)
+    fine = await post_ask(hooked.http, world.agent.token, world.channel_id)
+    for ask_id in (fine, lost):
+        reply = await call(
+            hooked.http,
+            "RespondToAsk",
+            respond(ask_id, answer("db", "1"), answer("features", custom_text="my own words")),
+            world.human.token,
+        )
+        assert reply.ok, reply
+    delivered = {"askId": fine, "state": "DELIVERY_STATE_DELIVERED", "payload": "{}"}
+    reply = await call(hooked.http, "ReportDelivery", delivered, world.agent.token)
+    assert reply.ok, reply
+    not_delivered = {
+        "askId": lost,
+        "state": "DELIVERY_STATE_NOT_DELIVERED",
+        "detail": 'the runtime dropped "my own words"',
+        "payload": '{"features":"my own words"}',
+    }
+    reply = await call(hooked.http, "ReportDelivery", not_delivered, world.agent.token)
+    assert reply.ok, reply
+    await receiver.wait_for(1)
+
+    assert receiver.verdicts == ["ok"]
+    ((_, body, _),) = receiver.seen  # only the receipt that says "not delivered"
+    event = json.loads(body)
+    assert event["type"] == "ask.not_delivered"
+    data = event["data"]
+    assert (data["ask_id"], data["status"]) == (lost, "answered")
+    assert data["delivery"]["state"] == "not_delivered"
+    assert data["delivery"]["reported_by"]["name"] == "Coding Agent"
+    assert data["link"].endswith(f"#/ask/{lost}")
+    assert [q["question_id"] for q in data["questions"]] == ["db", "features"]
+    assert b"my own words" not in body  # neither the detail nor the payload leaves
+    assert b"detail" not in body
+    assert b"payload" not in body
+    # The outbox holds that one event for this endpoint: none for the delivered receipt.
+    log = _admin(webhook_server.dsn, "webhook-deliveries", "--id", hooked.webhook_id)
+    deliveries = log["deliveries"]
+    assert isinstance(deliveries, list)
+    assert [(d["event_type"], d["ask_id"]) for d in deliveries] == [("ask.not_delivered", lost)]  # pyright: ignore[reportUnknownVariableType] - JSON

@@ -19,10 +19,12 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from compass_bridge.delivery import DECLINE_PAYLOAD
 from tests.realagent.acp_agents import AgentLaunch, claude_launch, codex_launch, ensure_npm
 from tests.realagent.harness import (
     answer,
@@ -31,6 +33,7 @@ from tests.realagent.harness import (
     messages,
     respond,
     wait_for_asks,
+    wait_for_receipt,
     wait_for_status,
 )
 from tests.realagent.model_server import ToolCall, Turn
@@ -39,7 +42,6 @@ from tests.realagent.wire_models import AnthropicModel, ResponsesModel, Scripted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
-    from pathlib import Path
 
     import httpx
 
@@ -209,6 +211,34 @@ def ask_turns(agent: Agent) -> list[Turn]:
     return [Turn(text="Two quick questions first.", tool_calls=(call,)), Turn.say("Thanks.")]
 
 
+async def receipt_of(
+    comms: httpx.AsyncClient, world: _server.SeededWorld, ask_id: str
+) -> dict[str, Any]:
+    """The ask's delivery receipt, reported by the agent's account. With
+    COMPASS_RECEIPT_LATENCY=FILE, the seconds from the answer to the stored receipt are
+    appended to FILE (the issue's latency figure; no assertion on time)."""
+    receipt = await wait_for_receipt(comms, world.human.token, world.channel_id, ask_id)
+    assert receipt["reportedByAccountId"] == world.agent.account_id, receipt
+    out = os.environ.get("COMPASS_RECEIPT_LATENCY")
+    if out:
+        (ask,) = [
+            a
+            for m in await messages(comms, world.human.token, world.channel_id)
+            for b in m["blocks"]
+            if "ask" in b
+            for a in [b["ask"]]
+            if a["askId"] == ask_id
+        ]
+        answered = ask.get("answeredAt") or ask.get("closedAt")
+        _append(out, f"{answered} {receipt['reportedAt']}\n")
+    return receipt
+
+
+def _append(path: str, line: str) -> None:
+    with Path(path).open("a", encoding="utf-8") as sink:
+        sink.write(line)
+
+
 def result_of(run: Run) -> str:
     """The tool result the model read in its second request."""
     turns = run.model.wait_for_turns(2)
@@ -240,10 +270,14 @@ async def test_two_question_ask_reaches_the_model_with_headers_and_previews(
             assert first["options"][0]["preview"] == "CREATE TABLE t (id int);"
             assert (second["header"], second["allowMultiple"]) == ("Auth", True)
             answers = [answer("question_0", "1"), answer("question_1", "0", "1")]
+            sent = '{"question_0":"SQLite","question_1":["Email + password","OAuth"]}'
         else:  # "None of the above" is Compass's own "Other": not an option of its own
             assert [o["label"] for o in first["options"]] == ["Postgres (Recommended)", "SQLite"]
             assert (second["header"], second.get("allowMultiple", False)) == ("Region", False)
             answers = [answer("db", "1"), answer("region", "1")]
+            sent = '{"db":"SQLite","region":"us"}'
+        # Free text reaches both through the choice's companion field.
+        assert {q["freeText"] for q in ask["questions"]} == {"FREE_TEXT_ACCEPTED"}, ask
         await respond(comms, world.human.token, ask["askId"], *answers)
         assert await run.wait() == 0, run.log()
     expected = {
@@ -254,6 +288,12 @@ async def test_two_question_ask_reaches_the_model_with_headers_and_previews(
         "codex": {"answers": {"db": {"answers": ["SQLite"]}, "region": {"answers": ["us"]}}},
     }
     assert_read(run, expected, agent)
+    receipt = await receipt_of(comms, world, ask["askId"])
+    assert (receipt["state"], receipt.get("detail", ""), receipt["payload"]) == (
+        "DELIVERY_STATE_DELIVERED",
+        "",
+        sent,
+    )
     found = await messages(comms, world.human.token, world.channel_id)
     # The agent's lead-in is posted before the ask it introduces.
     first_ask = next(i for i, m in enumerate(found) if any("ask" in b for b in m["blocks"]))
@@ -297,6 +337,14 @@ async def test_free_text_in_compass_other_reaches_the_model(
         },
     }
     assert_read(run, expected, agent)
+    sent = {
+        "claude": '{"question_0_custom":"CockroachDB","question_1":["Email + password"],'
+        '"question_1_custom":"Passkeys"}',
+        "codex": '{"db":"None of the above","db_note":"CockroachDB",'
+        '"region":"None of the above","region_note":"eu-west-1"}',
+    }
+    receipt = await receipt_of(comms, world, ask["askId"])
+    assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", sent[agent.name])
 
 
 async def test_a_decline_reaches_the_model_as_no_answer(
@@ -313,6 +361,8 @@ async def test_a_decline_reaches_the_model_as_no_answer(
         "codex": {"answers": {}},
     }
     assert_read(run, expected, agent)
+    receipt = await receipt_of(comms, world, ask["askId"])
+    assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", DECLINE_PAYLOAD)
 
 
 @pytest.mark.parametrize("allow", [True, False], ids=["approved", "rejected"])
@@ -336,9 +386,16 @@ async def test_a_permission_decided_in_compass(
         kinds = [o["description"] for o in question["options"]]
         want = "allow once" if allow else "reject once"
         assert want in kinds, question
-        option = question["options"][kinds.index(want)]["id"]
-        await respond(comms, world.human.token, ask["askId"], answer("permission", option))
+        assert question["freeText"] == "FREE_TEXT_REFUSED", question
+        option = question["options"][kinds.index(want)]
+        await respond(comms, world.human.token, ask["askId"], answer("permission", option["id"]))
         assert await run.wait() == 0, run.log()
+    receipt = await receipt_of(comms, world, ask["askId"])
+    kind = "allow_once" if allow else "reject_once"
+    assert (receipt["state"], receipt["payload"]) == (
+        "DELIVERY_STATE_DELIVERED",
+        f'{{"kind":"{kind}","option":{json.dumps(option["label"])}}}',
+    )
     workspace = run.log_path.parent / "workspace"
     assert (workspace / "marker.txt").exists() is allow
     if agent is CODEX and not allow:

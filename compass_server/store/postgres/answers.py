@@ -122,22 +122,40 @@ def authored(row: asyncpg.Record | None, actor: AccountRow) -> asyncpg.Record:
     return row
 
 
+async def locked_ask(conn: _Conn, actor: AccountRow, row: asyncpg.Record) -> AskRow:
+    """The ask `SELECT_ASK` read as `row`, read again under its channel's lock (in a
+    transaction): what a judge decides on."""
+    await conn.fetchval(LOCK_CHANNEL, row["channel_id"])
+    locked = await conn.fetchrow(SELECT_ASK, row["ask_id"], actor.account_id)
+    if locked is None:  # pragma: no cover - asks are never deleted
+        raise NotFoundError("ask not found")
+    return ask_row(locked)
+
+
+async def changed(conn: _Conn, actor: AccountRow, current: AskRow) -> AskRow:
+    """After a write to the ask `current` under its channel lock: bump the revision, touch
+    its message, notify, and read the ask as written."""
+    ask_id = current.ask.ask_id
+    revision = int(await conn.fetchval(BUMP_REVISION, current.channel_id))
+    await conn.execute(TOUCH_MESSAGE, current.message_id, revision)
+    await notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
+    written = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
+    if written is None:  # pragma: no cover - asks are never deleted
+        raise NotFoundError("ask not found")
+    return ask_row(written)
+
+
 async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judge: Judge) -> AskRow:
     """Close the ask `SELECT_ASK` read as `row` (in a transaction): lock its channel, read
     it again, let `judge` decide (an outcome to write; None: an identical retry, return it
     as is; or raise), then write the outcome, bump the revision and notify."""
-    await conn.fetchval(LOCK_CHANNEL, row["channel_id"])
-    ask_id: str = row["ask_id"]
-    locked = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-    if locked is None:  # pragma: no cover - asks are never deleted
-        raise NotFoundError("ask not found")
-    current = ask_row(locked)
+    current = await locked_ask(conn, actor, row)
     outcome = judge(current.ask)
     if outcome is None:
         return current
     closed_at = await conn.fetchval(
         CLOSE_ASK,
-        ask_id,
+        current.ask.ask_id,
         domain.STATUS_NAMES[outcome.status],
         actor.account_id,
         outcome.reason,
@@ -145,13 +163,7 @@ async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judg
     )
     if closed_at is None:  # pragma: no cover - judged pending under the channel lock
         raise FailedPreconditionError("the ask is no longer pending")
-    revision = int(await conn.fetchval(BUMP_REVISION, current.channel_id))
-    await conn.execute(TOUCH_MESSAGE, current.message_id, revision)
-    await notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
-    closed = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-    if closed is None:  # pragma: no cover - asks are never deleted
-        raise NotFoundError("ask not found")
-    return ask_row(closed)
+    return await changed(conn, actor, current)
 
 
 async def close_swept(
@@ -231,11 +243,7 @@ class AnswersMixin(PostgresBase):
     async def report_delivery(self, actor: AccountRow, ask_id: str, judge: DeliveryJudge) -> AskRow:
         async with self._write() as conn:
             row = authored(await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id), actor)
-            await conn.fetchval(LOCK_CHANNEL, row["channel_id"])
-            locked = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-            if locked is None:  # pragma: no cover - asks are never deleted
-                raise NotFoundError("ask not found")
-            current = ask_row(locked)
+            current = await locked_ask(conn, actor, row)
             delivery = judge(current.ask)
             if delivery is None:
                 return current  # an identical repeat
@@ -249,13 +257,7 @@ class AnswersMixin(PostgresBase):
             )
             if reported_at is None:  # pragma: no cover - judged under the channel lock
                 raise FailedPreconditionError("the ask's delivery was already reported")
-            revision = int(await conn.fetchval(BUMP_REVISION, current.channel_id))
-            await conn.execute(TOUCH_MESSAGE, current.message_id, revision)
-            await notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
-            reported = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-            if reported is None:  # pragma: no cover - asks are never deleted
-                raise NotFoundError("ask not found")
-            return ask_row(reported)
+            return await changed(conn, actor, current)
 
     async def expire_due(
         self, now: datetime, grace: timedelta, *, limit: int = 100

@@ -153,14 +153,23 @@ SELECT_MEMBER_WORKSPACES: Final = """
 
 # Pages and replay batches are bounded by bytes as well as by count (issue 12 F1: one
 # ListMessages of 500 x 1 MB messages took the server to ~1 GB). The sizes are read first
-# (only integers come back), then only the rows that fit, in the same snapshot.
-SELECT_PAGE_SIZES: Final = """
-    SELECT created_revision AS position, octet_length(blocks::text) AS bytes
+# (only integers come back), then only the rows that fit, in the same snapshot. A message's
+# size includes its asks' delivery receipts (up to 64 KiB of payload each, read with it):
+# one index probe of asks(message_id) per message sized.
+MESSAGE_BYTES: Final = """
+    octet_length(blocks::text) + COALESCE((
+        SELECT sum(octet_length(a.delivery_detail) + octet_length(a.delivery_payload))
+        FROM asks a
+        WHERE a.message_id = messages.message_id
+    ), 0)
+"""
+SELECT_PAGE_SIZES: Final = f"""
+    SELECT created_revision AS position, {MESSAGE_BYTES} AS bytes
     FROM messages
     WHERE channel_id = $1 AND created_revision > $2
     ORDER BY created_revision
     LIMIT $3
-"""
+"""  # noqa: S608 -- only our own SQL text is interpolated
 
 SELECT_MESSAGE_PAGE: Final = f"""
     SELECT {MESSAGE_COLUMNS}
@@ -169,13 +178,13 @@ SELECT_MESSAGE_PAGE: Final = f"""
     ORDER BY created_revision
 """  # noqa: S608 -- only our own column list is interpolated
 
-SELECT_REPLAY_SIZES: Final = """
-    SELECT revision AS position, octet_length(blocks::text) AS bytes
+SELECT_REPLAY_SIZES: Final = f"""
+    SELECT revision AS position, {MESSAGE_BYTES} AS bytes
     FROM messages
     WHERE channel_id = $1 AND revision > $2
     ORDER BY revision
     LIMIT $3
-"""
+"""  # noqa: S608 -- only our own SQL text is interpolated
 
 SELECT_MESSAGES_AFTER: Final = f"""
     SELECT {MESSAGE_COLUMNS}

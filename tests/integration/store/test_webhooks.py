@@ -4,6 +4,7 @@ PostgreSQL; migrations/0005_webhooks.sql, compass_server/store/webhooks.py)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -12,8 +13,16 @@ from hypothesis import given, strategies as st
 
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.store.webhooks import EVENT_TYPES, WebhookStore, check_url
+from compass_server.webhooks import event_payload
 from gen.compass.v1 import comms_pb2
-from tests.integration.store._seed import answer, answer_ask, ask, decline_ask, question
+from tests.integration.store._seed import (
+    answer,
+    answer_ask,
+    ask,
+    decline_ask,
+    question,
+    report_delivery,
+)
 
 if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
@@ -209,3 +218,71 @@ async def test_no_reminders_without_a_subscribed_endpoint(
     await _post_ask(store, world)
     later = datetime.now(UTC) + timedelta(hours=1)
     assert await WebhookStore(store).remind(later, timedelta(minutes=1), 3) == []
+
+
+async def test_a_not_delivered_receipt_enqueues_ask_not_delivered_only(
+    store: PostgresStore, world: World
+) -> None:
+    hooks = WebhookStore(store)
+    everything, _ = await hooks.add(world.workspace.workspace_id, "https://a.test/")
+    receipts, _ = await hooks.add(
+        world.workspace.workspace_id, "https://b.test/", ["ask.not_delivered"]
+    )
+    lost = await _post_ask(store, world)
+    fine = await _post_ask(store, world)
+    changed = await _post_ask(store, world)
+    declined = await _post_ask(store, world)
+    for ask_id in (lost, fine, changed):
+        await answer_ask(store, world.human, ask_id, [answer("db", "1")])
+    await decline_ask(store, world.human, declined, "no")
+    before = await _events(store)
+    await report_delivery(store, world.agent, lost, S.DELIVERY_STATE_NOT_DELIVERED, "cancelled")
+    await report_delivery(store, world.agent, lost, S.DELIVERY_STATE_NOT_DELIVERED, "cancelled")
+    await report_delivery(store, world.agent, fine, S.DELIVERY_STATE_DELIVERED)
+    await report_delivery(store, world.agent, changed, S.DELIVERY_STATE_DELIVERED_WITH_CHANGES, "x")
+    await report_delivery(store, world.agent, declined, S.DELIVERY_STATE_NOT_DELIVERED, "gone")
+    added = (await _events(store))[len(before) :]
+    assert sorted(added) == sorted(
+        [
+            (everything.webhook_id, "ask.not_delivered", lost),
+            (receipts.webhook_id, "ask.not_delivered", lost),
+            (everything.webhook_id, "ask.not_delivered", declined),
+            (receipts.webhook_id, "ask.not_delivered", declined),
+        ]
+    )
+    # The endpoint subscribed to receipts only heard of nothing else.
+    assert {e[1] for e in await _events(store) if e[0] == receipts.webhook_id} == {
+        "ask.not_delivered"
+    }
+
+
+async def test_the_not_delivered_body_carries_the_state_but_never_the_detail_or_payload(
+    store: PostgresStore, world: World
+) -> None:
+    ask_id = await _post_ask(store, world)
+    await answer_ask(store, world.human, ask_id, [answer("db", "1", custom_text="")])
+    detail, payload = 'sent "my secret reason" as a note', '{"db":"my secret pick"}'
+    await report_delivery(
+        store, world.agent, ask_id, S.DELIVERY_STATE_NOT_DELIVERED, detail, payload
+    )
+    found = await store.notified_ask(ask_id)
+    assert found is not None
+    row, workspace_id, kind = found
+    occurred = datetime(2026, 1, 1, tzinfo=UTC)
+    body = event_payload("ask.not_delivered", occurred, row, workspace_id, kind, "https://c.test/")
+    data = body["data"]
+    assert isinstance(data, dict)
+    assert data["delivery"] == {
+        "state": "not_delivered",
+        "reported_by": {"account_id": world.agent.account_id, "name": "Coding Agent"},
+        "reported_at": row.ask.ask.delivery.reported_at.ToDatetime(UTC).isoformat(),
+    }
+    assert data["status"] == "answered"
+    assert data["link"] == f"https://c.test/#/ask/{ask_id}"
+    text = json.dumps(body)
+    assert "secret" not in text
+    assert "detail" not in text
+    assert "payload" not in text
+    # Other events never carry the receipt.
+    answered = event_payload("ask.answered", occurred, row, workspace_id, kind, "https://c.test/")
+    assert "delivery" not in json.dumps(answered)
