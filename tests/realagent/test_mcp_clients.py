@@ -27,7 +27,7 @@ from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel, GeminiModel
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Generator
+    from collections.abc import AsyncGenerator, Callable, Generator
     from pathlib import Path
 
 CLIENT_SCRIPT = os.path.join(os.path.dirname(__file__), "mcp_sdk_client.mjs")  # noqa: PTH118, PTH120 - a path for node
@@ -99,6 +99,15 @@ async def _events(process: asyncio.subprocess.Process) -> AsyncGenerator[dict[st
         yield json.loads(line)
 
 
+async def _first(
+    events: AsyncGenerator[dict[str, Any]], wanted: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    async for event in events:
+        if wanted(event):
+            return event
+    raise AssertionError("the client ended first")
+
+
 async def test_the_ts_sdk_client_outlives_its_timeout_because_progress_resets_it(
     server: _server.RunningServer, world: _server.SeededWorld, person: Person
 ) -> None:
@@ -110,14 +119,10 @@ async def test_the_ts_sdk_client_outlives_its_timeout_because_progress_resets_it
         first = await anext(events)
         assert first == {"event": "tools", "names": ["ask", "ask_wait", "ask_cancel"]}
         ask_id = await person.one_pending_id()
-        async for event in events:
-            assert event["event"] == "progress", event
-            if event["elapsed"] >= 5.0:
-                break
+        waited = await _first(events, lambda e: e["event"] != "progress" or e["elapsed"] >= 5)
+        assert waited["event"] == "progress", waited
         await person.respond(ask_id, answer("db", "1"))
-        async for event in events:
-            if event["event"] != "progress":
-                break
+        event = await _first(events, lambda e: e["event"] != "progress")
     assert event["event"] == "result", event
     assert event["elapsed"] >= 5.0
     result = event["result"]
@@ -136,9 +141,7 @@ async def test_without_the_reset_the_ts_sdk_times_out_and_the_ask_is_withdrawn(
         events = _events(process)
         await anext(events)
         ask_id = await person.one_pending_id()
-        async for event in events:
-            if event["event"] != "progress":
-                break
+        event = await _first(events, lambda e: e["event"] != "progress")
     assert event["event"] == "error", event
     assert event["code"] == -32001  # RequestTimeout
     assert 1.5 <= event["elapsed"] < 5.0
