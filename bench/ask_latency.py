@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -72,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from bench.respond import ROOT, Child, admin_dsn, bench_database, commit_settings
+from bench.respond import ROOT, Child, bench_database, commit_settings, run_on_database
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from compass_bridge.client import AgentClient, RpcError
 from tests import _server
@@ -515,14 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.asks < 1 or args.warmup < 0 or args.think < 0:
         parser.error("--asks must be >= 1, --warmup and --think >= 0")
-    # SIGTERM ends the run like Ctrl-C: every child (server, bridge, omp) is stopped.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        with admin_dsn() as (admin, where):
-            return asyncio.run(run_all(args, admin, where))
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    # SIGTERM ends the run like Ctrl-C: every child is stopped.
+    return run_on_database(functools.partial(run_all, args))
 
 
 if __name__ == "__main__":

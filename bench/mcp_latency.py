@@ -41,8 +41,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -57,7 +57,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.ask_latency import FloorWatcher, percentile
-from bench.respond import Child, admin_dsn, bench_database, commit_settings
+from bench.respond import Child, bench_database, commit_settings, run_on_database
 from compass_bridge.client import AgentClient
 from tests import _server
 
@@ -285,13 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.asks < 1 or args.warmup < 0 or args.think < 0:
         parser.error("--asks must be >= 1, --warmup and --think >= 0")
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        with admin_dsn() as (admin, where):
-            return asyncio.run(run_all(args, admin, where))
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    # SIGTERM ends the run like Ctrl-C: every child is stopped.
+    return run_on_database(functools.partial(run_all, args))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from compass_agent.jsonvalues import (
     json_type,
     optional_str,
 )
-from compass_agent.limits import MAX_ID_LENGTH
+from compass_agent.limits import MAX_CLOSE_REASON_LENGTH, MAX_ID_LENGTH
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -58,8 +58,6 @@ MAX_WAIT_SECONDS: Final = 3600.0
 """The longest hold a call may ask for."""
 MAX_DEADLINE_SECONDS: Final = 30 * 86400.0
 """The furthest deadline an ask may set (30 days)."""
-MAX_REASON_LENGTH: Final = 500
-"""Longest `ask_cancel` reason (CloseAsk's limit)."""
 
 STOPPED_WAITING: Final = "agent stopped waiting"
 """The WITHDRAWN reason when the client went away and no call reattached in time."""
@@ -69,14 +67,12 @@ TIMED_OUT_REASON: Final = "deadline passed: picked the recommended option"
 """The TIMED_OUT reason of `on_timeout: pick_recommended`."""
 
 STATUS: Final[dict[int, str]] = {
-    comms_pb2.ASK_STATUS_PENDING: "pending",
-    comms_pb2.ASK_STATUS_ANSWERED: "answered",
-    comms_pb2.ASK_STATUS_DECLINED: "declined",
-    comms_pb2.ASK_STATUS_WITHDRAWN: "withdrawn",
-    comms_pb2.ASK_STATUS_TIMED_OUT: "timed_out",
-    comms_pb2.ASK_STATUS_EXPIRED: "expired",
+    value: comms_pb2.AskStatus.Name(value).removeprefix("ASK_STATUS_").lower()
+    for value in comms_pb2.AskStatus.values()
+    if value != comms_pb2.ASK_STATUS_UNSPECIFIED
 }
-"""The `status` of a result, by the ask's status."""
+"""The `status` of a result, by the ask's status: its enum name in lower case (pending,
+answered, declined, withdrawn, timed_out, expired)."""
 
 _ON_TIMEOUT: Final = {
     "fail": comms_pb2.ASK_TIMEOUT_POLICY_FAIL,
@@ -305,8 +301,8 @@ def parse_cancel(args: JsonObject) -> CancelCall:
     """
     ask_id = _ask_id(args)
     reason = optional_str(args.get("reason", MISSING), "reason") or CANCELLED
-    if len(reason) > MAX_REASON_LENGTH:
-        raise MappingError("reason", f"is longer than {MAX_REASON_LENGTH} characters")
+    if len(reason) > MAX_CLOSE_REASON_LENGTH:
+        raise MappingError("reason", f"is longer than {MAX_CLOSE_REASON_LENGTH} characters")
     return CancelCall(ask_id=ask_id, reason=reason)
 
 

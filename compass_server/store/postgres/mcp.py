@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from compass_server.domain.errors import NotFoundError, PermissionDeniedError
+from compass_server.domain.errors import NotFoundError
 from compass_server.store.postgres.answers import close_swept
 from compass_server.store.postgres.base import logger
-from compass_server.store.postgres.messages import MessagesMixin
+from compass_server.store.postgres.messages import MessagesMixin, lock_channel_to_post
 from compass_server.store.postgres.rows import ask_row
 from compass_server.store.postgres.sql import (
-    LOCK_CHANNEL_FOR_ACTOR,
     SELECT_ASK,
     SWEEPER_LOCK_KEY,
     TRY_SWEEPER_LOCK,
@@ -98,11 +97,7 @@ class McpMixin(MessagesMixin):
         call_key: str,
     ) -> tuple[AskRow, bool]:
         async with self._write() as conn:
-            lock = await conn.fetchrow(LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
-            if lock is None or not lock["member"]:
-                raise NotFoundError("channel not found")
-            if not lock["participant"]:
-                raise PermissionDeniedError("only participants of the channel may post in it")
+            await lock_channel_to_post(conn, actor, channel_id)
             ask_id = await conn.fetchval(
                 SELECT_OPEN_MCP_ASK, actor.account_id, channel_id, call_key
             )

@@ -90,6 +90,20 @@ async def idempotent_repeat(
     return stored
 
 
+async def lock_channel_to_post(conn: _Conn, actor: AccountRow, channel_id: str) -> None:
+    """Lock a channel for a new message by `actor` (in a transaction), who must take part.
+
+    Raises:
+        NotFoundError: no such channel, or not visible to `actor`.
+        PermissionDeniedError: `actor` sees the channel but is not a participant.
+    """
+    lock = await conn.fetchrow(LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
+    if lock is None or not lock["member"]:
+        raise NotFoundError("channel not found")
+    if not lock["participant"]:
+        raise PermissionDeniedError("only participants of the channel may post in it")
+
+
 class MessagesMixin(PostgresBase):
     """The message side of PostgresStore."""
 
@@ -186,11 +200,7 @@ class MessagesMixin(PostgresBase):
         client_message_id: str = "",
     ) -> MessageRow:
         async with self._write() as conn:
-            lock = await conn.fetchrow(LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
-            if lock is None or not lock["member"]:
-                raise NotFoundError("channel not found")
-            if not lock["participant"]:
-                raise PermissionDeniedError("only participants of the channel may post in it")
+            await lock_channel_to_post(conn, actor, channel_id)
             if client_message_id:
                 existing = await conn.fetchrow(
                     SELECT_MESSAGE_BY_CLIENT_ID, channel_id, client_message_id

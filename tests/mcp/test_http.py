@@ -13,35 +13,14 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from compass_server.store.postgres import PostgresStore
-from tests import _server
 from tests._wait import eventually
-from tests.e2e import _mcp
-from tests.e2e._mcp import TWO, Person, Progress, agent, answer, one_question, text_of
+from tests.mcp import _mcp
+from tests.mcp._mcp import TWO, Person, Progress, agent, answer, one_question, text_of
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Generator
-
     from mcp_types import CallToolResult
 
-
-@pytest.fixture(scope="module")
-def server(module_database_url: str) -> Generator[_server.RunningServer]:
-    with _server.serve(module_database_url, env=_mcp.FAST) as running:
-        yield running
-
-
-@pytest.fixture
-async def world(server: _server.RunningServer) -> _server.SeededWorld:
-    return await _mcp.world(server)
-
-
-@pytest.fixture
-async def person(
-    server: _server.RunningServer, world: _server.SeededWorld
-) -> AsyncGenerator[Person]:
-    ada = Person(server, world.human.token)
-    yield ada
-    await ada.close()
+    from tests import _server
 
 
 async def _messages_in(server: _server.RunningServer, channel_id: str) -> int:

@@ -15,34 +15,15 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests import _server
 from tests._wait import eventually
-from tests.e2e import _mcp
-from tests.e2e._mcp import TWO, Person, Progress, answer, one_question, text_of
+from tests.mcp import _mcp
+from tests.mcp._mcp import TWO, Person, Progress, answer, one_question, text_of
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Generator
+    from collections.abc import AsyncGenerator
     from pathlib import Path
 
-
-@pytest.fixture(scope="module")
-def server(module_database_url: str) -> Generator[_server.RunningServer]:
-    with _server.serve(module_database_url, env=_mcp.FAST) as running:
-        yield running
-
-
-@pytest.fixture
-async def world(server: _server.RunningServer) -> _server.SeededWorld:
-    return await _mcp.world(server)
-
-
-@pytest.fixture
-async def person(
-    server: _server.RunningServer, world: _server.SeededWorld
-) -> AsyncGenerator[Person]:
-    ada = Person(server, world.human.token)
-    yield ada
-    await ada.close()
+    from tests import _server
 
 
 def _command(server: _server.RunningServer, channel: str, token_file: Path) -> list[str]:

@@ -5,7 +5,6 @@ browser does, and the stored asks read back from PostgreSQL."""
 from __future__ import annotations
 
 import contextlib
-import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,6 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests import _server
 from tests._wait import eventually
 from tests.e2e import _connect
 
@@ -23,6 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Mapping
 
     from mcp_types import CallToolResult
+
+    from tests import _server
 
 #: Environment of a `compass serve` for these tests: progress, grace and sweeps in tenths of
 #: a second, so a test waits for them without taking minutes.
@@ -59,8 +59,6 @@ TWO: dict[str, Any] = {
     ]
 }
 
-_worlds = itertools.count(1)
-
 
 def one_question(text: str = "Ship it?") -> dict[str, Any]:
     """A one-question ask whose question text makes its arguments (and call key) unique."""
@@ -69,10 +67,6 @@ def one_question(text: str = "Ship it?") -> dict[str, Any]:
             {"id": "go", "question": text, "options": [{"label": "Yes"}, {"label": "No"}]}
         ]
     }
-
-
-async def world(server: _server.RunningServer) -> _server.SeededWorld:
-    return await _server.seed_world(server.dsn, prefix=f"mcp{next(_worlds)}-")
 
 
 @contextlib.asynccontextmanager

@@ -16,21 +16,20 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from tests import _server
-from tests.e2e import _mcp
-from tests.e2e._mcp import Person, answer
+from tests.mcp import _mcp
+from tests.mcp._mcp import Person, answer
 from tests.realagent.acp_agents import ensure_npm
 from tests.realagent.model_server import Turn
 from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel, GeminiModel
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable, Generator
+    from collections.abc import AsyncGenerator, Callable
     from pathlib import Path
 
-CLIENT_SCRIPT = os.path.join(os.path.dirname(__file__), "mcp_sdk_client.mjs")  # noqa: PTH118, PTH120 - a path for node
+    from tests import _server
+
+CLIENT_SCRIPT = os.path.join(os.path.dirname(__file__), "ts_sdk_client.mjs")  # noqa: PTH118, PTH120 - a path for node
 
 ASK = {
     "questions": [
@@ -41,27 +40,6 @@ ASK = {
         }
     ]
 }
-
-
-@pytest.fixture(scope="module")
-def server(module_database_url: str) -> Generator[_server.RunningServer]:
-    env = {**_mcp.FAST, "COMPASS_MCP_PROGRESS_SECONDS": "0.5"}
-    with _server.serve(module_database_url, env=env) as running:
-        yield running
-
-
-@pytest.fixture
-async def world(server: _server.RunningServer) -> _server.SeededWorld:
-    return await _mcp.world(server)
-
-
-@pytest.fixture
-async def person(
-    server: _server.RunningServer, world: _server.SeededWorld
-) -> AsyncGenerator[Person]:
-    ada = Person(server, world.human.token)
-    yield ada
-    await ada.close()
 
 
 # -- the TypeScript SDK's client ------------------------------------------------------------
