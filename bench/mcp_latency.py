@@ -56,7 +56,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.ask_latency import FloorWatcher, percentile
+from bench._timing import latency_table
+from bench.ask_latency import FloorWatcher
 from bench.respond import Child, bench_database, commit_settings, run_on_database
 from compass_bridge.client import AgentClient
 from tests import _server
@@ -201,30 +202,14 @@ async def measure_transport(
 
 
 def report(transport: str, samples: Sequence[Sample]) -> str:
-    rows = {
-        "MCP client (tool result)": [s.subject for s in samples],
-        "floor (WatchAsk client)": [s.floor for s in samples],
-    }
-    width = max(len(name) for name in rows)
     where = "/mcp (streamable HTTP)" if transport == "http" else "compass mcp (stdio)"
-    lines = [
-        f"{transport}: {where}, the mcp SDK's client ({len(samples)} asks)",
-        f"  {'':<{width}}  {'p50':>9}  {'p99':>9}  {'max':>9}",
-    ]
-    for name, values in rows.items():
-        p50, p99, top = percentile(values, 0.5), percentile(values, 0.99), max(values)
-        lines.append(
-            f"  {name:<{width}}  {p50 * 1e3:>6.2f} ms  {p99 * 1e3:>6.2f} ms  {top * 1e3:>6.2f} ms"
-        )
-    subject, floor = rows["MCP client (tool result)"], rows["floor (WatchAsk client)"]
-    ratios = [
-        f"{name} {percentile(subject, q) / percentile(floor, q):.1f}x"
-        if percentile(floor, q) > 0
-        else f"{name} n/a (floor <= 0)"
-        for name, q in (("p50/p50", 0.5), ("p99/p99", 0.99))
-    ]
-    lines.append(f"  ratio MCP / floor: {', '.join(ratios)}")
-    return "\n".join(lines)
+    title = f"{transport}: {where}, the mcp SDK's client ({len(samples)} asks)"
+    table = latency_table(
+        ("MCP client (tool result)", [s.subject for s in samples]),
+        ("floor (WatchAsk client)", [s.floor for s in samples]),
+        ratio="MCP / floor",
+    )
+    return "\n".join([title, *table])
 
 
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
