@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -13,14 +14,13 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from compass_server.store.postgres import PostgresStore
+from tests import _server
 from tests._wait import eventually
 from tests.mcp import _mcp
 from tests.mcp._mcp import TWO, Person, Progress, agent, answer, one_question, text_of
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
-
-    from tests import _server
 
 
 async def _messages_in(server: _server.RunningServer, channel_id: str) -> int:
@@ -538,3 +538,69 @@ async def test_mcp_asks_are_agent_asks_in_the_inbox(
         world.agent.name,
         world.channel_id,
     )
+
+
+async def test_a_server_shutting_down_returns_pending_and_the_ask_waits_on(
+    database_url: str,
+) -> None:
+    """SIGTERM: waiting calls end at once with `pending` (uvicorn waits for every running
+    response before it stops), and the ask stays answerable for a call to another server."""
+    call = _call("ask", {**one_question("Restart?"), "wait_seconds": 60})
+    with _server.serve(database_url, env=_mcp.FAST) as stopping:
+        world = await _server.seed_world(database_url, prefix="shutdown-")
+        headers = {**_HEADERS, **_auth(world.agent.token), "mcp-protocol-version": "2025-06-18"}
+        async with httpx.AsyncClient(base_url=stopping.url, timeout=30) as http:
+            reply = asyncio.create_task(http.post("mcp", json=call, headers=headers))
+            ada = Person(stopping, world.human.token)
+            await ada.pending()
+            await ada.close()
+            stopping.process.send_signal(signal.SIGTERM)
+            answered = await asyncio.wait_for(reply, 30)
+        await asyncio.to_thread(stopping.process.wait, 30)
+    [event] = [line for line in answered.text.splitlines() if line.startswith("data: {")]
+    result = json.loads(event.removeprefix("data: "))["result"]
+    assert not result["isError"]
+    assert result["structuredContent"]["status"] == "pending"
+    stored = await _mcp.stored_ask(database_url, result["structuredContent"]["ask_id"])
+    assert stored["status"] == "pending"
+    assert await _mcp.rows(database_url, "SELECT 1 FROM mcp_waiters") == []
+
+
+async def test_the_listener_s_connection_cap_holds_for_mcp_calls(database_url: str) -> None:
+    """Waiting MCP calls hold their connections; the listener's per-client cap refuses the
+    next one (503, before anything is read), as for every route. Every client here is
+    127.0.0.1: the cap of 3 is the two waiting calls and the person's own connection."""
+    env = {**_mcp.FAST, "COMPASS_MAX_CONNECTIONS_PER_CLIENT": "3"}
+    with _server.serve(database_url, env=env) as capped:
+        world = await _server.seed_world(database_url, prefix="capped-")
+        async with httpx.AsyncClient(base_url=capped.url, timeout=30) as before:
+            assert (await before.get("healthz")).status_code == 200
+        ada = Person(capped, world.human.token)
+        async with (
+            agent(capped, world.agent.token) as first,
+            agent(capped, world.agent.token) as second,
+        ):
+            calls = [
+                asyncio.create_task(
+                    client.call_tool("ask", {**one_question(text), "wait_seconds": 60})
+                )
+                for client, text in ((first, "One?"), (second, "Two?"))
+            ]
+            async with httpx.AsyncClient(base_url=capped.url, timeout=30) as http:
+
+                async def refused() -> bool:
+                    with contextlib.suppress(httpx.TransportError):
+                        reply = await http.get("healthz")
+                        return reply.status_code == 503
+                    return True  # closed before an answer is a refusal too
+
+                await ada.pending(count=2)
+                await eventually(refused, "a third connection refused")
+            for pending in await ada.pending(count=2):
+                await ada.respond(str(pending["ask"]["askId"]), answer("go", "0"))
+            results = await asyncio.gather(*calls)
+        await ada.close()
+    assert [r.structured_content["status"] for r in results if r.structured_content] == [
+        "answered",
+        "answered",
+    ]
