@@ -59,6 +59,7 @@ from acp.schema import (
     ElicitationFormRequestMode,
     ElicitationFormSessionMode,
     RequestPermissionResponse,
+    ToolCallProgress,
 )
 
 from compass_agent import ConversationUpdated
@@ -186,6 +187,8 @@ class AcpBridge(BridgeCore, Client):
         self._stopping = asyncio.Event()
         self._own_messages = itertools.count(1)
         self._stop_reason: str = Reason.TURN_ENDED
+        self._form_receipts: dict[str, tuple[str, Receipt]] = {}
+        """Receipts of delivered forms whose tool call is still running, by its id."""
         self.unmapped = 0
 
     # -- session updates -------------------------------------------------------------------
@@ -195,6 +198,8 @@ class AcpBridge(BridgeCore, Client):
         del session_id
         for event in self._translator.translate(update):
             self._feed(event)
+        if isinstance(update, ToolCallProgress) and update.status in {"completed", "failed"}:
+            self._confirm_form(update)
 
     def end_turn(self, reason: str = Reason.TURN_ENDED) -> None:
         """The prompt turn ended: settle the open message, stop every wait (the asks still
@@ -206,6 +211,28 @@ class AcpBridge(BridgeCore, Client):
         self._stopping.set()
         for call in self._calls:
             self._end_call(call, self._stop_reason)
+        for ask_id, receipt in self._form_receipts.values():
+            self.report_delivery(ask_id, receipt)
+        self._form_receipts.clear()
+
+    def _confirm_form(self, update: ToolCallProgress) -> None:
+        """The tool call a delivered form belonged to ended: its receipt now carries what the
+        model reads (the call's `rawOutput`; Claude Code's AskUserQuestion sends its exact
+        tool result there), or says the call failed."""
+        pending = self._form_receipts.pop(update.tool_call_id, None)
+        if pending is None:
+            return
+        ask_id, receipt = pending
+        if update.status == "failed":
+            receipt = not_delivered(
+                "the agent's tool call failed after the answer was handed to it", receipt.payload
+            )
+        else:
+            raw = update.raw_output
+            text = raw if isinstance(raw, str) and raw else result_text(raw)
+            if text:
+                receipt = Receipt(receipt.state, receipt.detail, text)
+        self.report_delivery(ask_id, receipt)
 
     def _feed(self, event: dict[str, object]) -> None:
         for output in self.mapper.map(event):
@@ -298,7 +325,7 @@ class AcpBridge(BridgeCore, Client):
         try:
             if call is not None:
                 return await self._answer_ask_call(call)
-            return await self._answer_form(message, schema)
+            return await self._answer_form(message, schema, tool_call_id)
         except _StoppedError:
             return CancelElicitationResponse(action="cancel")
 
@@ -361,7 +388,9 @@ class AcpBridge(BridgeCore, Client):
         logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
         return AcceptElicitationResponse(action="accept", content=dict(content))
 
-    async def _answer_form(self, message: str, schema: ElicitationSchema) -> ElicitationResponse:
+    async def _answer_form(
+        self, message: str, schema: ElicitationSchema, tool_call_id: str | None = None
+    ) -> ElicitationResponse:
         plan = plan_form(message, schema)
         if isinstance(plan, str):
             logger.warning("cannot present the agent's form (%s); cancelled", plan)
@@ -387,7 +416,12 @@ class AcpBridge(BridgeCore, Client):
             logger.warning("ask %s: %s", answered.ask_id, change)
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
-        self.report_delivery(answered.ask_id, delivered(changes, payload_of(dict(result.content))))
+        receipt = delivered(changes, payload_of(dict(result.content)))
+        if tool_call_id is not None and self._translator.is_other_call(tool_call_id):
+            # Reported when that call ends, with what the model read (else at the turn's end).
+            self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
+        else:
+            self.report_delivery(answered.ask_id, receipt)
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------

@@ -6,6 +6,8 @@ receipt."""
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 import pytest
 from acp.client.router import (
@@ -43,12 +45,14 @@ async def test_a_recorded_agent_form_is_asked_at_once_after_its_lead_in(
 ) -> None:
     async with acp_bridge(hold_seconds=HOUR) as (bridge, service):
         form: asyncio.Task[object] | None = None
-        for message in agent_messages(name):
+        after: list[dict[str, Any]] = []
+        recorded = agent_messages(name)
+        for index, message in enumerate(recorded):
             method = message.get("method")
             if method == "session/update":
-                update = SessionNotification.model_validate(message["params"]).update
-                await bridge.session_update("s", update)
+                await bridge.session_update("s", _update_of(message))
             elif method == "elicitation/create":
+                after = recorded[index + 1 :]
                 params = message["params"]
                 mode = _mode_from_create_elicitation_request(
                     _validate_create_elicitation_request(params)
@@ -72,6 +76,25 @@ async def test_a_recorded_agent_form_is_asked_at_once_after_its_lead_in(
             response = await form
         assert isinstance(response, AcceptElicitationResponse)
         assert response.content == content
+        # The rest of the recorded turn: Claude Code's call ends with what its model read.
+        for message in after:
+            if message.get("method") == "session/update":
+                await bridge.session_update("s", _update_of(message))
+        bridge.end_turn()
         await eventually(lambda: service.receipts, "the receipt reported")
         (receipt,) = service.receipts
         assert (receipt.ask_id, receipt.state) == (ask_id, comms_pb2.DELIVERY_STATE_DELIVERED)
+        ended = [
+            m["params"]["update"].get("rawOutput")
+            for m in after
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("status") == "completed"
+            and m["params"]["update"].get("toolCallId") == "toolu_ask1"
+        ]
+        # Claude: the text its model read (recorded); Codex (no tool call): the content sent.
+        expected = ended[0] if ended else json.dumps(content, sort_keys=True, separators=(",", ":"))
+        assert receipt.payload == expected
+
+
+def _update_of(message: dict[str, Any]) -> object:
+    return SessionNotification.model_validate(message["params"]).update

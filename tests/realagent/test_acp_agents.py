@@ -270,7 +270,7 @@ async def test_two_question_ask_reaches_the_model_with_headers_and_previews(
             assert first["options"][0]["preview"] == "CREATE TABLE t (id int);"
             assert (second["header"], second["allowMultiple"]) == ("Auth", True)
             answers = [answer("question_0", "1"), answer("question_1", "0", "1")]
-            sent = '{"question_0":"SQLite","question_1":["Email + password","OAuth"]}'
+            sent = ""  # the receipt carries what the model read (Claude's rawOutput)
         else:  # "None of the above" is Compass's own "Other": not an option of its own
             assert [o["label"] for o in first["options"]] == ["Postgres (Recommended)", "SQLite"]
             assert (second["header"], second.get("allowMultiple", False)) == ("Region", False)
@@ -292,7 +292,7 @@ async def test_two_question_ask_reaches_the_model_with_headers_and_previews(
     assert (receipt["state"], receipt.get("detail", ""), receipt["payload"]) == (
         "DELIVERY_STATE_DELIVERED",
         "",
-        sent,
+        sent or result_of(run),
     )
     found = await messages(comms, world.human.token, world.channel_id)
     # The agent's lead-in is posted before the ask it introduces.
@@ -338,8 +338,8 @@ async def test_free_text_in_compass_other_reaches_the_model(
     }
     assert_read(run, expected, agent)
     sent = {
-        "claude": '{"question_0_custom":"CockroachDB","question_1":["Email + password"],'
-        '"question_1_custom":"Passkeys"}',
+        # Claude Code's call ends with the text its model read: the receipt carries it.
+        "claude": result_of(run),
         "codex": '{"db":"None of the above","db_note":"CockroachDB",'
         '"region":"None of the above","region_note":"eu-west-1"}',
     }
@@ -413,3 +413,31 @@ async def test_a_permission_decided_in_compass(
             r"Original token count: \d+\nOutput:\ncompass-was-here\n",
             result,
         ), result
+
+
+async def test_a_mode_the_agent_does_not_offer_ends_the_run_saying_what_it_offers(
+    proxy: RefusingProxy,
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+) -> None:
+    """`--mode manual` (Claude Code's display name, not its id): exit 2 before any prompt."""
+    with AnthropicModel([Turn.say("never asked")]) as model:
+        launch = claude_launch(ensure_npm("claude"), tmp_path, model.base_url, proxy.env())
+        with bridge_process(
+            agent=launch.argv,
+            env=launch.env,
+            cwd=launch.cwd,
+            tmp_path=tmp_path,
+            server_url=module_server.url,
+            world=world,
+            protocol="acp",
+            model=model,
+            extra=["--mode", "manual"],
+        ) as run:
+            assert await run.wait() == 2, run.log()
+        assert model.turns == [], run.log()
+    assert (
+        "compass agent-bridge: the agent offers no mode 'manual' "
+        "(it offers: default, acceptEdits, plan, auto)" in run.log()
+    ), run.log()
