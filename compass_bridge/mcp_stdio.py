@@ -37,6 +37,7 @@ from mcp.server.stdio import stdio_server
 from compass_agent.jsonvalues import is_object
 from compass_bridge.client import AgentClient, RpcError
 from compass_bridge.poster import (
+    AgentApi,
     AskNotPostedError,
     FatalServerError,
     GaveUpError,
@@ -119,13 +120,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class ClientBackend:
     """`compass_mcp.calls.Backend` over AgentService, for this process's agent."""
 
-    def __init__(self, client: AgentClient, options: McpOptions, channel_name: str) -> None:
+    def __init__(self, client: AgentApi, options: McpOptions, channel_name: str) -> None:
         self._client = client
         self._options = options
         self._channel = Channel(channel_id=options.channel_id, name=channel_name)
         self._opened: dict[str, str] = {}  # channel and call key -> the ask it made
         self._waiting: dict[str, set[str]] = {}  # ask id -> the calls waiting for it
         self._leaving: dict[str, asyncio.Task[None]] = {}  # ask id -> its grace period
+        self._settling: set[asyncio.Task[None]] = set()  # appends whose call went away
         self._base = options.server.rstrip("/") + "/"
 
     async def _retried(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
@@ -145,22 +147,50 @@ class ClientBackend:
         return [self._channel]
 
     async def open_ask(
-        self, channel_id: str, blocks: Sequence[comms_pb2.MessageBlock], key: str
+        self,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        key: str,
+        waiter: str,
+        seconds: float,
     ) -> comms_pb2.Ask:
         known = self._opened.get(f"{channel_id} {key}")
         if known is not None:
             current = await self._first_state(known)
             if _to_deliver(current):
+                await self.hold(known, waiter, seconds)
                 return current
         frame = comms_pb2.MessageUpdated(
             client_message_id=f"mcp-{secrets.token_hex(12)}", blocks=blocks
         )
-        message = await self._retried(
-            "AppendMessage", functools.partial(self._client.append_message, channel_id, frame)
+        append = asyncio.ensure_future(
+            self._retried(
+                "AppendMessage", functools.partial(self._client.append_message, channel_id, frame)
+            )
         )
-        ask = next(block.ask for block in message.blocks if block.HasField("ask"))
+        try:
+            # Shielded: an append cancelled in flight may still have stored the ask.
+            message = await asyncio.shield(append)
+        except asyncio.CancelledError:
+            self._track(self._made_after_leaving(append))
+            raise
+        ask = _the_ask(message)
         self._opened[f"{channel_id} {key}"] = ask.ask_id
+        await self.hold(ask.ask_id, waiter, seconds)
         return ask
+
+    async def _made_after_leaving(self, append: asyncio.Future[comms_pb2.Message]) -> None:
+        """The call went away while its ask was being appended: once stored, it is left."""
+        try:
+            ask = _the_ask(await append)
+        except ToolError:
+            return  # never stored
+        self._leaving[ask.ask_id] = asyncio.create_task(self._leave(ask.ask_id))
+
+    def _track(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
 
     async def _first_state(self, ask_id: str) -> comms_pb2.Ask:
         async with contextlib.aclosing(self.states(ask_id)) as states:
@@ -248,6 +278,8 @@ class ClientBackend:
 
     async def shutdown(self) -> None:
         """The client is gone: withdraw, now, every ask a call waited for or left."""
+        if self._settling:
+            await asyncio.wait(self._settling, timeout=SHUTDOWN_SECONDS / 2)
         asks = set(self._waiting) | set(self._leaving)
         for task in self._leaving.values():
             task.cancel()
@@ -255,6 +287,10 @@ class ClientBackend:
         self._waiting.clear()
         if asks:
             await asyncio.gather(*(self._withdraw(ask_id) for ask_id in asks))
+
+
+def _the_ask(message: comms_pb2.Message) -> comms_pb2.Ask:
+    return next(block.ask for block in message.blocks if block.HasField("ask"))
 
 
 def _to_deliver(ask: comms_pb2.Ask) -> bool:

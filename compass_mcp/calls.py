@@ -71,11 +71,17 @@ class Backend(Protocol):
         ...
 
     async def open_ask(
-        self, channel_id: str, blocks: Sequence[comms_pb2.MessageBlock], key: str
+        self,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        key: str,
+        waiter: str,
+        seconds: float,
     ) -> comms_pb2.Ask:
         """The ask of an earlier call with the same `key` in the channel that is still to be
         delivered (pending, or answered or declined without a receipt), else a new message
-        of `blocks` and its ask."""
+        of `blocks` and its ask; either way held by `waiter` as `hold` holds it, from the
+        moment it exists (a call that goes away before it first holds still leaves it)."""
         ...
 
     def states(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
@@ -219,8 +225,9 @@ class AskTools:
         call = tools.parse_ask(args)
         channel_id = call.channel or ctx.channel or await self._only_channel(ctx.backend)
         blocks = tools.blocks_for(call, self._clock())
-        ask = await ctx.backend.open_ask(channel_id, blocks, call.key)
-        return await self._wait(ask.ask_id, ask, call.wait_seconds, ctx)
+        waiter = secrets.token_hex(8)
+        ask = await ctx.backend.open_ask(channel_id, blocks, call.key, waiter, 2 * self._tick)
+        return await self._wait(ask.ask_id, ask, call.wait_seconds, ctx, waiter=waiter)
 
     async def _cancel(self, call: tools.CancelCall, ctx: CallContext) -> ToolResult:
         try:
@@ -254,11 +261,17 @@ class AskTools:
     # -- waiting ---------------------------------------------------------------------------
 
     async def _wait(
-        self, ask_id: str, first: comms_pb2.Ask | None, wait: float | None, ctx: CallContext
+        self,
+        ask_id: str,
+        first: comms_pb2.Ask | None,
+        wait: float | None,
+        ctx: CallContext,
+        *,
+        waiter: str | None = None,
     ) -> ToolResult:
         loop = asyncio.get_running_loop()
         hold_end = loop.time() + (ctx.wait_seconds if wait is None else wait)
-        waiter = secrets.token_hex(8)
+        waiter = waiter or secrets.token_hex(8)
         queue: asyncio.Queue[comms_pb2.Ask | BaseException | None] = asyncio.Queue()
         pump = asyncio.create_task(_pump(ctx.backend.states(ask_id), queue))
         left = True  # until the call returns a result

@@ -126,7 +126,12 @@ class StoreBackend:
         return [Channel(channel_id=row.channel_id, name=row.name) for row in rows]
 
     async def open_ask(
-        self, channel_id: str, blocks: Sequence[comms_pb2.MessageBlock], key: str
+        self,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        key: str,
+        waiter: str,
+        seconds: float,
     ) -> comms_pb2.Ask:
         request = agent_pb2.AppendMessageRequest(
             channel_id=channel_id, frame=comms_pb2.MessageUpdated(blocks=blocks)
@@ -136,7 +141,12 @@ class StoreBackend:
             if self._quota is not None:
                 self._quota.take(self._actor.account_id)
             row, created = await self._store.open_mcp_ask(
-                self._actor, channel_id, request.frame.blocks, call_key=key
+                self._actor,
+                channel_id,
+                request.frame.blocks,
+                call_key=key,
+                waiter_id=waiter,
+                seconds=seconds + self._grace,
             )
         if created and self._metrics is not None:
             self._metrics.asks_seen((row.ask,))

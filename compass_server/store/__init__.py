@@ -543,12 +543,16 @@ class McpStore(Protocol):
         blocks: Sequence[comms_pb2.MessageBlock],
         *,
         call_key: str,
+        waiter_id: str,
+        seconds: float,
     ) -> tuple[AskRow, bool]:
         """Under the channel lock: the newest ask `actor` made in `channel_id` with
         `call_key` while it is still to be delivered (PENDING; ANSWERED or DECLINED without a
         delivery receipt); else a new message of `blocks` (as
         `append_message` stores it; they passed `domain.requests.check_append_message` and
-        hold exactly one ask), its ask recorded under `call_key`.
+        hold exactly one ask), its ask recorded under `call_key`. In the same transaction
+        the call (`waiter_id`) holds it for `seconds` (as `hold_mcp_wait`): a call that
+        goes away before it says so again leaves the ask to the leave sweep.
 
         Returns:
             The ask, and whether it is new.

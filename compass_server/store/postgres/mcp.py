@@ -95,6 +95,8 @@ class McpMixin(MessagesMixin):
         blocks: Sequence[comms_pb2.MessageBlock],
         *,
         call_key: str,
+        waiter_id: str,
+        seconds: float,
     ) -> tuple[AskRow, bool]:
         async with self._write() as conn:
             await lock_channel_to_post(conn, actor, channel_id)
@@ -106,6 +108,7 @@ class McpMixin(MessagesMixin):
                 message = await self._append_locked(conn, actor, channel_id, blocks, "")
                 (ask_id,) = message.ask_ids
                 await conn.execute(INSERT_MCP_ASK, ask_id, channel_id, actor.account_id, call_key)
+            await conn.execute(HOLD_MCP_WAIT, ask_id, actor.account_id, waiter_id, seconds)
             row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
         if row is None:  # pragma: no cover - read in the transaction that found or made it
             raise NotFoundError("ask not found")

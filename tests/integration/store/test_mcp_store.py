@@ -57,19 +57,29 @@ async def test_a_call_key_rejoins_its_ask_until_it_is_delivered(
     store: PostgresStore, world: World
 ) -> None:
     channel = world.channel.channel_id
-    first, created = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=KEY)
-    again, created_again = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=KEY)
-    other, _ = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=OTHER_KEY)
+    first, created = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+    )
+    again, created_again = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+    )
+    other, _ = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=OTHER_KEY, waiter_id="w1", seconds=30
+    )
     assert (created, created_again) == (True, False)
     assert again.ask.ask_id == first.ask.ask_id
     assert other.ask.ask_id != first.ask.ask_id
     # Answered but not delivered: still its ask. Delivered: the same call asks anew.
     await answer_ask(store, world.human, first.ask.ask_id, [answer("db", "1")])
-    answered, created = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=KEY)
+    answered, created = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+    )
     assert (answered.ask.ask_id, created) == (first.ask.ask_id, False)
     assert answered.ask.status == comms_pb2.ASK_STATUS_ANSWERED
     await report_delivery(store, world.agent, first.ask.ask_id, comms_pb2.DELIVERY_STATE_DELIVERED)
-    fresh, created = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=KEY)
+    fresh, created = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+    )
     assert created
     assert fresh.ask.ask_id != first.ask.ask_id
 
@@ -80,7 +90,9 @@ async def test_identical_calls_at_once_make_one_ask(
     channel = world.channel.channel_id
     opened = await asyncio.gather(
         *(
-            target.open_mcp_ask(world.agent, channel, _blocks(), call_key=KEY)
+            target.open_mcp_ask(
+                world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+            )
             for target in (store, second_process) * 4
         )
     )
@@ -92,13 +104,27 @@ async def test_only_participants_open_and_nothing_is_stored_otherwise(
     store: PostgresStore, world: World
 ) -> None:
     with pytest.raises(NotFoundError):
-        await store.open_mcp_ask(world.agent, "ch_nope", _blocks(), call_key=KEY)
+        await store.open_mcp_ask(
+            world.agent, "ch_nope", _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+        )
     with pytest.raises(NotFoundError):  # not in that workspace: as if it did not exist
         await store.open_mcp_ask(
-            world.agent, world.other_channel.channel_id, _blocks(), call_key=KEY
+            world.agent,
+            world.other_channel.channel_id,
+            _blocks(),
+            call_key=KEY,
+            waiter_id="w1",
+            seconds=30,
         )
     with pytest.raises(PermissionDeniedError):
-        await store.open_mcp_ask(world.member, world.channel.channel_id, _blocks(), call_key=KEY)
+        await store.open_mcp_ask(
+            world.member,
+            world.channel.channel_id,
+            _blocks(),
+            call_key=KEY,
+            waiter_id="w1",
+            seconds=30,
+        )
     page = await store.list_messages(world.human, world.channel.channel_id)
     assert page.messages == ()
 
@@ -107,9 +133,15 @@ async def test_an_abandoned_ask_is_withdrawn_once_across_processes(
     store: PostgresStore, second_process: PostgresStore, world: World, database_url: str
 ) -> None:
     channel = world.channel.channel_id
-    left, _ = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=KEY)
-    rejoined, _ = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key=OTHER_KEY)
-    returned, _ = await store.open_mcp_ask(world.agent, channel, _blocks(), call_key="c" * 64)
+    left, _ = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+    )
+    rejoined, _ = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=OTHER_KEY, waiter_id="w1", seconds=30
+    )
+    returned, _ = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key="c" * 64, waiter_id="w1", seconds=30
+    )
     for row in (left, rejoined, returned):
         await store.hold_mcp_wait(world.agent, row.ask.ask_id, "w1", 30)
     # `left`: its only call went away, with no grace left. `rejoined`: it went away too, but
@@ -151,3 +183,15 @@ async def test_a_wait_on_an_ask_it_did_not_make_holds_nothing(
     await store.release_mcp_wait(world.agent, ask_id, "w1", grace=0)
     assert await store.withdraw_abandoned(REASON) == []
     assert await _status(database_url, ask_id) == ("pending", "")
+
+
+async def test_an_ask_whose_call_went_away_before_it_first_held_is_left(
+    store: PostgresStore, world: World, database_url: str
+) -> None:
+    """The call that made it holds it from the moment it exists: a call that dies between
+    the commit and its first hold still leaves the ask to the sweep."""
+    made, _ = await store.open_mcp_ask(
+        world.agent, world.channel.channel_id, _blocks(), call_key=KEY, waiter_id="w1", seconds=0
+    )
+    assert await store.withdraw_abandoned(REASON) == [made.ask.ask_id]
+    assert await _status(database_url, made.ask.ask_id) == ("withdrawn", REASON)
