@@ -31,5 +31,8 @@ MAX_DELIVERY_DETAIL_LENGTH: Final = 1000
 posted an ask says, for people, about what the agent received."""
 MAX_DELIVERY_PAYLOAD_LENGTH: Final = 65536
 """Longest payload of a delivery receipt (what was handed to the agent), in characters."""
+MAX_CLOSE_REASON_LENGTH: Final = 500
+"""Longest DeclineAsk / CloseAsk reason (the `asks.close_reason` column's CHECK); the MCP
+tools' `ask_cancel` reason is one."""
 NUL: Final = "\x00"
 """The one character no stored text may contain."""

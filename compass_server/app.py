@@ -1,4 +1,5 @@
-"""The composition root: one Starlette app serving both Connect services, probes and the UI."""
+"""The composition root: one Starlette app serving both Connect services, the MCP front door,
+probes and the UI."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from starlette.staticfiles import StaticFiles
 from compass_server import telemetry
 from compass_server.domain.errors import UnavailableError
 from compass_server.hub import ChangeHub
+from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADATA_PATH, McpFront
 from compass_server.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
@@ -176,18 +178,26 @@ def create_app(
     responses = SharedResponses()
     options = wire.app_options(settings.max_request_bytes, responses)
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
-    agent_rpc = AgentServiceASGIApplication(
-        AgentHandlers(
-            store,
-            auth,
-            hub,
-            metrics=metrics,
-            revocations=revocations,
-            max_streams_per_account=settings.max_streams_per_account,
-            quota=PostQuota(settings.posts_per_minute, settings.post_burst),
-        ),
-        interceptors=interceptors,
-        **options,
+    quota = PostQuota(settings.posts_per_minute, settings.post_burst)
+    agent_handlers = AgentHandlers(
+        store,
+        auth,
+        hub,
+        metrics=metrics,
+        revocations=revocations,
+        max_streams_per_account=settings.max_streams_per_account,
+        quota=quota,
+    )
+    agent_rpc = AgentServiceASGIApplication(agent_handlers, interceptors=interceptors, **options)
+    # The MCP front door (/mcp) runs its tools through the same handlers, quota and caps.
+    mcp = McpFront(
+        settings=settings,
+        store=store,
+        auth=auth,
+        handlers=agent_handlers,
+        hub=hub,
+        metrics=metrics,
+        quota=quota,
     )
     comms_rpc = CommsServiceASGIApplication(
         CommsHandlers(
@@ -221,6 +231,7 @@ def create_app(
                 stack.enter_context(tracing.running())
             if owned is not None:
                 await stack.enter_async_context(owned)
+            await stack.enter_async_context(mcp.running())
             listener = asyncio.create_task(listen(), name="compass-change-listener")
             sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
             rechecking = asyncio.create_task(revocations.run(), name="compass-token-recheck")
@@ -263,6 +274,9 @@ def create_app(
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
         Route("/auth/sign-in", sign_in_endpoint(store), methods=["POST"]),
+        Route(MCP_PATH, mcp),  # every method: the MCP transport answers what it does not serve
+        Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
+        Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
         Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
         Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
         Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),

@@ -37,6 +37,9 @@ MAX_CONNECTIONS: Final = "COMPASS_MAX_CONNECTIONS"
 MAX_CONNECTIONS_PER_CLIENT: Final = "COMPASS_MAX_CONNECTIONS_PER_CLIENT"
 REQUEST_READ_TIMEOUT: Final = "COMPASS_REQUEST_READ_TIMEOUT_SECONDS"
 KEEPALIVE_TIMEOUT: Final = "COMPASS_KEEPALIVE_TIMEOUT_SECONDS"
+MCP_GRACE: Final = "COMPASS_MCP_GRACE_SECONDS"
+MCP_WAIT: Final = "COMPASS_MCP_WAIT_SECONDS"
+MCP_PROGRESS: Final = "COMPASS_MCP_PROGRESS_SECONDS"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -69,6 +72,9 @@ ENV_VARS: Final = frozenset(
         MAX_CONNECTIONS_PER_CLIENT,
         REQUEST_READ_TIMEOUT,
         KEEPALIVE_TIMEOUT,
+        MCP_GRACE,
+        MCP_WAIT,
+        MCP_PROGRESS,
     }
 )
 
@@ -138,6 +144,14 @@ class Settings:
     previous response), else it is closed: half-sent requests cannot pile up."""
     keepalive_timeout_seconds: int = 5
     """How long an idle kept-alive connection stays open between requests."""
+    mcp_grace_seconds: float = 60.0
+    """How long an MCP ask stays answerable after its client went away (cancelled the call,
+    disconnected) before it is WITHDRAWN "agent stopped waiting", unless a call rejoined it."""
+    mcp_wait_seconds: float = 50.0
+    """How long an MCP `ask`/`ask_wait` call waits before it returns `pending`, when neither
+    the call (`wait_seconds`) nor the client (header X-Compass-Wait-Seconds) says."""
+    mcp_progress_seconds: float = 15.0
+    """How often a waiting MCP call sends a progress notification (and renews its wait)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -178,6 +192,9 @@ class Settings:
             ),
             request_read_timeout_seconds=_float(source, REQUEST_READ_TIMEOUT, 10.0),
             keepalive_timeout_seconds=_int(source, KEEPALIVE_TIMEOUT, 5, low=1, high=3600),
+            mcp_grace_seconds=_float(source, MCP_GRACE, 60.0, low=0.0, high=86400.0),
+            mcp_wait_seconds=_float(source, MCP_WAIT, 50.0, low=0.0, high=3600.0),
+            mcp_progress_seconds=_float(source, MCP_PROGRESS, 15.0, low=0.05, high=600.0),
         )
 
 

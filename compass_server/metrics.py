@@ -257,13 +257,20 @@ class Metrics:
     def swept(self, ask_ids: Iterable[str] | None) -> None:
         """After a sweep: the asks it closed as EXPIRED (None: the sweep failed)."""
         self.sweeps.labels(result="failed" if ask_ids is None else "ok").inc()
-        for ask_id in ask_ids or ():
+        self._closed(ask_ids or (), "expired")
+
+    def abandoned(self, ask_ids: Iterable[str]) -> None:
+        """After the MCP leave sweep: the asks it WITHDREW (their agent stopped waiting)."""
+        self._closed(ask_ids, "withdrawn")
+
+    def _closed(self, ask_ids: Iterable[str], status: str) -> None:
+        for ask_id in ask_ids:
             if ask_id in self._final:
                 continue
             self._final[ask_id] = None
             self._created.pop(ask_id, None)
             self._viewed.pop(ask_id, None)
-            self.outcomes.labels(status="expired").inc()
+            self.outcomes.labels(status=status).inc()
 
     def remembered(self) -> int:
         """How many ask ids it holds (bounded by 4 x `remember`)."""

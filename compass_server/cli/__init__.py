@@ -392,6 +392,13 @@ def _agent_bridge(args: argparse.Namespace) -> int:
     return bridge_main(args)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    # A client of some server, like the bridge.
+    from compass_bridge import mcp_main
+
+    return mcp_main(args)
+
+
 # -- parser --------------------------------------------------------------------------------
 
 
@@ -435,6 +442,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_bridge_arguments(bridge)
     bridge.set_defaults(handler=_agent_bridge)
+
+    from compass_bridge import add_mcp_arguments
+
+    mcp = commands.add_parser(
+        "mcp", help="serve Compass's MCP tools (ask, ask_wait, ask_cancel) over stdio"
+    )
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(handler=_mcp)
 
     return parser
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from compass_agent.limits import (
     MAX_ASKS_PER_MESSAGE,
     MAX_BLOCKS_PER_MESSAGE,
+    MAX_CLOSE_REASON_LENGTH,
     MAX_ID_LENGTH,
     MAX_OPTIONS_PER_QUESTION,
     MAX_QUESTIONS_PER_ASK,
@@ -39,7 +40,6 @@ from compass_server.domain.limits import (
     DELIVERY_STATE_NAMES,
     MAX_ANSWERS,
     MAX_CHOSEN_PER_ANSWER,
-    MAX_CLOSE_REASON_LENGTH,
     MAX_CUSTOM_TEXT_LENGTH,
     MAX_NAME_LENGTH,
     STATUS_BY_NAME,

@@ -27,8 +27,6 @@ MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
 """A RespondToAsk with more entries than any ask can have questions is oversize."""
 MAX_CHOSEN_PER_ANSWER: Final = MAX_OPTIONS_PER_QUESTION
 MAX_CUSTOM_TEXT_LENGTH: Final = 10_000
-MAX_CLOSE_REASON_LENGTH: Final = 500
-"""Longest DeclineAsk / CloseAsk reason (the `asks.close_reason` column's CHECK)."""
 
 #: AskStatus <-> the `asks.status` column.
 STATUS_NAMES: Final[dict[int, str]] = {

@@ -645,7 +645,9 @@ def test_no_request_gets_a_500_internal_or_exception_text(
     print(f"fuzz: {sum(sent.values())} requests {dict(sent)}; outcomes {dict(outcomes)}")  # noqa: T201 - shown with -s
     assert sum(sent.values()) >= REQUESTS, sent
     assert set(sent) == set(SERVICE_OF), sent  # every RPC was fuzzed
-    assert min(sent.values()) >= REQUESTS // 20, sent
+    # Each RPC at least half an equal share (a fixed 1/20 stopped holding once ReportDelivery
+    # made 14 RPCs: the derandomized run gives GetMe 93 of 2,000).
+    assert min(sent.values()) >= REQUESTS // (2 * len(SERVICE_OF)), sent
     # The fuzz reached past the guards: successes and errors of several kinds.
     assert outcomes["ok"] >= 50, outcomes
     assert {"invalid_argument", "unauthenticated", "permission_denied"} <= set(outcomes), outcomes

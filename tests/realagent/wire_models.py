@@ -1,6 +1,7 @@
 """Scripted model servers on 127.0.0.1 for the agents that do not speak OpenAI chat
-completions: the Anthropic Messages API (Claude Code, `ANTHROPIC_BASE_URL`) and the OpenAI
-Responses API (Codex, a `wire_api = "responses"` provider), both streaming SSE.
+completions: the Anthropic Messages API (Claude Code, `ANTHROPIC_BASE_URL`), the OpenAI
+Responses API (Codex, a `wire_api = "responses"` provider), both streaming SSE, and the Gemini
+API's generateContent / streamGenerateContent (Gemini CLI, `GOOGLE_GEMINI_BASE_URL`).
 
 Each answers the agent's main-loop request N with scripted turn N (`Turn` and `ToolCall` of
 model_server.py: text, tool calls, or both) and records every request, so a test reads back
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from types import TracebackType
 
-__all__ = ["AnthropicModel", "ModelRequest", "ResponsesModel", "ScriptedWire"]
+__all__ = ["AnthropicModel", "GeminiModel", "ModelRequest", "ResponsesModel", "ScriptedWire"]
 
 SIDE_TEXT = "ok"
 """The answer to a request that is not the main loop's."""
@@ -63,6 +64,11 @@ class ModelRequest:
         for item in self.body.get("input") or ():
             if item.get("type") == "function_call_output" and item.get("call_id") == call_id:
                 return _text_of(item.get("output"))
+        for content in self.body.get("contents") or ():
+            for part in content.get("parts") or ():
+                response = part.get("functionResponse")
+                if isinstance(response, dict) and response.get("id") == call_id:
+                    return _text_of((response.get("response") or {}).get("output"))
         raise LookupError(f"no tool result for {call_id} in the request")
 
     def tool_names(self) -> list[str]:
@@ -71,6 +77,8 @@ class ModelRequest:
             name = tool.get("name") or tool.get("function", {}).get("name")
             if isinstance(name, str):
                 names.append(name)
+            # Gemini's tools are lists of function declarations.
+            names.extend(d.get("name") for d in tool.get("functionDeclarations") or ())
         return names
 
 
@@ -166,6 +174,19 @@ class ScriptedWire:
         """A main-loop request offers tools; the agents' side calls do not."""
         return bool(body.get("tools"))
 
+    def serves(self, route: str) -> bool:
+        """Whether POSTs to `route` (the path without its query) are model requests."""
+        return route in self.paths
+
+    def streams(self, route: str) -> bool:
+        """Whether `route` answers with SSE (`events`), else with one JSON body (`reply`)."""
+        del route
+        return True
+
+    def reply(self, turn: Turn) -> dict[str, Any]:
+        """The JSON body answering `turn` on a route that does not stream."""
+        raise NotImplementedError
+
     def _take(self, record: dict[str, Any], main: bool) -> Turn | None:
         with self._lock:
             turn = None
@@ -224,7 +245,7 @@ def _handler_for(server: ScriptedWire) -> type[BaseHTTPRequestHandler]:
                 else {"_raw": raw.decode(errors="replace")}
             )
             route = self.path.split("?", 1)[0]
-            if route not in server.paths:
+            if not server.serves(route):
                 server._take(self._record(body), False)  # pyright: ignore[reportPrivateUsage]
                 self._json(404, {"error": {"type": "not_found_error", "message": "no route"}})
                 return
@@ -232,6 +253,9 @@ def _handler_for(server: ScriptedWire) -> type[BaseHTTPRequestHandler]:
             turn = server._take(self._record(body), main)  # pyright: ignore[reportPrivateUsage]
             if turn is None:
                 turn = Turn.say(EXHAUSTED_TEXT if main else SIDE_TEXT)
+            if not server.streams(route):
+                self._json(200, server.reply(turn))
+                return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -240,7 +264,9 @@ def _handler_for(server: ScriptedWire) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             try:
                 for name, data in server.events(turn):
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    # An event without a name is a bare `data:` line (Gemini's SSE).
+                    named = f"event: {name}\n" if name else ""
+                    self.wfile.write(f"{named}data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the agent went away mid-answer; the request is recorded
@@ -404,3 +430,52 @@ class ResponsesModel(ScriptedWire):
             )
         )
         return events
+
+
+class GeminiModel(ScriptedWire):
+    """`POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (bare `data:` SSE of
+    GenerateContentResponse chunks) and `:generateContent` (one JSON body), as Gemini CLI
+    calls them with `GOOGLE_GEMINI_BASE_URL` and a Gemini API key."""
+
+    def __init__(self, turns: Sequence[Turn], *, model: str = "gemini-2.5-pro") -> None:
+        super().__init__(turns, model=model)
+
+    def serves(self, route: str) -> bool:
+        return route.startswith("/v1beta/models/") and route.endswith(
+            (":streamGenerateContent", ":generateContent")
+        )
+
+    def streams(self, route: str) -> bool:
+        return route.endswith(":streamGenerateContent")
+
+    def is_main(self, body: Mapping[str, Any]) -> bool:
+        return any(tool.get("functionDeclarations") for tool in body.get("tools") or ())
+
+    def reply(self, turn: Turn) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = []
+        if turn.text:
+            parts.append({"text": turn.text})
+        parts.extend(
+            {
+                "functionCall": {
+                    "id": call.call_id or f"call_{uuid.uuid4().hex[:12]}",
+                    "name": call.name,
+                    "args": dict(call.arguments),
+                }
+            }
+            for call in turn.tool_calls
+        )
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 10,
+                "candidatesTokenCount": 5,
+                "totalTokenCount": 15,
+            },
+            "modelVersion": self.model,
+        }
+
+    def events(self, turn: Turn) -> list[tuple[str, dict[str, Any]]]:
+        return [("", self.reply(turn))]

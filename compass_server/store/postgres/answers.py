@@ -166,6 +166,26 @@ async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judg
     return await changed(conn, actor, current)
 
 
+async def close_swept(
+    conn: _Conn, ask: asyncpg.Record, status: str, closed_by: str | None, reason: str
+) -> bool:
+    """Close the ask a sweep found (`ask`: its ask_id, channel_id and message_id) as `status`
+    if it is still pending, in the sweep's transaction: lock its channel (ordered by channel:
+    no cycles), write, bump the revision, notify.
+
+    Returns:
+        Whether it was closed (False: answered or closed since the scan).
+    """
+    await conn.fetchval(LOCK_CHANNEL, ask["channel_id"])
+    closed_at = await conn.fetchval(CLOSE_ASK, ask["ask_id"], status, closed_by, reason, None)
+    if closed_at is None:
+        return False
+    revision = int(await conn.fetchval(BUMP_REVISION, ask["channel_id"]))
+    await conn.execute(TOUCH_MESSAGE, ask["message_id"], revision)
+    await notify(conn, ask["channel_id"], revision, ask["message_id"], (ask["ask_id"],))
+    return True
+
+
 class AnswersMixin(PostgresBase):
     """The answer side of PostgresStore."""
 
@@ -249,16 +269,12 @@ class AnswersMixin(PostgresBase):
             if not await conn.fetchval(TRY_SWEEPER_LOCK, SWEEPER_LOCK_KEY):
                 return expired
             due = await conn.fetch(SELECT_DUE_ASKS, now, grace.total_seconds(), limit)
-            for ask in due:
-                # The channel lock first, like every write (ordered by channel: no cycles).
-                await conn.fetchval(LOCK_CHANNEL, ask["channel_id"])
-                closed_at = await conn.fetchval(CLOSE_ASK, ask["ask_id"], "expired", None, "", None)
-                if closed_at is None:
-                    continue  # answered or closed since the scan
-                revision = int(await conn.fetchval(BUMP_REVISION, ask["channel_id"]))
-                await conn.execute(TOUCH_MESSAGE, ask["message_id"], revision)
-                await notify(conn, ask["channel_id"], revision, ask["message_id"], (ask["ask_id"],))
-                expired.append(str(ask["ask_id"]))
+            # Each closed unless answered or closed since the scan.
+            expired = [
+                str(ask["ask_id"])
+                for ask in due
+                if await close_swept(conn, ask, "expired", None, "")
+            ]
         if expired:
             logger.info("expired %d ask(s) past their deadline: %s", len(expired), expired)
         return expired
