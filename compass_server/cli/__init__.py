@@ -195,8 +195,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _check_open_files(settings: Settings) -> None:
     """Raise the open-files limit to what the connection cap needs, or say it is too low."""
+    listeners = 2 if settings.grpc_port is not None else 1  # each caps its own connections
     have, needed = ensure_open_files(
-        settings.max_connections + settings.pool_max + netguard.FD_RESERVE
+        listeners * settings.max_connections + settings.pool_max + netguard.FD_RESERVE
     )
     if have < needed:
         logger.warning(
@@ -234,13 +235,22 @@ async def _serve_all(server: uvicorn.Server, app: ServerApp, host: str, settings
         metrics_server.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
         sides.append(asyncio.create_task(metrics_server.serve(), name="compass-metrics-server"))
     if settings.grpc_port is not None:
-        from compass_server.transport.h2 import serve_h2
+        from compass_server.transport.h2 import H2Limits, serve_h2
 
+        limits = H2Limits(
+            max_connections=settings.max_connections,
+            max_per_client=settings.max_connections_per_client,
+            max_handlers=settings.max_connections,
+            body_seconds=settings.request_read_timeout_seconds,
+            body_bytes_per_connection=8 * settings.max_request_bytes,
+            body_bytes=32 * settings.max_request_bytes,
+        )
         h2_task = asyncio.create_task(
             serve_h2(
                 app,
                 host=host,
                 port=settings.grpc_port,
+                limits=limits,
                 keepalive_seconds=settings.keepalive_timeout_seconds,
                 graceful_seconds=SHUTDOWN_GRACE_SECONDS,
                 shutdown=stopping.wait,
