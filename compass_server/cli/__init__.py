@@ -381,6 +381,8 @@ def _admin(args: argparse.Namespace) -> int:
     params = {k: v for k, v in vars(args).items() if k in admin.PARAMETERS[args.action]}
     if "url" in params and not params["url"]:
         params["url"] = _public_url(settings, settings.host, settings.port)
+    if args.action == "add_webhook":
+        params["allow"] = settings.webhook_allow
 
     async def run(dsn: str) -> dict[str, object]:
         async with _open_store(dsn, settings) as store:
