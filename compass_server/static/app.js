@@ -17,6 +17,7 @@ import {
   parseRoute,
   signInCode,
   signInRefusal,
+  switchQuestion,
   stopsChannel,
   tickWait,
   toBigInt,
@@ -775,6 +776,7 @@ function forgetToken(token) {
  */
 async function signInWithLink(code) {
   history.replaceState(null, "", `${location.pathname}${location.search}`);
+  const current = app.token || sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(SESSION_KEY);
   let response;
   try {
     response = await fetch("auth/sign-in", {
@@ -798,9 +800,67 @@ async function signInWithLink(code) {
     showSignin(doc && typeof doc.error === "string" ? doc.error : "This sign-in link could not be used.");
     return;
   }
+  if (current && current !== doc.token) {
+    // Signed in already: a link for another account must not replace the session unasked.
+    const mine = await whoIs(current);
+    if (mine && mine.accountId !== doc.accountId) {
+      const incoming = String(doc.name || doc.accountId || "another account");
+      const switching = await confirmSwitch(mine.name || mine.accountId || "you", incoming);
+      if (!switching) {
+        enter(current, { fromForm: false });
+        return;
+      }
+    }
+  }
   localStorage.setItem(SESSION_KEY, doc.token);
   sessionStorage.removeItem(TOKEN_KEY);
   enter(doc.token, { fromForm: false });
+}
+
+/**
+ * Who `token` signs in (GetMe), or null when it no longer works or the server is away.
+ * @param {string} token
+ * @returns {Promise<{accountId?: string, name?: string} | null>}
+ */
+async function whoIs(token) {
+  try {
+    return await unary(token, "GetMe", {});
+  } catch (error) {
+    if (!(error instanceof RpcError)) throw error;
+    return null;
+  }
+}
+
+/**
+ * Ask whether to leave the account this browser is signed in as for the link's.
+ * @param {string} current
+ * @param {string} incoming
+ * @returns {Promise<boolean>} true: switch
+ */
+function confirmSwitch(current, incoming) {
+  const words = switchQuestion(current, incoming);
+  $("signin-view").hidden = true;
+  $("app-view").hidden = true;
+  return new Promise((resolve) => {
+    /** @param {boolean} choice */
+    const done = (choice) => {
+      panel.remove();
+      resolve(choice);
+    };
+    const stay = h("button", { type: "button", class: "button button-primary" }, words.stayLabel);
+    const go = h("button", { type: "button", class: "button" }, words.switchLabel);
+    stay.addEventListener("click", () => done(false));
+    go.addEventListener("click", () => done(true));
+    const panel = h(
+      "section",
+      { class: "signin switch-account", id: "switch-account", role: "dialog", "aria-labelledby": "switch-title" },
+      h("h1", { id: "switch-title" }, words.title),
+      h("p", {}, words.text),
+      h("div", { class: "switch-actions" }, stay, go),
+    );
+    $("main").append(panel);
+    stay.focus();
+  });
 }
 
 function init() {
@@ -828,7 +888,12 @@ function init() {
     $("channel-list").replaceChildren();
     showSignin();
   });
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => {
+    // A sign-in link pasted into the address bar of an open page changes only the fragment.
+    const code = signInCode(location.hash);
+    if (code) signInWithLink(code);
+    else route();
+  });
   if (link) {
     signInWithLink(link);
     return;

@@ -142,6 +142,24 @@ export function signInCode(hash) {
 }
 
 /**
+ * What the page asks when a sign-in link is for another account than the one this browser
+ * is signed in as (issue 24 G8: opening someone else's link, e.g. one an attacker sent,
+ * silently replaced the session). Names are shown as given; the page inserts them as text.
+ * @param {string} current who this browser is signed in as
+ * @param {string} incoming who the link signs in
+ * @returns {{title: string, text: string, switchLabel: string, stayLabel: string}}
+ */
+export function switchQuestion(current, incoming) {
+  return {
+    title: "Switch accounts?",
+    text: `You are signed in as ${current}. This sign-in link is for ${incoming}. ` +
+      "Only switch if you asked for this link yourself.",
+    switchLabel: `Switch to ${incoming}`,
+    stayLabel: `Stay signed in as ${current}`,
+  };
+}
+
+/**
  * `href` without a token put in its query (`?token=`) or fragment (`#token=`: the whole
  * fragment goes), or null when it has none. Tokens are never taken from the address.
  * @param {string} href

@@ -23,6 +23,7 @@ import {
   signInCode,
   signInRefusal,
   stopsChannel,
+  switchQuestion,
   tickWait,
   toBigInt,
   withoutToken,
@@ -158,4 +159,12 @@ test("uid never repeats and keeps its prefix", () => {
   const ids = Array.from({ length: 1000 }, () => uid("option"));
   assert.equal(new Set(ids).size, ids.length);
   assert.ok(ids.every((id) => /^option-\d+$/.test(id)));
+});
+
+test("switchQuestion names both accounts and makes staying the plain choice", () => {
+  const words = switchQuestion("Ada", "Mallory");
+  assert.equal(words.title, "Switch accounts?");
+  assert.match(words.text, /^You are signed in as Ada\. This sign-in link is for Mallory\./);
+  assert.equal(words.stayLabel, "Stay signed in as Ada");
+  assert.equal(words.switchLabel, "Switch to Mallory");
 });
