@@ -129,7 +129,7 @@ def test_admin_errors_are_one_line_with_exit_code_1(compass_cli: Callable[..., R
         compass_cli("admin", "create-workspace", "--name", "twice"),
         "a workspace with this name already exists",
     )
-    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name")
+    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name: name is empty")
 
 
 def test_admin_usage_errors_come_from_argparse(compass_cli: Callable[..., Ran]) -> None:
@@ -223,3 +223,30 @@ def test_the_allow_list_lets_add_webhook_reach_a_named_internal_host(database_ur
     assert ran.code == 1, ran
     assert "COMPASS_WEBHOOK_ALLOW_HOSTS" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+def test_admin_without_an_action_names_the_actions(compass_cli: Callable[..., Ran]) -> None:
+    """Issue 24: it said "the following arguments are required: action_name"."""
+    ran = compass_cli("admin")
+    assert ran.code == 2, ran
+    assert "choose an action: create-workspace, create-channel" in ran.stderr, ran
+    assert "action_name" not in ran.stderr
+    bare = compass_cli()
+    assert bare.code == 2, bare
+    assert "choose a command: serve, migrate, demo, admin" in bare.stderr, bare
+
+
+def test_a_bad_name_says_what_is_wrong_with_it(compass_cli: Callable[..., Ran]) -> None:
+    """Issue 24: an empty name said only "invalid name", and a name of spaces was taken."""
+    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name: name is empty")
+    failed(
+        compass_cli("admin", "create-workspace", "--name", "   "),
+        "invalid name: name is blank (only spaces)",
+    )
+    failed(
+        compass_cli("admin", "create-account", "--kind", "human", "--name", " \t "),
+        "invalid name: name is blank (only spaces)",
+    )
+    long = compass_cli("admin", "create-workspace", "--name", "x" * 201)
+    assert long.code == 1, long
+    assert "invalid name: name is longer than" in long.stderr, long
