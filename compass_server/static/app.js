@@ -10,8 +10,10 @@ import {
   channelHref,
   compareKeys,
   countByChannel,
+  defaultChannel,
   firstQuestion,
   jittered,
+  moreQuestions,
   nextDelay,
   orderKey,
   parseRoute,
@@ -145,14 +147,14 @@ class ChannelView {
         (node) => node instanceof HTMLElement && node.dataset.askId === this.focusAsk,
       );
       if (linked) {
-        scrollBelowHeader(linked);
+        scrollBelowHeader(withItsMessage(linked));
         linked.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus({ preventScroll: true });
         return;
       }
       this.showError("The linked ask is not in this channel any more.");
     }
     const first = this.list.querySelector("form.ask-pending fieldset.question");
-    if (first) scrollBelowHeader(first);
+    if (first) scrollBelowHeader(withItsMessage(first));
     else this.list.lastElementChild?.scrollIntoView({ block: "end" });
   }
 
@@ -386,6 +388,21 @@ class ChannelView {
 }
 
 /**
+ * Where to scroll to show `node` (an ask, or its first question): the start of its message
+ * (who asked, and the text before the ask), when that fits in the upper half of the window
+ * above it; else `node` itself. (Scrolling to the question put the asker's name and lead-in
+ * above the fold.)
+ * @param {Element} node
+ * @returns {Element}
+ */
+function withItsMessage(node) {
+  const message = node.closest("article");
+  if (!message) return node;
+  const above = node.getBoundingClientRect().top - message.getBoundingClientRect().top;
+  return above < window.innerHeight / 2 ? message : node;
+}
+
+/**
  * Scrolls `node` to just below the sticky channel header, which would otherwise cover it.
  * @param {Element} node
  */
@@ -539,6 +556,9 @@ async function refreshInbox() {
     app.inbox.asks = asks;
     renderInbox();
     notifyNew(asks);
+    // A fresh tab with several channels and nothing in the address opened nothing, even with
+    // an ask waiting: now that the inbox is known, route() picks its channel.
+    if (!app.view && parseRoute(location.hash).kind === "none") route();
   } catch (error) {
     if (!(error instanceof RpcError)) console.error(error);
     // The last list stays; the next refresh tries again.
@@ -562,7 +582,6 @@ function renderInbox() {
   list.replaceChildren(
     ...asks.map((item) => {
       const ask = item.ask ?? {};
-      const more = (ask.questions ?? []).length - 1;
       return h(
         "li",
         {},
@@ -576,7 +595,7 @@ function renderInbox() {
             h("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
             ` in # `,
             h("bdi", {}, item.channelName || channelName(item.channelId)),
-            more > 0 ? ` · +${more} more` : "",
+            moreQuestions((ask.questions ?? []).length),
             " · ",
             timeNode(item.askedAt ?? ""),
           ),
@@ -670,9 +689,9 @@ function route() {
   const wanted = target.id;
   let channel = app.channels.find((c) => c.channelId === wanted) ?? null;
   if (!match) {
-    // No channel in the address: the one this person had open last, else the only one.
-    const last = localStorage.getItem(LAST_CHANNEL_KEY);
-    channel = app.channels.find((c) => c.channelId === last) ?? (app.channels.length === 1 ? app.channels[0] : null);
+    // No channel in the address: the one this person had open last, else the only one,
+    // else the one with the ask waiting longest (once the inbox is read: renderInbox).
+    channel = defaultChannel(app.channels, localStorage.getItem(LAST_CHANNEL_KEY), app.inbox.asks);
   }
   if (app.view && channel && app.view.channel.channelId === channel.channelId) return;
   showChannel(channel, { notFound: match ? wanted ?? target.raw : null });

@@ -213,6 +213,39 @@ export function firstQuestion(ask) {
 }
 
 /**
+ * The inbox's note on an ask of several questions: how many more than the one shown.
+ * ("+1 more" read as one more channel or ask; it is one more question.)
+ * @param {number} questions the ask's number of questions
+ */
+export function moreQuestions(questions) {
+  const more = questions - 1;
+  if (more <= 0) return "";
+  return ` · +${more} more ${more === 1 ? "question" : "questions"}`;
+}
+
+/**
+ * The channel to open when the address names none: the one this person had open last (when
+ * still theirs), else the only one, else the channel of the ask waiting longest (`asks` are
+ * oldest first), else none.
+ * @param {Channel[]} channels
+ * @param {string | null} last
+ * @param {PendingAsk[]} asks
+ * @returns {Channel | null}
+ */
+export function defaultChannel(channels, last, asks) {
+  const known = (/** @type {string | null | undefined} */ id) =>
+    id ? channels.find((c) => c.channelId === id) ?? null : null;
+  const remembered = known(last);
+  if (remembered) return remembered;
+  if (channels.length === 1) return channels[0] ?? null;
+  for (const item of asks) {
+    const channel = known(item.channelId);
+    if (channel) return channel;
+  }
+  return null;
+}
+
+/**
  * The number of pending asks per channel id.
  * @param {PendingAsk[]} asks
  */
