@@ -111,7 +111,9 @@ def _webhook_sender(settings: Settings, store: Store, metrics: Metrics) -> Webho
         backoff=settings.webhook_backoff_seconds or BACKOFF,
         reminder_after=timedelta(seconds=after) if after > 0 and settings.reminder_max else None,
         reminder_max=settings.reminder_max,
+        allow=settings.webhook_allow,
         on_outcome=metrics.webhook_outcome,
+        on_error=metrics.webhook_worker_errors.inc,
     )
 
 
@@ -223,6 +225,17 @@ def create_app(
         )
 
     webhooks = _webhook_sender(settings, store, metrics)
+    webhook_task: asyncio.Task[None] | None = None
+
+    def webhooks_alive() -> bool:
+        return (
+            webhooks is not None
+            and webhook_task is not None
+            and not webhook_task.done()
+            and webhooks.alive()
+        )
+
+    metrics.watch_webhook_worker(webhooks_alive)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -237,7 +250,9 @@ def create_app(
             rechecking = asyncio.create_task(revocations.run(), name="compass-token-recheck")
             tasks = [rechecking, sweeping, listener]
             if webhooks is not None:
-                tasks.append(asyncio.create_task(webhooks.run(), name="compass-webhooks"))
+                nonlocal webhook_task
+                webhook_task = asyncio.create_task(webhooks.run(), name="compass-webhooks")
+                tasks.append(webhook_task)
             try:
                 yield
             finally:
@@ -259,12 +274,21 @@ def create_app(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(listener_up.wait(), LISTENER_GRACE_SECONDS)
         listener = "ok" if listener_up.is_set() else "down"
-        ready = database == "ok" and listener == "ok"
+        # The webhook worker: "off" without one (an in-memory store); "down" when it stopped,
+        # or ended no round lately (its first round, just after start, gets a moment).
+        worker = "off"
+        if webhooks is not None:
+            if not webhooks_alive() and webhook_task is not None and not webhook_task.done():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(webhooks.first_round.wait(), LISTENER_GRACE_SECONDS)
+            worker = "ok" if webhooks_alive() else "down"
+        ready = database == "ok" and listener == "ok" and worker != "down"
         return JSONResponse(
             {
                 "status": "ok" if ready else "unavailable",
                 "database": database,
                 "listener": listener,
+                "webhooks": worker,
             },
             status_code=200 if ready else 503,
         )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
+
+from compass_server.domain.webhook_targets import AllowList
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -26,6 +28,7 @@ GRPC_PORT: Final = "COMPASS_GRPC_PORT"
 WEBHOOK_POLL: Final = "COMPASS_WEBHOOK_POLL_SECONDS"
 WEBHOOK_TIMEOUT: Final = "COMPASS_WEBHOOK_TIMEOUT_SECONDS"
 WEBHOOK_BACKOFF: Final = "COMPASS_WEBHOOK_BACKOFF_SECONDS"
+WEBHOOK_ALLOW_HOSTS: Final = "COMPASS_WEBHOOK_ALLOW_HOSTS"
 REMINDER_AFTER: Final = "COMPASS_REMINDER_AFTER_SECONDS"
 REMINDER_MAX: Final = "COMPASS_REMINDER_MAX"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
@@ -61,6 +64,7 @@ ENV_VARS: Final = frozenset(
         WEBHOOK_POLL,
         WEBHOOK_TIMEOUT,
         WEBHOOK_BACKOFF,
+        WEBHOOK_ALLOW_HOSTS,
         REMINDER_AFTER,
         REMINDER_MAX,
         LOG_FORMAT,
@@ -124,6 +128,9 @@ class Settings:
     """How long one delivery attempt may take."""
     webhook_backoff_seconds: tuple[float, ...] | None = None
     """Delays before each retry of a failed delivery (None: webhooks.BACKOFF)."""
+    webhook_allow: AllowList = field(default_factory=AllowList)
+    """Internal hosts (names, addresses, networks) webhooks may reach; every other internal
+    address is refused (domain/webhook_targets.py)."""
     reminder_after_seconds: float = 900.0
     """ask.reminder after an ask has waited this long (and again each time); 0: none."""
     reminder_max: int = 3
@@ -183,6 +190,7 @@ class Settings:
             webhook_poll_seconds=_float(source, WEBHOOK_POLL, 1.0, low=0.01, high=60.0),
             webhook_timeout_seconds=_float(source, WEBHOOK_TIMEOUT, 10.0, low=0.1, high=120.0),
             webhook_backoff_seconds=_backoff(source.get(WEBHOOK_BACKOFF)),
+            webhook_allow=_allow_list(source.get(WEBHOOK_ALLOW_HOSTS) or ""),
             reminder_after_seconds=_float(source, REMINDER_AFTER, 900.0, low=0.0, high=604800.0),
             reminder_max=_int(source, REMINDER_MAX, 3, low=0, high=100),
             log_format=_log_format(source.get(LOG_FORMAT) or "text"),
@@ -202,6 +210,13 @@ def _log_format(raw: str) -> str:
     if raw not in {"text", "json"}:
         raise ConfigError(f"{LOG_FORMAT} must be text or json, got {raw!r}")
     return raw
+
+
+def _allow_list(raw: str) -> AllowList:
+    try:
+        return AllowList.parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{WEBHOOK_ALLOW_HOSTS}: {exc}") from None
 
 
 def _backoff(raw: str | None) -> tuple[float, ...] | None:

@@ -147,6 +147,17 @@ class Metrics:
         )
         for outcome in ("delivered", "retry", "failed"):
             self.webhook_deliveries.labels(outcome=outcome)
+        self.webhook_worker_up = Gauge(
+            "compass_webhook_worker_up",
+            "1 while this process's webhook delivery worker runs and ends its rounds; 0 when it "
+            "stopped or stalled (no worker: 0)",
+            registry=r,
+        )
+        self.webhook_worker_errors = Counter(
+            "compass_webhook_worker_errors",
+            "Unexpected errors in the webhook worker's rounds and attempts (it carries on)",
+            registry=r,
+        )
         self.time_to_answer = Histogram(
             "compass_ask_time_to_answer_seconds",
             "From an ask's creation to its answer (asks created by this process)",
@@ -249,6 +260,10 @@ class Metrics:
             self.answer_to_receipt.observe(
                 _seconds(ask.delivery.reported_at.ToDatetime() - since.ToDatetime())
             )
+
+    def watch_webhook_worker(self, alive: Callable[[], bool]) -> None:
+        """`compass_webhook_worker_up` reads `alive` at each scrape."""
+        self.webhook_worker_up.set_function(lambda: 1.0 if alive() else 0.0)
 
     def webhook_outcome(self, outcome: str) -> None:
         """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""

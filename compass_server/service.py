@@ -66,8 +66,9 @@ SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
 REVOKED: Final = "your access was revoked; sign in again"
 
 
-async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asyncio.Event) -> None:
-    """Wait for a change notification, or `seconds` at most (then re-read anyway).
+async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asyncio.Event) -> bool:
+    """Wait for a change notification, or `seconds` at most (then re-read anyway); True when
+    the wait ran out (a re-check) rather than being woken.
 
     One wait on the watch's own signal, which everything that must wake it sets: the hub on a
     change and when it closes, the revocation check (`_revoked`). A client that disconnects
@@ -79,14 +80,18 @@ async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asynci
         UnavailableError: the server is shutting down (before or while waiting).
         UnauthenticatedError: the stream's token was revoked (before or while waiting).
     """
+    ran_out = False
     if not hub.closed and not revoked.is_set():
-        with contextlib.suppress(TimeoutError):
+        try:
             async with asyncio.timeout(seconds):
                 await signal.wait()
+        except TimeoutError:
+            ran_out = True
     if hub.closed:
         raise UnavailableError(SHUTTING_DOWN)
     if revoked.is_set():
         raise UnauthenticatedError(REVOKED)
+    return ran_out
 
 
 class _Handlers:
@@ -337,15 +342,22 @@ class AgentHandlers(_Handlers, AgentService):
             self._revoked(signal) as revoked,
         ):
             sent: bytes | None = None
+            rechecked = False
             while True:
                 row = await self._store.get_ask(actor, request.ask_id)
                 state = _ask_state(row)
                 if state != sent:
                     yield agent_pb2.WatchAskResponse(ask=row.ask)
                     sent = state
+                elif rechecked:
+                    # Unchanged at a re-check (`recheck_seconds` without a change): a
+                    # keepalive, as WatchChannel's caught_up, so a client's read timeout and
+                    # any proxy see a live stream while a person takes their time. A change
+                    # that leaves the ask as it was still sends nothing.
+                    yield agent_pb2.WatchAskResponse(keepalive=True)
                 if row.final:  # any outcome: answered, declined, withdrawn, timed out, expired
                     return
-                await _woken(self._hub, signal, self._recheck, revoked)
+                rechecked = await _woken(self._hub, signal, self._recheck, revoked)
 
     async def close_ask(
         self, request: agent_pb2.CloseAskRequest, ctx: Ctx

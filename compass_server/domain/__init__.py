@@ -46,6 +46,7 @@ from compass_server.domain.limits import (
     STATUS_NAMES,
     TIMEOUT_POLICY_BY_NAME,
     TIMEOUT_POLICY_NAMES,
+    check_name,
     check_text,
     quote,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "check_blocks",
     "check_close_request",
     "check_decline_request",
+    "check_name",
     "check_text",
     "is_final",
     "is_identical_answer",

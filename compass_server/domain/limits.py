@@ -146,3 +146,17 @@ def check_text(field: str, value: str, *, max_length: int, required: bool = True
         violations.append(too_long(field, field, max_length))
     if violations:
         raise InvalidArgumentError(f"invalid {field}", violations)
+
+
+def check_name(value: str) -> None:
+    """Check the name of a workspace, channel or account: `check_text`, and not blank.
+
+    Raises:
+        InvalidArgumentError: as check_text, or `value` is only spaces.
+    """
+    check_text("name", value, max_length=MAX_NAME_LENGTH)
+    if not value.strip():
+        raise InvalidArgumentError(
+            "invalid name",
+            [FieldViolation(field="name", description="name is blank (only spaces)")],
+        )

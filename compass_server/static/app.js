@@ -9,10 +9,13 @@ import {
   askHref,
   channelHref,
   countByChannel,
+  defaultChannel,
   firstQuestion,
+  moreQuestions,
   parseRoute,
   signInCode,
   signInRefusal,
+  switchQuestion,
   withoutToken,
 } from "./page.js";
 
@@ -158,6 +161,9 @@ async function refreshInbox() {
     app.inbox.asks = asks;
     renderInbox();
     notifyNew(asks);
+    // A fresh tab with several channels and nothing in the address opened nothing, even with
+    // an ask waiting: now that the inbox is known, route() picks its channel.
+    if (!app.view && parseRoute(location.hash).kind === "none") route();
   } catch (error) {
     if (!(error instanceof RpcError)) console.error(error);
     // The last list stays; the next refresh tries again.
@@ -181,7 +187,6 @@ function renderInbox() {
   list.replaceChildren(
     ...asks.map((item) => {
       const ask = item.ask ?? {};
-      const more = (ask.questions ?? []).length - 1;
       return h(
         "li",
         {},
@@ -195,7 +200,7 @@ function renderInbox() {
             h("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
             ` in # `,
             h("bdi", {}, item.channelName || channelName(item.channelId)),
-            more > 0 ? ` · +${more} more` : "",
+            moreQuestions((ask.questions ?? []).length),
             " · ",
             timeNode(item.askedAt ?? ""),
           ),
@@ -289,9 +294,9 @@ function route() {
   const wanted = target.id;
   let channel = app.channels.find((c) => c.channelId === wanted) ?? null;
   if (!match) {
-    // No channel in the address: the one this person had open last, else the only one.
-    const last = localStorage.getItem(LAST_CHANNEL_KEY);
-    channel = app.channels.find((c) => c.channelId === last) ?? (app.channels.length === 1 ? app.channels[0] : null);
+    // No channel in the address: the one this person had open last, else the only one,
+    // else the one with the ask waiting longest (once the inbox is read: renderInbox).
+    channel = defaultChannel(app.channels, localStorage.getItem(LAST_CHANNEL_KEY), app.inbox.asks);
   }
   if (app.view && channel && app.view.channel.channelId === channel.channelId) return;
   showChannel(channel, { notFound: match ? wanted ?? target.raw : null });
@@ -396,6 +401,7 @@ function forgetToken(token) {
  */
 async function signInWithLink(code) {
   history.replaceState(null, "", `${location.pathname}${location.search}`);
+  const current = app.token || sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(SESSION_KEY);
   let response;
   try {
     response = await fetch("auth/sign-in", {
@@ -419,9 +425,67 @@ async function signInWithLink(code) {
     showSignin(doc && typeof doc.error === "string" ? doc.error : "This sign-in link could not be used.");
     return;
   }
+  if (current && current !== doc.token) {
+    // Signed in already: a link for another account must not replace the session unasked.
+    const mine = await whoIs(current);
+    if (mine && mine.accountId !== doc.accountId) {
+      const incoming = String(doc.name || doc.accountId || "another account");
+      const switching = await confirmSwitch(mine.name || mine.accountId || "you", incoming);
+      if (!switching) {
+        enter(current, { fromForm: false });
+        return;
+      }
+    }
+  }
   localStorage.setItem(SESSION_KEY, doc.token);
   sessionStorage.removeItem(TOKEN_KEY);
   enter(doc.token, { fromForm: false });
+}
+
+/**
+ * Who `token` signs in (GetMe), or null when it no longer works or the server is away.
+ * @param {string} token
+ * @returns {Promise<{accountId?: string, name?: string} | null>}
+ */
+async function whoIs(token) {
+  try {
+    return await unary(token, "GetMe", {});
+  } catch (error) {
+    if (!(error instanceof RpcError)) throw error;
+    return null;
+  }
+}
+
+/**
+ * Ask whether to leave the account this browser is signed in as for the link's.
+ * @param {string} current
+ * @param {string} incoming
+ * @returns {Promise<boolean>} true: switch
+ */
+function confirmSwitch(current, incoming) {
+  const words = switchQuestion(current, incoming);
+  $("signin-view").hidden = true;
+  $("app-view").hidden = true;
+  return new Promise((resolve) => {
+    /** @param {boolean} choice */
+    const done = (choice) => {
+      panel.remove();
+      resolve(choice);
+    };
+    const stay = h("button", { type: "button", class: "button button-primary" }, words.stayLabel);
+    const go = h("button", { type: "button", class: "button" }, words.switchLabel);
+    stay.addEventListener("click", () => done(false));
+    go.addEventListener("click", () => done(true));
+    const panel = h(
+      "section",
+      { class: "signin switch-account", id: "switch-account", role: "dialog", "aria-labelledby": "switch-title" },
+      h("h1", { id: "switch-title" }, words.title),
+      h("p", {}, words.text),
+      h("div", { class: "switch-actions" }, stay, go),
+    );
+    $("main").append(panel);
+    stay.focus();
+  });
 }
 
 function init() {
@@ -449,7 +513,12 @@ function init() {
     $("channel-list").replaceChildren();
     showSignin();
   });
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => {
+    // A sign-in link pasted into the address bar of an open page changes only the fragment.
+    const code = signInCode(location.hash);
+    if (code) signInWithLink(code);
+    else route();
+  });
   if (link) {
     signInWithLink(link);
     return;

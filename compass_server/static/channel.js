@@ -118,14 +118,14 @@ export class ChannelView {
         (node) => node instanceof HTMLElement && node.dataset.askId === this.focusAsk,
       );
       if (linked) {
-        scrollBelowHeader(linked);
+        scrollBelowHeader(withItsMessage(linked));
         linked.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus({ preventScroll: true });
         return;
       }
       this.showError("The linked ask is not in this channel any more.");
     }
     const first = this.list.querySelector("form.ask-pending fieldset.question");
-    if (first) scrollBelowHeader(first);
+    if (first) scrollBelowHeader(withItsMessage(first));
     else this.list.lastElementChild?.scrollIntoView({ block: "end" });
   }
 
@@ -362,6 +362,21 @@ export class ChannelView {
     );
     this.apply({ ...message, blocks });
   }
+}
+
+/**
+ * Where to scroll to show `node` (an ask, or its first question): the start of its message
+ * (who asked, and the text before the ask), when that fits in the upper half of the window
+ * above it; else `node` itself. (Scrolling to the question put the asker's name and lead-in
+ * above the fold.)
+ * @param {Element} node
+ * @returns {Element}
+ */
+function withItsMessage(node) {
+  const message = node.closest("article");
+  if (!message) return node;
+  const above = node.getBoundingClientRect().top - message.getBoundingClientRect().top;
+  return above < window.innerHeight / 2 ? message : node;
 }
 
 /**

@@ -163,6 +163,7 @@ export class AskForm {
     /** @type {HTMLDivElement} */ this.declinePanel;
     this.questions = (ask.questions ?? []).map((question, index) => this.buildQuestion(question, index));
     this.skipNotice = h("p", { class: "skip-notice", role: "status", "aria-live": "polite" });
+    this.nothingEnteredShown = false; // the form error says the form is empty
     this.formError = h("p", { class: "form-error", role: "alert", hidden: true });
     this.button = h("button", { type: "submit", class: "button button-primary" }, "Send answers");
     // Skipping every question is a choice of its own, never what the primary button does on
@@ -432,6 +433,12 @@ export class AskForm {
   }
 
   refresh() {
+    // "Answer at least one question first" is about an empty form: once something is
+    // entered it no longer holds, and a stale error beside a filled form confuses.
+    if (this.nothingEnteredShown && this.hasDraft()) {
+      this.nothingEnteredShown = false;
+      this.clearErrors();
+    }
     const skipped = new Set(this.skipped());
     for (const entry of this.questions) {
       entry.fieldset.classList.toggle("is-empty", skipped.has(entry));
@@ -521,6 +528,7 @@ export class AskForm {
           : "Answer at least one question first, or choose “Skip all questions”.",
       );
       this.formError.hidden = false;
+      this.nothingEnteredShown = true;
       this.questions[0]?.fieldset.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus();
       return;
     }

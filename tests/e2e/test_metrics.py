@@ -205,7 +205,12 @@ async def test_readyz_reports_the_listener_down_until_it_reconnects(database_url
     with _server.serve(database_url, env={"COMPASS_METRICS_TOKEN": TOKEN}) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
             ready = await http.get("/readyz")
-            assert ready.json() == {"status": "ok", "database": "ok", "listener": "ok"}
+            assert ready.json() == {
+                "status": "ok",
+                "database": "ok",
+                "listener": "ok",
+                "webhooks": "ok",
+            }
             conn = await asyncpg.connect(database_url)
             try:
                 killed = await conn.fetchval(
@@ -223,7 +228,12 @@ async def test_readyz_reports_the_listener_down_until_it_reconnects(database_url
                 if reply.status_code == 503:
                     seen_down = reply.json()
                 await asyncio.sleep(0.02)
-            assert seen_down == {"status": "unavailable", "database": "ok", "listener": "down"}
+            assert seen_down == {
+                "status": "unavailable",
+                "database": "ok",
+                "listener": "down",
+                "webhooks": "ok",
+            }
             deadline = time.monotonic() + 15
             while (await http.get("/readyz")).status_code != 200:
                 assert time.monotonic() < deadline, "the listener never reconnected"

@@ -125,8 +125,25 @@ class Receiver:
                 await asyncio.wait_for(self.arrived.wait(), remaining)
 
 
+LOOPBACK_ALLOWED = {"COMPASS_WEBHOOK_ALLOW_HOSTS": "127.0.0.1"}
+"""The receivers here run on loopback, which webhooks may not reach unless allowed."""
+
+
+def _admin_run(
+    dsn: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compass_server.cli", "admin", *args],
+        env={**os.environ, "COMPASS_DATABASE_URL": dsn, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def _admin(dsn: str, *args: str) -> dict[str, object]:
-    env = {**os.environ, "COMPASS_DATABASE_URL": dsn}
+    env = {**os.environ, "COMPASS_DATABASE_URL": dsn, **LOOPBACK_ALLOWED}
     done = subprocess.run(
         [sys.executable, "-m", "compass_server.cli", "admin", *args],
         env=env,
@@ -147,6 +164,7 @@ def webhook_server(database_url: str) -> Generator[_server.RunningServer]:
         "COMPASS_WEBHOOK_BACKOFF_SECONDS": "0.5,0.5",
         "COMPASS_REMINDER_AFTER_SECONDS": "0",
         "COMPASS_LOG_FORMAT": "json",
+        **LOOPBACK_ALLOWED,
     }
     with _server.serve(database_url, env=env) as server:
         yield server

@@ -131,3 +131,13 @@ def test_webhook_and_reminder_settings() -> None:
             continue
         with pytest.raises(ConfigError, match="COMPASS_WEBHOOK_BACKOFF_SECONDS"):
             Settings.from_env({"COMPASS_WEBHOOK_BACKOFF_SECONDS": bad})
+
+
+def test_the_webhook_allow_list() -> None:
+    assert Settings.from_env({}).webhook_allow.names == frozenset()
+    allow = Settings.from_env(
+        {"COMPASS_WEBHOOK_ALLOW_HOSTS": "hooks.lan, 10.0.0.0/8"}
+    ).webhook_allow
+    assert allow.allows_name("HOOKS.lan.")
+    with pytest.raises(ConfigError, match="COMPASS_WEBHOOK_ALLOW_HOSTS: 'a b' is not"):
+        Settings.from_env({"COMPASS_WEBHOOK_ALLOW_HOSTS": "a b"})
