@@ -165,6 +165,8 @@ def plan_form(message: str, schema: ElicitationSchema) -> FormPlan | str:
         )
         if isinstance(planned, str):
             return planned
+        # A required property cannot reach the agent unanswered: Compass refuses the skip.
+        question.answer_required = planned.required
         if len(question.options) > MAX_OPTIONS_PER_QUESTION:
             return f"property {key!r} offers more than {MAX_OPTIONS_PER_QUESTION} choices"
         if any(NUL in s for s in _texts(question)):

@@ -96,7 +96,8 @@ def validate_answers(
     chosen id unless the question allows multiple; on a single-select question a chosen id
     and custom_text exclude each other; custom_text is refused on a question whose `free_text`
     is REFUSED (the agent could not receive it). An entry with no chosen id and empty
-    custom_text is an accepted skip; a question without options is answered by custom_text
+    custom_text is an accepted skip, except on an `answer_required` question (the agent
+    cannot receive it unanswered); a question without options is answered by custom_text
     alone.
 
     Args:
@@ -180,6 +181,14 @@ def answer_violations(
                 )
             )
         picked.add(option_id)
+    if question.answer_required and not answer.chosen_option_ids and not answer.custom_text:
+        violations.append(
+            FieldViolation(
+                field=f"{path}",
+                description=f"{question_label(qid)}: the agent needs an answer to this question; it cannot be skipped",
+                question_id=qid,
+            )
+        )
     refused = question.free_text == comms_pb2.FREE_TEXT_REFUSED and bool(answer.custom_text)
     if refused:
         violations.append(

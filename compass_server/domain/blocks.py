@@ -327,6 +327,7 @@ def _content(ask: comms_pb2.Ask) -> list[object]:
             question.allow_multiple,
             question.recommended if question.HasField("recommended") else None,
             question.free_text,
+            question.answer_required,
             [
                 (option.id, option.label, option.description, option.preview)
                 for option in question.options

@@ -18,6 +18,7 @@
  * @property {string} [customText]
  * @property {boolean} [timedOut]
  * @property {string | number} [freeText] FreeText: what the agent can receive as free text
+ * @property {boolean} [answerRequired] the agent cannot receive it unanswered: no skip
  * @typedef {object} AskDelivery A delivery receipt (what the agent received of the outcome).
  * @property {string | number} [state] DeliveryState
  * @property {string} [detail]
@@ -239,6 +240,7 @@ export function questionSignature(ask) {
       q.allowMultiple ?? false,
       q.recommended ?? null,
       freeTextPolicy(q),
+      q.answerRequired ?? false,
       (q.options ?? []).map((o) => [o.id ?? "", o.label ?? "", o.description ?? "", o.preview ?? ""]),
     ]),
   );
@@ -318,6 +320,22 @@ export function violationText(violation) {
  */
 export function isSkipped(answer) {
   return !answer.chosenOptionIds.length && !answer.customText;
+}
+
+/** What a required question says when it is left unanswered (the server refuses the skip). */
+export const REQUIRED_SKIPPED = "The agent needs an answer to this question: it cannot be skipped.";
+
+/**
+ * The questions (by index) that must not be skipped but are, in `answers` (question order).
+ * @param {Question[]} questions
+ * @param {Answer[]} answers
+ * @returns {number[]}
+ */
+export function requiredSkipped(questions, answers) {
+  return questions.flatMap((question, index) => {
+    const answer = answers[index];
+    return question.answerRequired && (!answer || isSkipped(answer)) ? [index] : [];
+  });
 }
 
 /**

@@ -19,6 +19,8 @@ import {
   questionSignature,
   questionTitle,
   recommendedIndex,
+  REQUIRED_SKIPPED,
+  requiredSkipped,
   restoredChoice,
   sendLabel,
   skipNotice,
@@ -378,6 +380,7 @@ export class AskForm {
         {},
         question.header ? h("span", { class: "chip" }, question.header) : null,
         h("span", { class: "question-text" }, question.question ?? ""),
+        question.answerRequired ? h("span", { class: "required-tag" }, "answer needed") : null,
       ),
       options.length ? h("p", { class: "instruction" }, instruction) : null,
       options.length ? h("div", { class: "options" }, optionNodes) : null,
@@ -452,7 +455,8 @@ export class AskForm {
     }
     const total = this.questions.length;
     const untouched = skipped.size === total;
-    this.skipAllButton.hidden = !untouched;
+    // Skipping everything cannot reach an agent that needs some answers.
+    this.skipAllButton.hidden = !untouched || this.questions.some((q) => q.question.answerRequired);
     this.button.textContent = sendLabel(skipped.size, total);
     if (untouched) this.button.setAttribute("aria-describedby", this.skipNotice.id || (this.skipNotice.id = uid("skip")));
     else this.button.removeAttribute("aria-describedby");
@@ -532,10 +536,25 @@ export class AskForm {
       this.questions[0]?.fieldset.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus();
       return;
     }
+    const answers = this.answers();
+    const missing = requiredSkipped(
+      this.questions.map((q) => q.question),
+      answers,
+    );
+    if (missing.length) {
+      for (const index of missing) {
+        const entry = this.questions[index];
+        entry.violation.replaceChildren(REQUIRED_SKIPPED);
+        entry.violation.hidden = false;
+        entry.fieldset.classList.add("has-violation");
+      }
+      this.questions[missing[0]]?.fieldset.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus();
+      return;
+    }
     this.busy = true;
     this.setDisabled(true);
     try {
-      await this.submitAnswers(this.ask.askId ?? "", this.answers());
+      await this.submitAnswers(this.ask.askId ?? "", answers);
     } catch (error) {
       this.showError(error);
     } finally {

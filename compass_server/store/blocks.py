@@ -9,6 +9,7 @@ Stored shape (`messages.blocks`, a JSON array; answer state is NOT part of it):
          "recommended": 0,                       # key absent when unset
          "free_text": "refused",                 # accepted | refused | instead_of_picks;
                                                  # key absent when UNSPECIFIED
+         "answer_required": true,                # key absent when false
          "options": [{"id": "0", "label": "...", "description": "", "preview": ""}]}]}}
 
 Answer state (`asks.answers`, the single source of truth, merged into the ask on read):
@@ -43,11 +44,20 @@ if TYPE_CHECKING:
 
 _ASK_KEYS = frozenset({"ask_id", "questions"})
 _QUESTION_KEYS = frozenset(
-    {"question_id", "question", "header", "options", "allow_multiple", "recommended", "free_text"}
+    {
+        "question_id",
+        "question",
+        "header",
+        "options",
+        "allow_multiple",
+        "recommended",
+        "free_text",
+        "answer_required",
+    }
 )
 # Keys a question may lack: `free_text` did not exist before issue 22, and rows stored before
 # it keep decoding (as UNSPECIFIED, which is never written as a key).
-_OPTIONAL_QUESTION_KEYS = frozenset({"recommended", "free_text"})
+_OPTIONAL_QUESTION_KEYS = frozenset({"recommended", "free_text", "answer_required"})
 _OPTION_KEYS = frozenset({"id", "label", "description", "preview"})
 _ANSWER_KEYS = frozenset({"question_id", "chosen_option_ids", "custom_text", "timed_out"})
 
@@ -102,6 +112,8 @@ def _encode_ask(ask: comms_pb2.Ask, *, keep_ask_id: bool) -> dict[str, object]:
             encoded["recommended"] = question.recommended
         if question.free_text != comms_pb2.FREE_TEXT_UNSPECIFIED:
             encoded["free_text"] = FREE_TEXT_NAMES[question.free_text]
+        if question.answer_required:
+            encoded["answer_required"] = True
         questions.append(encoded)
     return {"ask_id": ask.ask_id if keep_ask_id else "", "questions": questions}
 
@@ -307,6 +319,11 @@ def _ask_question(raw: object, path: str) -> comms_pb2.AskQuestion:
         if free_text is None:
             raise _DecodeError(f"{path}.free_text", f"expected one of {sorted(FREE_TEXT_BY_NAME)}")
         question.free_text = free_text
+    if "answer_required" in obj:
+        required = obj["answer_required"]
+        if not isinstance(required, bool):
+            raise _DecodeError(f"{path}.answer_required", "expected a boolean")
+        question.answer_required = required
     return question
 
 

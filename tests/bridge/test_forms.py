@@ -261,6 +261,22 @@ def test_skipped_optional_fields_are_left_out_without_a_problem() -> None:
     assert (result.content, result.problems, result.missing) == ({}, (), ())
 
 
+def test_a_required_property_is_a_question_compass_will_not_let_be_skipped() -> None:
+    plan = planned(
+        {
+            "n": {"type": "integer"},
+            "c": {"type": "string", "enum": ["x", "y"]},
+            "o": {"type": "string"},
+        },
+        required=["n", "c"],
+    )
+    assert [(q.question_id, q.answer_required) for q in plan.ask.questions] == [
+        ("n", True),
+        ("c", True),
+        ("o", False),
+    ]
+
+
 @pytest.mark.parametrize(
     ("properties", "reason"),
     [

@@ -358,3 +358,32 @@ async def test_a_receipt_fits_a_phone_screen(ui: UI) -> None:
     pre = await receipt.locator("pre").evaluate("p => p.scrollWidth - p.clientWidth")
     assert pre <= 1
     await ui.screenshots(page, "receipt-phone")  # checks the page does not scroll sideways
+
+
+async def test_a_question_the_agent_needs_answered_cannot_be_skipped(ui: UI) -> None:
+    """A required property of the agent's form (`answer_required`): marked, no "Skip all",
+    and a send that leaves it empty is stopped in the page, before any request."""
+    needed = _agent.question("env", "Deploy where?", "staging", "production")
+    needed.answer_required = True
+    frame = _agent.ask_frame(needed, _agent.question("note", "Anything else?"))
+    message = await _agent.append(ui.server, ui.world.agent, ui.world.channel_id, frame)
+    [ask_id] = _agent.ask_ids(message)
+    page = await ui.open(ui.world.human)
+    form = form_of(page, ask_id)
+    env = form.locator('fieldset[data-question-id="env"]')
+    await expect(env.locator(".required-tag")).to_have_text("answer needed")
+    await expect(form.locator('fieldset[data-question-id="note"] .required-tag')).to_have_count(0)
+    await expect(form.get_by_role("button", name="Skip all questions")).to_be_hidden()
+
+    sent: list[Request] = []
+    page.on("request", lambda r: sent.append(r) if r.url.endswith("/RespondToAsk") else None)
+    await form.locator('fieldset[data-question-id="note"]').locator("textarea").fill("thanks")
+    await form.get_by_role("button", name=re.compile("^Send answers")).click()
+    await expect(env.locator(".violation")).to_contain_text("cannot be skipped")
+    assert sent == []  # stopped in the page
+
+    await env.get_by_label("staging").check()
+    await form.get_by_role("button", name=re.compile("^Send answers")).click()
+    await expect(closed_of(page, ask_id).locator(".answered-by")).to_contain_text("Answered by")
+    stored = await _agent.get_ask(ui.server, ui.world.human, ask_id)
+    assert list(stored.questions[0].chosen_option_ids) == ["0"]

@@ -23,6 +23,7 @@ SPEC_FIELDS: dict[str, dict[str, int]] = {
         # Added by issue 22 (what the agent can receive as free text), on purpose: the
         # question's field set stays closed to anything else.
         "free_text": 10,
+        "answer_required": 11,
     },
     "AskOption": {"id": 1, "label": 2, "description": 3, "preview": 4},
     "RespondToAskRequest": {"ask_id": 1, "answers": 3},

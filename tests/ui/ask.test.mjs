@@ -26,6 +26,7 @@ import {
   parseTimestamp,
   plural,
   questionSignature,
+  requiredSkipped,
   questionTitle,
   recommendedIndex,
   restoredChoice,
@@ -326,4 +327,27 @@ test("chosenLabels shows each chosen option's label, an unknown id as itself", (
   const question = { options: [{ id: "1", label: "Postgres" }, { id: "2" }] };
   assert.deepEqual(chosenLabels(question, ["2", "1", "9"]), ["", "Postgres", "9"]);
   assert.deepEqual(chosenLabels({}, ["x"]), ["x"]);
+});
+
+test("requiredSkipped names the required questions left without a pick or text", () => {
+  const questions = [
+    { questionId: "a", answerRequired: true },
+    { questionId: "b" },
+    { questionId: "c", answerRequired: true },
+    { questionId: "d", answerRequired: true },
+  ];
+  const answers = [
+    { questionId: "a", chosenOptionIds: [], customText: "" },
+    { questionId: "b", chosenOptionIds: [], customText: "" },
+    { questionId: "c", chosenOptionIds: ["0"], customText: "" },
+    { questionId: "d", chosenOptionIds: [], customText: "mine" },
+  ];
+  assert.deepEqual(requiredSkipped(questions, answers), [0]);
+  assert.deepEqual(requiredSkipped(questions, []), [0, 2, 3]);
+  assert.deepEqual(requiredSkipped([{ questionId: "x" }], []), []);
+});
+
+test("a required question changes the form's signature", () => {
+  const ask = (required) => ({ questions: [{ questionId: "a", answerRequired: required }] });
+  assert.notEqual(questionSignature(ask(true)), questionSignature(ask(false)));
 });

@@ -128,7 +128,7 @@ class AskDelivery(_message.Message):
     def __init__(self, state: _Optional[_Union[DeliveryState, str]] = ..., detail: _Optional[str] = ..., payload: _Optional[str] = ..., reported_by_account_id: _Optional[str] = ..., reported_by_name: _Optional[str] = ..., reported_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AskQuestion(_message.Message):
-    __slots__ = ("question_id", "question", "header", "options", "allow_multiple", "recommended", "chosen_option_ids", "custom_text", "timed_out", "free_text")
+    __slots__ = ("question_id", "question", "header", "options", "allow_multiple", "recommended", "chosen_option_ids", "custom_text", "timed_out", "free_text", "answer_required")
     QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     HEADER_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +139,7 @@ class AskQuestion(_message.Message):
     CUSTOM_TEXT_FIELD_NUMBER: _ClassVar[int]
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     FREE_TEXT_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     question_id: str
     question: str
     header: str
@@ -149,7 +150,8 @@ class AskQuestion(_message.Message):
     custom_text: str
     timed_out: bool
     free_text: FreeText
-    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., header: _Optional[str] = ..., options: _Optional[_Iterable[_Union[AskOption, _Mapping]]] = ..., allow_multiple: _Optional[bool] = ..., recommended: _Optional[int] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ..., timed_out: _Optional[bool] = ..., free_text: _Optional[_Union[FreeText, str]] = ...) -> None: ...
+    answer_required: bool
+    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., header: _Optional[str] = ..., options: _Optional[_Iterable[_Union[AskOption, _Mapping]]] = ..., allow_multiple: _Optional[bool] = ..., recommended: _Optional[int] = ..., chosen_option_ids: _Optional[_Iterable[str]] = ..., custom_text: _Optional[str] = ..., timed_out: _Optional[bool] = ..., free_text: _Optional[_Union[FreeText, str]] = ..., answer_required: _Optional[bool] = ...) -> None: ...
 
 class AskOption(_message.Message):
     __slots__ = ("id", "label", "description", "preview")

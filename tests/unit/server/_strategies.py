@@ -53,6 +53,7 @@ def ask_questions(draw: st.DrawFn, question_id: str) -> comms_pb2.AskQuestion:
             ]
         )
     )
+    question.answer_required = draw(st.booleans())
     return question
 
 

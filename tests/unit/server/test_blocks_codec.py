@@ -91,6 +91,22 @@ def test_free_text_is_stored_by_name(free_text: comms_pb2.FreeText, stored: str)
     assert decode_blocks(encoded, message_id="msg_1") == [block]
 
 
+def test_answer_required_is_stored_only_when_set_and_is_part_of_the_content() -> None:
+    def block(required: bool) -> comms_pb2.MessageBlock:
+        question = comms_pb2.AskQuestion(
+            question_id="db", options=[comms_pb2.AskOption(id="0")], answer_required=required
+        )
+        return comms_pb2.MessageBlock(ask=comms_pb2.Ask(ask_id="ask_1", questions=[question]))
+
+    encoded = roundtrip(encode_blocks([block(True)]))
+    assert '"answer_required": true' in json.dumps(encoded)
+    assert decode_blocks(encoded, message_id="msg_1") == [block(True)]
+    assert "answer_required" not in json.dumps(encode_blocks([block(False)]))
+    assert not same_content([block(True)], [block(False)])
+    with pytest.raises(CorruptDataError, match="answer_required"):
+        decode_blocks([stored_ask(stored_question(answer_required="yes"))], message_id="msg_1")
+
+
 def test_rows_stored_before_free_text_existed_decode_as_unspecified() -> None:
     (block,) = decode_blocks([stored_ask(stored_question())], message_id="msg_1")
     assert block.ask.questions[0].free_text == comms_pb2.FREE_TEXT_UNSPECIFIED

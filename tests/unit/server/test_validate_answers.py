@@ -156,6 +156,24 @@ def test_a_refusing_question_still_takes_picks_and_skips() -> None:
     assert validate_answers(REFUSING, [a("db"), a("auth")]) == []
 
 
+def required(question: comms_pb2.AskQuestion) -> comms_pb2.AskQuestion:
+    question.answer_required = True
+    return question
+
+
+def test_a_required_question_cannot_be_skipped() -> None:
+    ask = comms_pb2.Ask(
+        questions=[required(q("db", "pg", "my")), required(q("name")), q("auth", "pw")]
+    )
+    violations = validate_answers(ask, [a("db"), a("name"), a("auth")])
+    assert fields(violations) == [("answers[0]", "db"), ("answers[1]", "name")]
+    for violation in violations:
+        assert "cannot be skipped" in violation.description
+    # A pick, or free text, answers it; the question that is not required may still be skipped.
+    assert validate_answers(ask, [a("db", "my"), a("name", text="ledger"), a("auth")]) == []
+    assert validate_answers(ask, [a("db", text="neither"), a("name", text="x"), a("auth")]) == []
+
+
 @pytest.mark.parametrize(
     "free_text",
     [
@@ -210,6 +228,8 @@ def oracle_accepts(ask: comms_pb2.Ask, answers: list[comms_pb2.AskQuestionAnswer
         if not question.allow_multiple and (len(chosen) > 1 or (chosen and answer.custom_text)):
             return False
         if question.free_text == comms_pb2.FREE_TEXT_REFUSED and answer.custom_text:
+            return False
+        if question.answer_required and not chosen and not answer.custom_text:
             return False
     return True
 
