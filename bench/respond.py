@@ -228,8 +228,10 @@ async def reset(dsn: str, used: Sequence[str]) -> None:
     conn = await asyncpg.connect(dsn)
     try:
         await conn.execute(
-            "UPDATE asks SET answers = NULL, answered_by_account_id = NULL, answered_at = NULL "
-            "WHERE ask_id = ANY($1::text[])",
+            # Every column RespondToAsk wrote: the row must be PENDING again as the outcome
+            # check (migration 0002) defines it, else the next block's answers fail.
+            "UPDATE asks SET status = 'pending', answers = NULL, answered_by_account_id = NULL, "
+            "answered_at = NULL WHERE ask_id = ANY($1::text[])",
             list(used),
         )
     finally:
