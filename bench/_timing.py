@@ -14,6 +14,7 @@ each other).
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -105,3 +106,15 @@ def _time_block(fn: Callable[[], object], calls: int) -> float:
     for _ in loop:
         fn()
     return time.perf_counter() - start
+
+
+def machine() -> str:
+    """One line on what the figures ran on: CPUs and the load average (other processes on a
+    shared machine compete with the bench; ratios within one run stay comparable)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"machine: {cpus} CPUs, {load_average()}"
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min)"

@@ -21,12 +21,21 @@ in the same run and against the same server:
   the changes. (PostgreSQL's own counters, e.g. pg_stat_database.xact_commit, are flushed
   about once a second and also count the AppendMessage itself: too coarse to tell 1 from 2.)
 
-Printed: both lines and the ratios many/one for p50 and p99. Targets (issue 13): store reads
-per change = 1 per process, and p99 <= 5x the single watcher's. `--check` exits 1 when a
-target is missed. The client side runs in one Python process: with 1,000 streams, part of
-the latency is this process reading 1,000 frames, which the floor does not pay; with the
-httpx client that part dominated (p99 ~25x), with the raw one the server's own per-watcher
-work does (a socket write, the interceptor and ASGI send chain: ~50 us a watcher).
+- server CPU per change: the server process's user + system time (/proc/PID/stat) over the
+  changes, divided by the changes (and by the watchers: the cost of one watcher's delivery).
+
+And a second floor, for what bounds the many-watcher figure (issue 25): the same frame (the
+bytes the server wrote for one change, its needle renewed) written by a plain asyncio loop in
+a subprocess to `--watchers` raw sockets, read by the same raw clients: p50/p99 from the
+bench asking for the write to each client having it. Between that floor and Compass lies the
+server's per-watcher send path (waking the watch, the handler's generator, connectrpc,
+the interceptors and the ASGI send chain, h11's chunking).
+
+Printed: the lines and the ratios many/one for p50 and p99, and many/raw floor. Targets
+(issues 13, 25): store reads per change = 1 per process, and p99 <= 5x the single watcher's.
+`--check` exits 1 when a target is missed. The client side runs in one Python process: with
+1,000 streams, part of the latency is this process reading 1,000 frames (the raw floor pays
+it too); with the httpx client that part dominated (p99 ~25x).
 """
 
 from __future__ import annotations
@@ -35,15 +44,19 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
+import struct
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
 
-from bench.respond import admin_dsn, bench_database
+from bench.respond import ROOT, admin_dsn, bench_database
 from compass_agent.connect_protocol import envelope
 from tests import _server
 from tests.e2e._asks import post, text_block
@@ -63,18 +76,36 @@ class Result:
     watchers: int
     latencies: tuple[float, ...]
     """Seconds, one per (change, watcher)."""
-    reads_per_change: float
+    reads_per_change: float | None = None
+    cpu_per_change: float | None = None
+    """Server CPU seconds per change."""
+    frame: bytes = b""
+    """The bytes one watcher received for the last change (the floor writes them again)."""
+    needle: bytes = b""
 
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies)
         return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
-    def line(self) -> str:
-        return (
-            f"{self.watchers:>5} watcher(s): p50 {self.percentile(0.5) * 1000:7.2f} ms  "
-            f"p99 {self.percentile(0.99) * 1000:7.2f} ms  max {max(self.latencies) * 1000:7.2f} ms  "
-            f"store reads/change {self.reads_per_change:.2f}"
+    def line(self, label: str = "") -> str:
+        text = (
+            f"{label or f'{self.watchers:>5} watcher(s)'}: p50 {self.percentile(0.5) * 1000:7.2f} ms"
+            f"  p99 {self.percentile(0.99) * 1000:7.2f} ms  max {max(self.latencies) * 1000:7.2f} ms"
         )
+        if self.reads_per_change is not None:
+            text += f"  store reads/change {self.reads_per_change:.2f}"
+        if self.cpu_per_change is not None:
+            text += (
+                f"  server CPU/change {self.cpu_per_change * 1000:.1f} ms"
+                f" ({self.cpu_per_change / self.watchers * 1e6:.0f} us/watcher)"
+            )
+        return text
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def watch_reads(http: httpx.AsyncClient) -> float:
@@ -95,6 +126,7 @@ class RawWatcher(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.tail = b""
+        self.last = b""
         self.needle = b""
         self.found: asyncio.Future[float] | None = None
         self.caught_up = asyncio.get_running_loop().create_future()
@@ -116,12 +148,14 @@ class RawWatcher(asyncio.Protocol):
             self.caught_up.set_result(None)
         if self.found is not None and not self.found.done() and self.needle in seen:
             self.found.set_result(at)
+            self.last = data
         self.tail = seen[-64:]
 
     def connection_lost(self, exc: Exception | None) -> None:
         for future in (self.caught_up, self.found):
             if future is not None and not future.done():
                 future.set_exception(ConnectionError("the watch ended"))
+                future.exception()  # a waiter still gets it; nobody waiting is no error
 
 
 async def open_raw(url: str, token: str, channel_id: str) -> RawWatcher:
@@ -143,8 +177,13 @@ async def open_raw(url: str, token: str, channel_id: str) -> RawWatcher:
 
 
 async def run_raw(
-    http: httpx.AsyncClient, url: str, world: _server.SeededWorld, watchers: int, changes: int
+    http: httpx.AsyncClient,
+    server: _server.RunningServer,
+    world: _server.SeededWorld,
+    watchers: int,
+    changes: int,
 ) -> Result:
+    url = server.url
     streams: list[RawWatcher] = []
     try:
         for start in range(0, watchers, OPEN_AT_ONCE):
@@ -162,7 +201,9 @@ async def run_raw(
                 )
             )
         reads_before = await watch_reads(http)
+        cpu_before = cpu_seconds(server.process.pid)
         latencies: list[float] = []
+        text = ""
         for change in range(changes):
             text = f"fanout-{change}-{time.time_ns()}"
             arrivals = [s.expect(text.encode()) for s in streams]
@@ -170,12 +211,112 @@ async def run_raw(
             await post(http, world.agent.token, world.channel_id, text_block(text))
             done = await asyncio.wait_for(asyncio.gather(*arrivals), 60)
             latencies.extend(at - sent for at in done)
+        cpu = cpu_seconds(server.process.pid) - cpu_before
         reads = await watch_reads(http) - reads_before
     finally:
         for stream in streams:
             if stream.transport is not None:
                 stream.transport.close()
-    return Result(watchers=watchers, latencies=tuple(latencies), reads_per_change=reads / changes)
+    return Result(
+        watchers=watchers,
+        latencies=tuple(latencies),
+        reads_per_change=reads / changes,
+        cpu_per_change=cpu / changes,
+        frame=streams[0].last,
+        needle=text.encode(),
+    )
+
+
+# -- the raw floor: the same frame to as many sockets from a plain asyncio loop --------------
+
+
+def serve_floor() -> None:
+    """A plain asyncio server (a subprocess of the bench): every connection but the control
+    one (the first to send b"C") gets each frame the control connection sends (4-byte length,
+    then the bytes), written by one loop over the sockets. Prints its port."""
+
+    async def main() -> None:
+        clients: list[asyncio.Transport] = []
+        done = asyncio.get_running_loop().create_future()
+
+        class Control(asyncio.Protocol):
+            def __init__(self) -> None:
+                self.buffer = b""
+                self.transport: asyncio.Transport | None = None
+                self.control = False
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                assert isinstance(transport, asyncio.Transport)
+                self.transport = transport
+                clients.append(transport)
+
+            def data_received(self, data: bytes) -> None:
+                if not self.control and data[:1] == b"C":
+                    self.control = True
+                    assert self.transport is not None
+                    clients.remove(self.transport)
+                    data = data[1:]
+                self.buffer += data
+                while len(self.buffer) >= 4:
+                    (size,) = struct.unpack(">I", self.buffer[:4])
+                    if len(self.buffer) < 4 + size:
+                        break
+                    frame, self.buffer = self.buffer[4 : 4 + size], self.buffer[4 + size :]
+                    for client in clients:  # the floor: one write per socket
+                        client.write(frame)
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                if self.control and not done.done():
+                    done.set_result(None)
+                elif self.transport in clients:
+                    clients.remove(self.transport)
+
+        server = await asyncio.get_running_loop().create_server(Control, "127.0.0.1", 0)
+        print(f"floor listening at {server.sockets[0].getsockname()[1]}", flush=True)
+        await done
+
+    asyncio.run(main())
+
+
+async def run_floor(watchers: int, changes: int, frame: bytes, needle: bytes) -> Result:
+    floor = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.fanout", "serve-floor", cwd=ROOT, stdout=subprocess.PIPE
+    )
+    try:
+        assert floor.stdout is not None
+        port = int((await floor.stdout.readline()).rsplit(b" ", 1)[1])
+        loop = asyncio.get_running_loop()
+        streams: list[RawWatcher] = []
+        for start in range(0, watchers, OPEN_AT_ONCE):
+            batch = range(start, min(start + OPEN_AT_ONCE, watchers))
+            streams.extend(
+                pair[1]
+                for pair in await asyncio.gather(
+                    *(loop.create_connection(RawWatcher, "127.0.0.1", port) for _ in batch)
+                )
+            )
+        control, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1", port)
+        control.write(b"C")
+        await asyncio.sleep(0.2)  # the server has registered the control connection
+        latencies: list[float] = []
+        for change in range(changes):
+            fresh = f"floor-{change}-{time.time_ns()}".encode().ljust(len(needle), b"x")
+            fresh = fresh[: len(needle)]
+            data = frame.replace(needle, fresh)
+            arrivals = [s.expect(fresh) for s in streams]
+            sent = time.perf_counter()
+            control.write(struct.pack(">I", len(data)) + data)
+            done = await asyncio.wait_for(asyncio.gather(*arrivals), 60)
+            latencies.extend(at - sent for at in done)
+        control.close()
+        for stream in streams:
+            if stream.transport is not None:
+                stream.transport.close()
+        return Result(watchers=watchers, latencies=tuple(latencies))
+    finally:
+        if floor.returncode is None:
+            floor.terminate()
+        await floor.wait()
 
 
 async def run(
@@ -243,9 +384,11 @@ async def measure(args: argparse.Namespace) -> int:
                 async with httpx.AsyncClient(
                     base_url=server.url, limits=limits, timeout=timeout
                 ) as http:
+                    raw: Result | None = None
                     if args.client == "raw":
-                        floor = await run_raw(http, server.url, world, 1, args.changes)
-                        many = await run_raw(http, server.url, world, args.watchers, args.changes)
+                        floor = await run_raw(http, server, world, 1, args.changes)
+                        many = await run_raw(http, server, world, args.watchers, args.changes)
+                        raw = await run_floor(args.watchers, args.changes, many.frame, many.needle)
                     else:
                         floor = await run(http, world, 1, args.changes)
                         many = await run(http, world, args.watchers, args.changes)
@@ -253,11 +396,20 @@ async def measure(args: argparse.Namespace) -> int:
     p99 = many.percentile(0.99) / floor.percentile(0.99)
     print(floor.line())
     print(many.line())
+    if raw is not None:
+        print(raw.line(f"{args.watchers:>5} raw sockets (plain asyncio loop, the same frame)"))
     print(
         f"ratio {args.watchers}/1: p50 {p50:.2f}x  p99 {p99:.2f}x  "
         f"(targets: store reads/change = 1, p99 <= 5x)"
     )
-    missed = many.reads_per_change > 1.0 or p99 > 5.0
+    if raw is not None:
+        print(
+            f"ratio {args.watchers} watchers / {args.watchers} raw sockets: "
+            f"p50 {many.percentile(0.5) / raw.percentile(0.5):.2f}x  "
+            f"p99 {many.percentile(0.99) / raw.percentile(0.99):.2f}x  "
+            "(what is left above the floor is the per-watcher send path)"
+        )
+    missed = (many.reads_per_change or 0.0) > 1.0 or p99 > 5.0
     if args.check and missed:
         print("target missed", file=sys.stderr)
         return 1
@@ -275,7 +427,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the watchers' client: minimal raw sockets (default) or the tests' httpx client",
     )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    return asyncio.run(measure(parser.parse_args(argv)))
+    parser.add_argument("mode", nargs="?", default="bench", choices=["bench", "serve-floor"])
+    args = parser.parse_args(argv)
+    if args.mode == "serve-floor":
+        serve_floor()
+        return 0
+    return asyncio.run(measure(args))
 
 
 if __name__ == "__main__":

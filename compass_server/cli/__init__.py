@@ -158,9 +158,10 @@ def print_json(value: object) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    from compass_server.allocator import keep_big_buffers_on_mmap
+    from compass_server.allocator import collect_less, keep_big_buffers_on_mmap
 
     keep_big_buffers_on_mmap()
+    collect_less()
 
     host: str = args.host or settings.host
     port: int = settings.port if args.port is None else args.port
@@ -360,6 +361,9 @@ class _AnnouncingServer(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.should_exit:
             return
+        from compass_server.allocator import freeze_startup
+
+        freeze_startup()
         if self.worker is not None:
             self.worker.started(asyncio.get_running_loop(), stop=self._stop_now)
             return
