@@ -56,8 +56,10 @@ def bridge_run(
     prompt: str = "Help me set up the new service.",
     ask_timeout: float = 0,
     extra: Sequence[str] = (),
+    runtime_prefix: Sequence[str] = (),
 ) -> Generator[Run]:
-    """Start the model, then `compass agent-bridge --protocol P --prompt ... -- omp ...`."""
+    """Start the model, then `compass agent-bridge --protocol P --prompt ... -- omp ...`
+    (`runtime_prefix` goes before omp's command: a wrapper such as bench/_stdin_tap.py)."""
     home = tmp_path / "home"
     workspace = tmp_path / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
@@ -91,6 +93,7 @@ def bridge_run(
             prompt,
             *extra,
             "--",
+            *runtime_prefix,
             *launch.argv,
         ]
         with log_path.open("wb") as log:
