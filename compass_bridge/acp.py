@@ -65,6 +65,14 @@ from compass_agent import ConversationUpdated
 from compass_bridge.acp_events import AcpTranslator
 from compass_bridge.answers import outcome, runtime_timeout, status_name
 from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.delivery import (
+    DECLINE_PAYLOAD,
+    Receipt,
+    delivered,
+    not_delivered,
+    payload_of,
+    result_text,
+)
 from compass_bridge.forms import (
     ask_form_content,
     form_content,
@@ -135,6 +143,9 @@ class _AskCall:
     delivered: bool = False
     final: bool = False
     """The ask has its outcome in Compass (declined, expired): nothing to close."""
+    receipt: tuple[str, Receipt] | None = None
+    """The delivered answer's ask id and receipt, reported once the call ends (its result
+    says what the model read) or the turn does."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -206,6 +217,7 @@ class AcpBridge(BridgeCore, Client):
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
+        self.mark_native_asks(frame)
         if output.block_index is not None:
             blocks = frame.blocks
             ask = comms_pb2.Ask()
@@ -228,7 +240,10 @@ class AcpBridge(BridgeCore, Client):
         if call.ended.is_set():
             return
         call.ended.set()
-        if call.delivered or call.final:
+        if call.delivered:
+            self._confirm(call, reason, result)
+            return
+        if call.final:
             return
         timeout = runtime_timeout(call.ask, result) if result is not None else None
         if timeout is None:
@@ -244,6 +259,22 @@ class AcpBridge(BridgeCore, Client):
         for problem in timeout.problems:
             logger.warning("ask %d of message %s: %s", call.ordinal, call.key, problem)
         self.close_ask(call.key, call.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
+
+    def _confirm(self, call: _AskCall, reason: str, result: object) -> None:
+        """Report the receipt of `call`'s delivered answer now that the call ended (`reason`):
+        a completed call's result is what the model read; a failed call did not take it."""
+        if call.receipt is None:
+            return
+        ask_id, receipt = call.receipt
+        if reason == Reason.TOOL_CALL_ABORTED:
+            receipt = not_delivered(
+                "the agent's ask call failed after the answer was handed to it", receipt.payload
+            )
+        elif reason == Reason.TOOL_CALL_ENDED:
+            text = result_text(result)
+            if text is not None:
+                receipt = Receipt(receipt.state, receipt.detail, text)
+        self.report_delivery(ask_id, receipt)
 
     # -- elicitation -----------------------------------------------------------------------
 
@@ -306,17 +337,13 @@ class AcpBridge(BridgeCore, Client):
             return CancelElicitationResponse(action="cancel")
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
             call.final = True
-            return _refusal(answered, "the ask call's form")
+            return self._refusal(answered, "the ask call's form")
         content, problems = ask_form_content(answered)
-        for problem in problems:
+        changes = [*problems, *_native_changes(answered)]
+        for problem in changes:
             logger.warning("ask %s: %s", answered.ask_id, problem)
-        if _skips_a_lone_choice(answered):
-            logger.warning(
-                "ask %s: the one question was skipped; oh-my-pi takes an empty single-select "
-                "answer to a one-question ask as a cancel and stops the agent's turn",
-                answered.ask_id,
-            )
         call.delivered = True
+        call.receipt = (answered.ask_id, delivered(changes, payload_of(content)))
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
         return AcceptElicitationResponse(action="accept", content=dict(content))
@@ -335,19 +362,22 @@ class AcpBridge(BridgeCore, Client):
         if answered is None:
             return CancelElicitationResponse(action="cancel")
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
-            return _refusal(answered, "the agent's form")
+            return self._refusal(answered, "the agent's form")
         result = form_content(plan, answered)
         for problem in result.problems:
             logger.warning("ask %s: %s", answered.ask_id, problem)
         if result.missing:
-            logger.warning(
-                "ask %s: the answer gives no valid value for required %s; the form is declined",
-                answered.ask_id,
-                ", ".join(result.missing),
+            why = (
+                f"the answer gives no valid value for required {', '.join(result.missing)}; "
+                "the agent's form was declined"
             )
+            self.report_delivery(answered.ask_id, not_delivered(why))
             return DeclineElicitationResponse(action="decline")
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
+        self.report_delivery(
+            answered.ask_id, delivered(result.problems, payload_of(dict(result.content)))
+        )
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------
@@ -367,7 +397,11 @@ class AcpBridge(BridgeCore, Client):
         title = tool_call.title or "a tool call"
         ask = comms_pb2.Ask()
         question = ask.questions.add(
-            question_id="permission", question=f"Allow the agent: {title}?", header="Permission"
+            question_id="permission",
+            question=f"Allow the agent: {title}?",
+            header="Permission",
+            # A permission request takes one of its options; free text cannot reach it.
+            free_text=comms_pb2.FREE_TEXT_REFUSED,
         )
         for index, option in enumerate(options):
             question.options.add(id=str(index), label=option.name, description=option.kind)
@@ -380,20 +414,33 @@ class AcpBridge(BridgeCore, Client):
         if answered is None:
             return cancelled
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
-            _refusal(answered, "the permission request")
+            self._refusal(answered, "the permission request")
             return cancelled
         chosen = answered.questions[0].chosen_option_ids
         index = int(chosen[0]) if chosen and chosen[0].isdecimal() else -1
+        changes: list[str] = []
         if 0 <= index < len(options):
             picked = options[index]
         else:
             rejects = [o for o in options if o.kind == "reject_once"]
             if not rejects:
                 logger.warning("permission answered without a choice; cancelled")
+                self.report_delivery(
+                    answered.ask_id,
+                    not_delivered(
+                        "no option was chosen and the request offers no way to reject it; "
+                        "the agent got a cancel"
+                    ),
+                )
                 return cancelled
             picked = rejects[0]
             logger.warning("permission answered without a choice; rejected once")
+            changes.append(f"no option was chosen: the agent got {picked.name!r} (reject once)")
         self.delivered += 1
+        self.report_delivery(
+            answered.ask_id,
+            delivered(changes, payload_of({"option": picked.name, "kind": picked.kind})),
+        )
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=picked.option_id)
         )
@@ -500,6 +547,14 @@ class AcpBridge(BridgeCore, Client):
         super()._fail(exc)
         self._stopping.set()
 
+    def _refusal(self, ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
+        """The agent's answer to an ask that ended in Compass without an answer (see
+        `_refusal`); a participant's decline is reported delivered as the agent's decline."""
+        response = _refusal(ask, what)
+        if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+        return response
+
 
 def _settle(form: _Form, call: _AskCall | None) -> None:
     if not form.call.done():
@@ -528,17 +583,30 @@ def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
     return CancelElicitationResponse(action="cancel")
 
 
-def _skips_a_lone_choice(ask: comms_pb2.Ask) -> bool:
-    """A one-question single-select ask answered with nothing (oh-my-pi: a cancel)."""
-    if len(ask.questions) != 1:
-        return False
-    (question,) = ask.questions
-    return (
-        bool(question.options)
-        and not question.allow_multiple
-        and not question.chosen_option_ids
-        and not question.custom_text
+def _native_changes(ask: comms_pb2.Ask) -> list[str]:
+    """What oh-my-pi's own handling of a delivered form changes in the answer, in words."""
+    changes: list[str] = []
+    if len(ask.questions) == 1:
+        (question,) = ask.questions
+        if (
+            question.options
+            and not question.allow_multiple
+            and not question.chosen_option_ids
+            and not question.custom_text
+        ):
+            changes.append(
+                f"question {question.question_id!r} was skipped; oh-my-pi takes an empty "
+                "answer to a one-question ask as a cancel and stops the agent's turn"
+            )
+    changes.extend(
+        f"question {question.question_id!r}: picks and free text delivered, but the agent's "
+        "summary for the model shows only the text"
+        for question in ask.questions
+        if question.free_text == comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS
+        and question.chosen_option_ids
+        and question.custom_text
     )
+    return changes
 
 
 async def _until_stopped(

@@ -5,7 +5,7 @@ Why not the generated `AgentServiceClient` (as evaluated on connect-python 0.9; 
 failure it did not foresee into UNAVAILABLE carrying the exception text, it converted task
 cancellation into `ConnectError(CANCELED)` (so cancelling a waiting WatchAsk task would need
 care at every call site), and its stream timeout bounds the whole stream rather than the
-silence between messages. The bridge needs exactly four calls and precise control over those
+silence between messages. The bridge needs a handful of calls and precise control over those
 three points, so it speaks the Connect protocol itself on httpx (pinned for this purpose):
 
 - unary: `POST /compass.v1.AgentService/<Method>`, `content-type: application/proto`; HTTP 200
@@ -119,7 +119,7 @@ def backoff(
 
 
 class AgentClient:
-    """The four AgentService calls the bridge makes, with the agent's bearer token."""
+    """The AgentService calls the bridge makes, with the agent's bearer token."""
 
     def __init__(self, base_url: str, token: str, *, http: httpx.AsyncClient) -> None:
         """`http` is owned by the caller (tests pass one with a custom transport)."""
@@ -170,6 +170,20 @@ class AgentClient:
         )
         response = agent_pb2.CloseAskResponse()
         await self._unary("CloseAsk", request, response)
+        return response.ask
+
+    async def report_delivery(
+        self, ask_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
+    ) -> comms_pb2.Ask:
+        """ReportDelivery: what the runtime received of a final ask's answer or decline.
+
+        One attempt; the caller retries (core.BridgeCore.report_delivery).
+        """
+        request = agent_pb2.ReportDeliveryRequest(
+            ask_id=ask_id, state=state, detail=detail, payload=payload
+        )
+        response = agent_pb2.ReportDeliveryResponse()
+        await self._unary("ReportDelivery", request, response)
         return response.ask
 
     async def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:

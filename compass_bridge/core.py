@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final
 
 from compass_agent import EventMapper
 from compass_bridge.answers import status_name
+from compass_bridge.delivery import mark_native_free_text
 from compass_bridge.poster import (
     AskNotPostedError,
     FatalServerError,
@@ -38,6 +39,7 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from compass_bridge.delivery import Receipt
     from compass_bridge.poster import AgentApi
 
 __all__ = ["BridgeCore", "Reason"]
@@ -104,6 +106,10 @@ class BridgeCore:
         self.shutdown_reason: str | None = None
         """Set when the bridge shuts down on a signal: the reason of every later close."""
         self._closing: dict[tuple[str, int], asyncio.Task[None]] = {}
+        self._reports: dict[str, asyncio.Task[None]] = {}
+        self._receipts_unsupported = False
+        self.receipts: dict[str, Receipt] = {}
+        """The receipt reported (or being reported) per ask id."""
 
     async def _until_final(self, ask_id: str) -> comms_pb2.Ask:
         return await until_final(
@@ -184,6 +190,64 @@ class BridgeCore:
         self.closed += 1
         logger.warning("ask %s is closed in Compass as %s: %s", ask_id, name, reason)
 
+    # -- delivery receipts -----------------------------------------------------------------
+
+    def report_delivery(self, ask_id: str, receipt: Receipt) -> None:
+        """Report in the background, once per ask, what the runtime received of `ask_id`'s
+        outcome (AgentService.ReportDelivery, retried like a post)."""
+        if not ask_id or ask_id in self._reports:
+            return
+        self.receipts[ask_id] = receipt
+        self._reports[ask_id] = asyncio.create_task(
+            self._report(ask_id, receipt), name=f"compass-receipt-{ask_id}"
+        )
+
+    async def _report(self, ask_id: str, receipt: Receipt) -> None:
+        state = comms_pb2.DeliveryState.Name(receipt.state).removeprefix("DELIVERY_STATE_")
+        # What changed was logged as a warning where it happened; not delivering is news.
+        if receipt.state == comms_pb2.DELIVERY_STATE_NOT_DELIVERED:
+            logger.warning("ask %s: not delivered to the runtime: %s", ask_id, receipt.detail)
+        else:
+            logger.info("ask %s: receipt %s", ask_id, state.lower())
+        if self._receipts_unsupported:
+            return
+        try:
+            await call_with_retry(
+                f"ReportDelivery {ask_id}",
+                functools.partial(
+                    self._api.report_delivery,
+                    ask_id,
+                    receipt.state,
+                    receipt.detail,
+                    receipt.payload,
+                ),
+                initial_backoff=self._initial_backoff,
+                max_backoff=self._max_backoff,
+            )
+        except GaveUpError as exc:
+            if exc.error.code == "unimplemented":
+                self._receipts_unsupported = True
+                logger.warning(
+                    "the server records no delivery receipts (%s): Compass cannot show "
+                    "whether the runtime received its answers",
+                    exc.error,
+                )
+                return
+            logger.error("ask %s: the delivery receipt was not recorded (%s)", ask_id, exc.error)
+        except FatalServerError as exc:
+            logger.error("ask %s: the delivery receipt was not recorded (%s)", ask_id, exc)
+
+    # -- frames ----------------------------------------------------------------------------
+
+    @staticmethod
+    def mark_native_asks(frame: comms_pb2.MessageUpdated) -> None:
+        """Mark the asks of a mapper frame (oh-my-pi's native ask tool) with the free text
+        the runtime can receive (delivery.mark_native_free_text). Every snapshot of a
+        message carries the same marks, so the poster's snapshots stay alike."""
+        for block in frame.blocks:
+            if block.HasField("ask"):
+                mark_native_free_text(block.ask)
+
     async def _minted_id(self, key: str, ordinal: int) -> str | None:
         """The ask's id once minted; None when its message was not stored. A wait the bridge
         failed because it stops is tried once more after the queued frames were posted."""
@@ -198,8 +262,11 @@ class BridgeCore:
         return None  # pragma: no cover - the loop returns
 
     async def settle_closes(self, limit: float | None = SETTLE_CLOSES_SECONDS) -> None:
-        """Let the closes still running finish (at most `limit` s), then cancel the rest."""
-        tasks = [task for task in self._closing.values() if not task.done()]
+        """Let the closes and delivery receipts still running finish (at most `limit` s),
+        then cancel the rest."""
+        await asyncio.sleep(0)  # a receipt scheduled by the last reply starts first
+        running = [*self._closing.values(), *self._reports.values()]
+        tasks = [task for task in running if not task.done()]
         if not tasks:
             return
         _, pending = await asyncio.wait(tasks, timeout=limit)
@@ -209,7 +276,11 @@ class BridgeCore:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if pending:
-            logger.error("gave up closing %d ask(s); they stay answerable in Compass", len(pending))
+            logger.error(
+                "gave up closing or reporting on %d ask(s): closes not made leave asks "
+                "answerable in Compass, receipts not made leave answers unconfirmed there",
+                len(pending),
+            )
 
     # -- the poster ------------------------------------------------------------------------
 

@@ -91,6 +91,10 @@ class AgentApi(Protocol):
         answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
     ) -> comms_pb2.Ask: ...
 
+    async def report_delivery(
+        self, ask_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
+    ) -> comms_pb2.Ask: ...
+
 
 class FatalServerError(Exception):
     """The server refuses the bridge itself (token, account or channel); nothing can post."""

@@ -64,6 +64,13 @@ from compass_bridge.answers import (
     runtime_timeout,
 )
 from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.delivery import (
+    DECLINE_PAYLOAD,
+    delivered,
+    not_delivered,
+    payload_of,
+    result_text,
+)
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
 from compass_bridge.poster import (
     AskNotPostedError,
@@ -137,7 +144,7 @@ class Bridge(BridgeCore):
                 rid, request, f"no ask tool call matching it started within {hold_seconds:g}s"
             ),
         )
-        self._writes: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[object]] = set()
         self._write_lock = asyncio.Lock()
         self._unmapped: collections.Counter[str] = collections.Counter()
         self._done_label: str | None = None
@@ -209,6 +216,7 @@ class Bridge(BridgeCore):
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
+        self.mark_native_asks(frame)
         if output.block_index is not None:
             blocks = frame.blocks
             ask = comms_pb2.Ask()
@@ -518,7 +526,26 @@ class Bridge(BridgeCore):
             failed = event.get("isError") is True
             reason = Reason.TOOL_CALL_ABORTED if failed else Reason.TOOL_CALL_ENDED
             self._stopped(slot, reason, None if failed else event.get("result"))
+            self._confirm_dialogs(slot, failed=failed, result=event.get("result"))
         self._slots = [s for s in self._slots if not s.closed]
+
+    def _confirm_dialogs(self, slot: AskSlot, *, failed: bool, result: object) -> None:
+        """The receipt of an answer delivered through `slot`'s dialogs, once its call ended:
+        the call's result is what the model read."""
+        dialog = slot.dialog
+        if dialog is None or dialog.driver is None or not slot.answered:
+            return
+        text = result_text(result)
+        payload = text if text is not None else payload_of(result)
+        if failed:
+            receipt = not_delivered(
+                "the ask call failed while the answer was being delivered", payload
+            )
+        elif dialog.unsent:
+            receipt = not_delivered("the runtime's input closed during the answer", payload)
+        else:
+            receipt = delivered(dialog.changes, payload)
+        self.report_delivery(dialog.ask_id, receipt)
 
     def _stopped(self, slot: AskSlot, reason: str, result: object = None) -> None:
         """The runtime no longer waits for `slot`'s ask: close it in Compass, unless its
@@ -546,14 +573,21 @@ class Bridge(BridgeCore):
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 log_unanswered(ask, f"request {rid}")
-                await self._send(cancelled_reply(rid))
+                sent = await self._send(cancelled_reply(rid))
+                self._report_decline(ask, sent=sent)
                 return
             slot.answered = True
             answers = build_answers(ask, order=request.question_ids)
             for problem in answers.problems:
                 logger.warning("ask %s: %s", ask_id, problem)
-            await self._send(ask_reply(rid, answers))
+            reply = ask_reply(rid, answers)
+            if not await self._send(reply):
+                self.report_delivery(
+                    ask_id, not_delivered("the runtime's input is closed", payload_of(reply))
+                )
+                return
             self.delivered += 1
+            self.report_delivery(ask_id, delivered(answers.problems, payload_of(reply)))
             logger.info("delivered the answer of ask %s to request %s", ask_id, rid)
         except AskNotPostedError as exc:
             slot.reported = True
@@ -580,14 +614,17 @@ class Bridge(BridgeCore):
                 slot.reported = True
                 dialog.refused = True
                 log_unanswered(ask, "its dialogs")
+                sent = True
                 if dialog.pending is not None:
                     rid = dialog.pending[0].request_id
                     dialog.pending = None
-                    await self._send(cancelled_reply(rid))
+                    sent = await self._send(cancelled_reply(rid))
+                self._report_decline(ask, sent=sent)
                 return
             driver = DialogDriver(slot.questions, ask, done_labels=self._done_guesses())
             for problem in driver.problems:
                 logger.warning("ask %s: %s", ask_id, problem)
+            dialog.changes.extend(driver.problems)
             slot.answered = True
             dialog.driver = driver
             self.delivered += 1
@@ -620,13 +657,31 @@ class Bridge(BridgeCore):
 
     def _write_step(self, dialog: Dialog, step: DialogStep) -> None:
         self._note_step(dialog, step)
-        self._write(step.reply)
+        task = asyncio.create_task(self._send_step_reply(dialog, step))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
 
     async def _send_step(self, dialog: Dialog, step: DialogStep) -> None:
         self._note_step(dialog, step)
-        await self._send(step.reply)
+        await self._send_step_reply(dialog, step)
+
+    async def _send_step_reply(self, dialog: Dialog, step: DialogStep) -> None:
+        if not await self._send(step.reply):
+            dialog.unsent = True
+
+    def _report_decline(self, ask: comms_pb2.Ask, *, sent: bool) -> None:
+        """A participant's decline reached the runtime as its cancel (or could not)."""
+        if outcome(ask) != comms_pb2.ASK_STATUS_DECLINED:
+            return
+        if sent:
+            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+        else:
+            self.report_delivery(
+                ask.ask_id, not_delivered("the runtime's input is closed", DECLINE_PAYLOAD)
+            )
 
     def _note_step(self, dialog: Dialog, step: DialogStep) -> None:
+        dialog.changes.extend(step.problems)
         for problem in step.problems:
             logger.warning("ask %s: %s", dialog.ask_id, problem)
         driver = dialog.driver
@@ -638,7 +693,8 @@ class Bridge(BridgeCore):
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
 
-    async def _send(self, obj: Mapping[str, object]) -> None:
+    async def _send(self, obj: Mapping[str, object]) -> bool:
+        """Write one reply line; False (logged) when the runtime's input is closed."""
         line = encode_line(obj)
         async with self._write_lock:
             try:
@@ -648,6 +704,8 @@ class Bridge(BridgeCore):
                     "the runtime's input is closed (%s); a reply was not delivered",
                     type(exc).__name__,
                 )
+                return False
+        return True
 
     async def send_command(self, obj: Mapping[str, object]) -> None:
         """Write a command line to the runtime (e.g. runtime.ASK_DIALOG_COMMAND)."""
@@ -667,6 +725,15 @@ class Bridge(BridgeCore):
                 await task
         for slot in slots:
             self._stopped(slot, Reason.RUNTIME_EXITED)
+            dialog = slot.dialog
+            if slot.answered and dialog is not None and dialog.driver is not None:
+                self.report_delivery(
+                    dialog.ask_id,
+                    not_delivered(
+                        "the runtime stopped before the ask call ended: the answer may have "
+                        "reached it only in part"
+                    ),
+                )
         self.poster.fail_waiting("the bridge is stopping")
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from compass_bridge.answers import DialogDriver, outcome, status_name
@@ -77,6 +77,11 @@ class Dialog:
     timeout_noted: bool = False
     refused: bool = False
     """The ask ended without an answer in Compass: every dialog of it is cancelled."""
+    changes: list[str] = field(default_factory=list[str])
+    """What the dialogs could not deliver as given (the driver's and each step's
+    problems): the receipt's detail once the ask call ends."""
+    unsent: bool = False
+    """A reply of the answer could not be written (the runtime's input closed)."""
 
 
 def encode_line(obj: Mapping[str, object]) -> bytes:

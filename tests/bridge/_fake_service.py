@@ -59,6 +59,12 @@ class FakeAgentService:
     """A server before the ask lifecycle: no status written, CloseAsk unimplemented."""
     closes: list[agent_pb2.CloseAskRequest] = field(default_factory=list[agent_pb2.CloseAskRequest])
     """Every CloseAsk call, in order (failed ones too)."""
+    receipts: list[agent_pb2.ReportDeliveryRequest] = field(
+        default_factory=list[agent_pb2.ReportDeliveryRequest]
+    )
+    """Every ReportDelivery call, in order (failed ones too)."""
+    receipt_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set on every ReportDelivery call: a test's sentinel."""
     watching: set[str] = field(default_factory=set[str])
     """Asks whose WatchAsk stream has sent the current state and waits for a change (the
     bridge is waiting for the answer): a test's sentinel."""
@@ -253,6 +259,37 @@ class FakeAgentService:
                 question.custom_text = answer.custom_text
                 question.timed_out = True
         self._changed.setdefault(ask_id, asyncio.Event()).set()
+        return _copy_ask(ask)
+
+    async def report_delivery(
+        self, ask_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
+    ) -> comms_pb2.Ask:
+        await asyncio.sleep(0)
+        request = agent_pb2.ReportDeliveryRequest(
+            ask_id=ask_id, state=state, detail=detail, payload=payload
+        )
+        self.receipts.append(request)
+        self.receipt_changed.set()
+        if self.legacy:
+            raise RpcError("unimplemented", "ReportDelivery")
+        queue = self.failures.get("ReportDelivery")
+        if queue:
+            raise queue.pop(0)
+        ask = self._stored_ask(ask_id)
+        if ask.status not in {comms_pb2.ASK_STATUS_ANSWERED, comms_pb2.ASK_STATUS_DECLINED} and (
+            not ask.answered_by_account_id
+        ):
+            raise RpcError("failed_precondition", f"the ask is {ask.status}")
+        sent = comms_pb2.AskDelivery(state=state, detail=detail, payload=payload)
+        if ask.HasField("delivery"):
+            stored = comms_pb2.AskDelivery(
+                state=ask.delivery.state, detail=ask.delivery.detail, payload=ask.delivery.payload
+            )
+            if stored != sent:
+                raise RpcError("failed_precondition", "a delivery receipt is already recorded")
+            return _copy_ask(ask)
+        ask.delivery.CopyFrom(sent)
+        ask.delivery.reported_by_account_id = "acc_agent"
         return _copy_ask(ask)
 
 

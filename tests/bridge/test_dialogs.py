@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from compass_bridge.runtime import DONE_SELECTING_LABELS, OTHER_OPTION, sanitize
+from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev, _recorded
 from tests.bridge._inproc import harness
@@ -112,12 +113,31 @@ async def test_the_bridge_answers_the_recorded_dialogs_exactly(
         assert replies == recording.replies()
         assert h.bridge.delivered == 1
         assert h.bridge.unmapped_counts() == {}
-    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        await eventually(lambda: len(h.service.receipts) == 1, "the delivery receipt")
     expected = LOSSES.get(name, [])
+    # The receipt: what the model read (the call's result text), and the losses in words.
+    (receipt,) = h.service.receipts
+    (ask_id,) = h.service.ask_ids()
+    assert receipt.ask_id == ask_id
+    assert receipt.payload == _result_text(recording)
+    if expected:
+        assert receipt.state == comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES
+        for text in expected:
+            assert text in receipt.detail
+    else:
+        assert receipt.state == comms_pb2.DELIVERY_STATE_DELIVERED
+        assert receipt.detail == ""
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == len(expected), warnings
     for text, warning in zip(expected, warnings, strict=True):
         assert text in warning
         assert warning.startswith("ask ask_")  # names the ask
+
+
+def _result_text(recording: _recorded.Recording) -> str:
+    """The text the recorded ask call's result handed the model."""
+    (end,) = [f for f in recording.runtime() if f.get("type") == "tool_execution_end"]
+    return "\n".join(part["text"] for part in end["result"]["content"])
 
 
 async def _replay(h: Harness, recording: _recorded.Recording, answers: Answers) -> list[Frame]:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compass_agent import ConversationUpdated, EventMapper
 from compass_bridge.client import RpcError
+from compass_bridge.core import BridgeCore
 from compass_bridge.poster import (
     MAX_BOUNDED_RETRIES,
     FatalServerError,
@@ -210,13 +211,15 @@ def test_lost_responses_never_lose_or_duplicate_a_message_or_an_ask(
             else:
                 events.append(step[1])
 
-    # What the runtime's last snapshot of each message is (the mapper is deterministic).
+    # What the runtime's last snapshot of each message is (the mapper is deterministic), as
+    # the bridge posts it (marked with the free text oh-my-pi can receive).
     mapper = EventMapper(session="run")
     last: dict[str, Any] = {}
     for item in events:
         if not isinstance(item, int):
             for output in mapper.map(item[1]):
                 if isinstance(output, ConversationUpdated):
+                    BridgeCore.mark_native_asks(output.value)
                     last[output.value.client_message_id] = output.value
     expected = {key: frame for key, frame in last.items() if len(frame.blocks)}
 

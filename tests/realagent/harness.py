@@ -170,6 +170,23 @@ async def wait_for_status(
         await asyncio.sleep(0.05)
 
 
+async def wait_for_receipt(
+    http: httpx.AsyncClient, token: str, channel_id: str, ask_id: str, within: float = 30
+) -> dict[str, Any]:
+    """The ask's delivery receipt (`Ask.delivery`, JSON) once the agent side reported it."""
+    deadline = time.monotonic() + within
+    while True:
+        (ask,) = [
+            a for a in asks_of(await messages(http, token, channel_id)) if a["askId"] == ask_id
+        ]
+        receipt = ask.get("delivery")
+        if receipt:
+            return receipt
+        if time.monotonic() > deadline:
+            raise AssertionError(f"ask {ask_id} has no delivery receipt after {within}s: {ask}")
+        await asyncio.sleep(0.05)
+
+
 def answer(question_id: str, *chosen: str, custom_text: str = "") -> dict[str, Any]:
     entry: dict[str, Any] = {"questionId": question_id, "chosenOptionIds": list(chosen)}
     if custom_text:

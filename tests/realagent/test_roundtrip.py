@@ -22,6 +22,7 @@ from tests.realagent.harness import (
     messages,
     respond,
     wait_for_asks,
+    wait_for_receipt,
     wait_for_status,
 )
 from tests.realagent.model_server import ToolCall, Turn
@@ -101,9 +102,14 @@ async def test_gallery_ask_answered_in_compass_reaches_the_model(
         assert await run.wait() == 0, run.log()
     completions = run.model.completions
     assert len(completions) == 2, run.log()
-    assert completions[1].tool_result_text() == (
-        "User answers:\ndb: SQLite\nfeatures: [Email + password, OAuth (Google, GitHub)]"
-    )
+    read = "User answers:\ndb: SQLite\nfeatures: [Email + password, OAuth (Google, GitHub)]"
+    assert completions[1].tool_result_text() == read
+    # The receipt says it arrived whole, with what the model read, reported by the agent.
+    receipt = await wait_for_receipt(comms, world.human.token, world.channel_id, ask["askId"])
+    assert receipt["state"] == "DELIVERY_STATE_DELIVERED", receipt
+    assert receipt["payload"] == read
+    assert receipt["reportedByAccountId"] == world.agent.account_id
+    assert not receipt.get("detail"), receipt
     final = await messages(comms, world.human.token, world.channel_id)
     assert any(
         block.get("text", {}).get("text") == "Thanks, setting it up."
@@ -118,8 +124,9 @@ async def answer_one(
     comms: httpx.AsyncClient,
     args: dict[str, Any],
     answers: list[dict[str, Any]],
-) -> str:
-    """Run one ask through the real omp, answer it, return the tool result the model got."""
+) -> tuple[str, dict[str, Any]]:
+    """Run one ask through the real omp, answer it: the tool result the model got, and the
+    ask's delivery receipt."""
     with start(
         turns=[Turn.call("ask", args), Turn.say("ok")],
     ) as run:
@@ -128,15 +135,19 @@ async def answer_one(
         assert await run.wait() == 0, run.log()
     completions = run.model.completions
     assert len(completions) == 2, run.log()
-    return completions[1].tool_result_text()
+    receipt = await wait_for_receipt(comms, world.human.token, world.channel_id, ask["askId"])
+    text = completions[1].tool_result_text()
+    assert receipt["payload"] == text  # what the model read
+    return text, receipt
 
 
 @pytest.mark.parametrize(
-    ("answers", "expected"),
+    ("answers", "expected", "changed"),
     [
         pytest.param(
             [answer("db", custom_text="CockroachDB"), answer("features", custom_text="Passkeys")],
             'User answers:\ndb: "CockroachDB"\nfeatures: "Passkeys"',
+            {},
             id="other-text",
         ),
         pytest.param(
@@ -146,16 +157,19 @@ async def answer_one(
                 "acp": "User answers:\ndb: (cancelled)\nfeatures: [SAML SSO]",
                 "rpc": 'User answers:\ndb: ""\nfeatures: [SAML SSO]',
             },
+            {"rpc": "was skipped"},
             id="skip-single",
         ),
         pytest.param(
             [answer("db", "0"), answer("features")],
             "User answers:\ndb: Postgres\nfeatures: []",
+            {},
             id="skip-multi",
         ),
         pytest.param(
             [answer("db", "2"), answer("features", "2", custom_text="and WebAuthn")],
             'User answers:\ndb: MongoDB\nfeatures: "and WebAuthn"',
+            {"acp": "shows only the text", "rpc": "shows only the text"},
             id="picks-and-text",
         ),
     ],
@@ -164,12 +178,20 @@ async def test_other_text_and_skips_reach_the_model_in_omps_terms(
     protocol: str,
     answers: list[dict[str, Any]],
     expected: str | dict[str, str],
+    changed: dict[str, str],
     start: Start,
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
 ) -> None:
-    text = await answer_one(start, world, comms, GALLERY, answers)
+    text, receipt = await answer_one(start, world, comms, GALLERY, answers)
     assert text == (expected if isinstance(expected, str) else expected[protocol])
+    # What did not arrive as given is said in the receipt (`changed`, per transport).
+    want = changed.get(protocol)
+    if want is None:
+        assert receipt["state"] == "DELIVERY_STATE_DELIVERED", receipt
+    else:
+        assert receipt["state"] == "DELIVERY_STATE_DELIVERED_WITH_CHANGES", receipt
+        assert want in receipt["detail"], receipt
 
 
 async def test_free_text_only_question(
@@ -182,8 +204,11 @@ async def test_free_text_only_question(
             {"id": "name", "question": "What should the service be called?", "options": []}
         ]
     }
-    text = await answer_one(start, world, comms, args, [answer("name", custom_text="ledger")])
+    text, receipt = await answer_one(
+        start, world, comms, args, [answer("name", custom_text="ledger")]
+    )
     assert text == "User provided custom input: ledger"
+    assert receipt["state"] == "DELIVERY_STATE_DELIVERED", receipt
 
 
 async def test_two_asks_in_one_turn_each_answer_reaches_its_call(
@@ -273,6 +298,8 @@ async def test_a_participants_decline_is_the_runtimes_cancel(
     assert declined["status"] == "ASK_STATUS_DECLINED", declined
     assert declined["closeReason"] == "not now"
     assert "CloseAsk" not in log  # the bridge closes nothing: the ask has its outcome
+    receipt = await wait_for_receipt(comms, world.human.token, world.channel_id, ask["askId"])
+    assert receipt["state"] == "DELIVERY_STATE_DELIVERED", receipt  # the agent got the cancel
 
 
 async def _asks(comms: httpx.AsyncClient, world: _server.SeededWorld) -> list[dict[str, Any]]:
