@@ -17,15 +17,18 @@ their channel and, for every ask it shows them that is still pending, re-reads t
 is Connect-JSON over httpx, one kept-alive client per agent and per person (the browser and
 the bridge each hold their own connections).
 
-Measured per set-up, over `--seconds` after `--warmup` seconds of the same load:
+Measured per set-up, over `--seconds` after `--warmup` seconds of the same load (the clients
+are this one Python process: on a small machine they compete with the servers for CPU, and
+the report says how much each took):
 - asks answered and delivered per second (an ask counts when its agent's WatchAsk yielded
   the answered state);
 - p50/p99 from just before the AppendMessage to that moment (post, notify, the person's
   watch, inbox read, answer, notify, the agent's watch: the whole round);
 - server CPU per ask: user + system time of every server process (a supervisor and its
-  workers) over the window, divided by the asks; and each process's CPU use as a share of
-  one core, and PostgreSQL's (every `postgres` process on this machine, which on a shared
-  machine includes other databases' work).
+  workers) over the window, divided by the asks; and, as shares of one core, each server
+  process's CPU, PostgreSQL's (every `postgres` process on this machine: on a shared machine
+  that includes other databases' work), the clients' (this process), everything else's,
+  and the machine's busy total (/proc/stat).
 
 The set-ups, on one database (each its own channels and accounts), in interleaved rounds:
 - `1 worker`: `compass serve` (COMPASS_WORKERS=1);
@@ -33,11 +36,11 @@ The set-ups, on one database (each its own channels and accounts), in interleave
 - `2 processes`: two `compass serve` (1 worker each) on the database, each agent talking to
   one and its person to the other, so every change crosses between them through PostgreSQL.
 
-Printed: a line per set-up and the ratios 2 workers / 1 worker and 2 processes / 1 worker
+Printed: two lines per set-up and the ratios 2 workers / 1 worker and 2 processes / 1 worker
 (asks/s). Which wall comes first shows in the same lines: a worker near 100% of a core is
-the CPU wall of one process; the sum of every process near the machine's cores is the
-machine's; asks/s flat while neither is is the database (commits that NOTIFY serialise on
-PostgreSQL's notification queue lock) or the pool (COMPASS_DB_POOL_MAX).
+the CPU wall of one process; the machine busy near all its cores is the machine's (then the
+shares say who took it); asks/s flat while neither is, is the database (commits that NOTIFY
+serialise on PostgreSQL's notification queue lock) or the pool (COMPASS_DB_POOL_MAX).
 """
 
 from __future__ import annotations
@@ -269,6 +272,10 @@ class Block:
     cpu: dict[str, float]
     """Process label -> CPU seconds over the window."""
     postgres_cpu: float
+    client_cpu: float
+    """This process (every agent and person) over the window."""
+    machine_cpu: float
+    """Every CPU of the machine, busy seconds over the window (/proc/stat)."""
 
     @property
     def rate(self) -> float:
@@ -294,12 +301,14 @@ async def run_block(setup: Setup, args: argparse.Namespace) -> Block:
         await asyncio.sleep(args.warmup)
         pids = server_pids(setup)
         cpu_before = {label: cpu_seconds(pid) for label, pid in pids.items()}
-        postgres_before = postgres_cpu()
+        postgres_before, client_before, machine_before = postgres_cpu(), own_cpu(), busy_cpu()
         tally.measuring_from = start = time.perf_counter()
         await asyncio.sleep(args.seconds)
         tally.measuring_until = end = time.perf_counter()
         cpu = {label: cpu_seconds(pid) - cpu_before[label] for label, pid in pids.items()}
         postgres = postgres_cpu() - postgres_before
+        client = own_cpu() - client_before
+        busy = busy_cpu() - machine_before
         if (error := failed()) is not None:
             raise WorkloadError(f"{setup.name}: {error!r}") from error
     finally:
@@ -312,6 +321,8 @@ async def run_block(setup: Setup, args: argparse.Namespace) -> Block:
         latencies=tuple(tally.latencies),
         cpu=cpu,
         postgres_cpu=postgres,
+        client_cpu=client,
+        machine_cpu=busy,
     )
 
 
@@ -347,6 +358,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def own_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def busy_cpu() -> float:
+    """Busy CPU seconds of the whole machine so far (every CPU; /proc/stat, less idle)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def postgres_cpu() -> float:
     """CPU seconds of every process named postgres on this machine (live ones only)."""
     total = 0.0
@@ -379,11 +402,16 @@ def line(name: str, blocks: Sequence[Block]) -> str:
         f"{label} {used / seconds * 100:.0f}%" for label, used in sorted(shares.items()) if used
     )
     postgres = sum(b.postgres_cpu for b in blocks) / seconds * 100
+    client = sum(b.client_cpu for b in blocks) / seconds * 100
+    machine_busy = sum(b.machine_cpu for b in blocks) / seconds * 100
+    others = machine_busy - server / seconds * 100 - postgres - client
     return (
         f"  {name:<12} {asks / seconds:7.1f} asks/s  p50 {percentile(latencies, 0.5) * 1e3:6.1f} ms"
         f"  p99 {percentile(latencies, 0.99) * 1e3:6.1f} ms  server CPU/ask "
-        f"{(server / asks * 1e3) if asks else float('nan'):5.2f} ms  [CPU of one core: {busy};"
-        f" postgres {postgres:.0f}%]"
+        f"{(server / asks * 1e3) if asks else float('nan'):5.2f} ms\n"
+        f"  {'':<12} CPU, % of one core: server {busy}; postgres {postgres:.0f}%; "
+        f"the clients {client:.0f}%; everything else {max(others, 0):.0f}%; "
+        f"machine busy {machine_busy:.0f}% of {os.cpu_count() or 1}00%"
     )
 
 

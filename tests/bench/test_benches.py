@@ -52,6 +52,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
         ["--agents", "2", "--think", "0.02", "--rounds", "1", "--seconds", "1", "--warmup", "0.5"],
         [
             rf"1 worker\s+{NUMBER} asks/s\s+p50\s+{NUMBER} ms\s+p99\s+{NUMBER} ms\s+server CPU/ask\s+{NUMBER} ms",
+            rf"machine busy {NUMBER}% of",
             rf"ratio 2 workers / 1 worker \(asks/s\): {NUMBER} median",
             rf"ratio 2 processes / 1 worker \(asks/s\): {NUMBER} median",
         ],
