@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python -m bench.fanout                    # 1,000 watchers, 10 changes
+    .venv/bin/python -m bench.fanout                    # 1,000 watchers, 30 changes (+10)
     .venv/bin/python -m bench.fanout --watchers 200 --changes 5 --check
 
 Where the database comes from: as bench.respond (`COMPASS_BENCH_DATABASE_URL`, else
@@ -182,6 +182,7 @@ async def run_raw(
     world: _server.SeededWorld,
     watchers: int,
     changes: int,
+    warmup: int = 0,
 ) -> Result:
     url = server.url
     streams: list[RawWatcher] = []
@@ -200,11 +201,15 @@ async def run_raw(
                     )
                 )
             )
-        reads_before = await watch_reads(http)
-        cpu_before = cpu_seconds(server.process.pid)
         latencies: list[float] = []
         text = ""
-        for change in range(changes):
+        reads_before = await watch_reads(http)
+        cpu_before = cpu_seconds(server.process.pid)
+        for change in range(-warmup, changes):
+            if change == 0:  # the warm-up changes (negative numbers) are not counted
+                latencies.clear()
+                reads_before = await watch_reads(http)
+                cpu_before = cpu_seconds(server.process.pid)
             text = f"fanout-{change}-{time.time_ns()}"
             arrivals = [s.expect(text.encode()) for s in streams]
             sent = time.perf_counter()
@@ -278,7 +283,9 @@ def serve_floor() -> None:
     asyncio.run(main())
 
 
-async def run_floor(watchers: int, changes: int, frame: bytes, needle: bytes) -> Result:
+async def run_floor(
+    watchers: int, changes: int, frame: bytes, needle: bytes, warmup: int = 0
+) -> Result:
     floor = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.fanout", "serve-floor", cwd=ROOT, stdout=subprocess.PIPE
     )
@@ -299,7 +306,9 @@ async def run_floor(watchers: int, changes: int, frame: bytes, needle: bytes) ->
         control.write(b"C")
         await asyncio.sleep(0.2)  # the server has registered the control connection
         latencies: list[float] = []
-        for change in range(changes):
+        for change in range(-warmup, changes):
+            if change == 0:
+                latencies.clear()
             fresh = f"floor-{change}-{time.time_ns()}".encode().ljust(len(needle), b"x")
             fresh = fresh[: len(needle)]
             data = frame.replace(needle, fresh)
@@ -386,9 +395,12 @@ async def measure(args: argparse.Namespace) -> int:
                 ) as http:
                     raw: Result | None = None
                     if args.client == "raw":
-                        floor = await run_raw(http, server, world, 1, args.changes)
-                        many = await run_raw(http, server, world, args.watchers, args.changes)
-                        raw = await run_floor(args.watchers, args.changes, many.frame, many.needle)
+                        counts = (args.changes, args.warmup)
+                        floor = await run_raw(http, server, world, 1, *counts)
+                        many = await run_raw(http, server, world, args.watchers, *counts)
+                        raw = await run_floor(
+                            args.watchers, args.changes, many.frame, many.needle, args.warmup
+                        )
                     else:
                         floor = await run(http, world, 1, args.changes)
                         many = await run(http, world, args.watchers, args.changes)
@@ -419,7 +431,14 @@ async def measure(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--watchers", type=int, default=1000)
-    parser.add_argument("--changes", type=int, default=10)
+    parser.add_argument("--changes", type=int, default=30, help="measured changes per side")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=10,
+        help="changes before those, not counted: a server that just took 1,000 connections is "
+        "still growing its heap (default 10)",
+    )
     parser.add_argument(
         "--client",
         choices=["raw", "httpx"],

@@ -37,7 +37,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "fanout": (
-        ["--watchers", "20", "--changes", "2"],
+        ["--watchers", "20", "--changes", "2", "--warmup", "1"],
         [
             rf"ratio 20/1: p50 {NUMBER}x\s+p99 {NUMBER}x",
             rf"ratio 20 watchers / 20 raw sockets: p50 {NUMBER}x\s+p99 {NUMBER}x",
