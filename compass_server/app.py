@@ -17,12 +17,7 @@ from starlette.staticfiles import StaticFiles
 from compass_server import telemetry
 from compass_server.domain.errors import UnavailableError
 from compass_server.hub import ChangeHub
-from compass_server.metrics import (
-    Metrics,
-    access_log_in_background,
-    metrics_endpoint,
-    open_metrics_endpoint,
-)
+from compass_server.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
 from compass_server.service import AgentHandlers, CommsHandlers
@@ -224,7 +219,6 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         async with contextlib.AsyncExitStack() as stack:
-            stack.enter_context(access_log_in_background())
             if tracing is not None:
                 stack.enter_context(tracing.running())
             if owned is not None:

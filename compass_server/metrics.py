@@ -8,12 +8,9 @@ unobserved in the time-to-answer / time-to-first-view histograms.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import json
 import logging
-import logging.handlers
-import queue
 import re
 import time
 import uuid
@@ -29,7 +26,7 @@ from starlette.responses import Response
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
     from datetime import datetime
 
     from connectrpc.request import RequestContext
@@ -392,30 +389,6 @@ def open_metrics_endpoint(metrics: Metrics) -> Callable[[Request], Awaitable[Res
 # -- JSON logs -------------------------------------------------------------------------------
 
 _FIELDS: Final = ("request_id", "method", "account_id", "code", "duration_ms")
-
-
-@contextlib.contextmanager
-def access_log_in_background() -> Generator[None]:
-    """While the block runs, the per-RPC access lines (logger `compass.access`) are written by a
-    thread (the stdlib's QueueHandler and QueueListener, to the root logger's handlers), not by
-    the event loop: a blocking write to stderr per RPC was ~6% of a RespondToAsk's server time
-    (bench.respond). The lines keep their order; leaving the block writes what is queued."""
-    handlers = list(logging.getLogger().handlers)
-    if not handlers or access_logger.handlers:  # nowhere to write, or already done
-        yield
-        return
-    lines: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
-    listener = logging.handlers.QueueListener(lines, *handlers, respect_handler_level=True)
-    handler = logging.handlers.QueueHandler(lines)
-    access_logger.addHandler(handler)
-    access_logger.propagate = False
-    listener.start()
-    try:
-        yield
-    finally:
-        access_logger.removeHandler(handler)
-        access_logger.propagate = True
-        listener.stop()
 
 
 class JsonFormatter(logging.Formatter):
