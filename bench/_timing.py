@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,3 +118,40 @@ def machine() -> str:
 def load_average() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min)"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def latency_table(
+    subject: tuple[str, Sequence[float]],
+    floor: tuple[str, Sequence[float]],
+    *,
+    ratio: str,
+    parts: Sequence[tuple[str, Sequence[float]]] = (),
+) -> list[str]:
+    """Latencies (seconds) of a subject and its floor measured on the same events, as lines:
+    p50, p99 and max of each in ms (and of the subject's `parts`, between the two), then
+    `ratio <ratio>: p50/p50 ..x, p99/p99 ..x`."""
+    rows = dict((subject, *parts, floor))
+    width = max(len(name) for name in rows)
+    lines = [f"  {'':<{width}}  {'p50':>9}  {'p99':>9}  {'max':>9}"]
+    for name, values in rows.items():
+        p50, p99, top = percentile(values, 0.5), percentile(values, 0.99), max(values)
+        lines.append(
+            f"  {name:<{width}}  {p50 * 1e3:>6.2f} ms  {p99 * 1e3:>6.2f} ms  {top * 1e3:>6.2f} ms"
+        )
+    ratios = [
+        f"{name} {percentile(subject[1], q) / percentile(floor[1], q):.1f}x"
+        if percentile(floor[1], q) > 0
+        else f"{name} n/a (floor <= 0)"
+        for name, q in (("p50/p50", 0.5), ("p99/p99", 0.99))
+    ]
+    lines.append(f"  ratio {ratio}: {', '.join(ratios)}")
+    return lines

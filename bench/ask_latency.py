@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -72,7 +73,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from bench.respond import ROOT, Child, admin_dsn, bench_database, commit_settings
+from bench._timing import latency_table, percentile
+from bench.respond import ROOT, Child, bench_database, commit_settings, run_on_database
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from compass_bridge.client import AgentClient, RpcError
 from tests import _server
@@ -474,50 +476,29 @@ def tail(text: str, lines: int = 40) -> str:
 # -- report --------------------------------------------------------------------------------------
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def report(protocol: str, samples: Sequence[Sample]) -> str:
     mode = OMP_MODE[protocol]
-    rows = {
-        "agent (model got the result)": [s.agent for s in samples],
-        "  Compass (reply written to omp)": [s.compass for s in samples],
-        "  runtime (reply -> model request)": [s.runtime for s in samples],
-        "floor (WatchAsk client)": [s.floor for s in samples],
-    }
-    width = max(len(name) for name in rows)
-    lines = [
+    title = (
         f"{protocol}: compass agent-bridge --protocol {protocol} -- omp --mode {mode} "
-        f"({len(samples)} asks)",
-        f"  {'':<{width}}  {'p50':>9}  {'p99':>9}  {'max':>9}",
-    ]
-    for name, values in rows.items():
-        p50, p99, top = (percentile(values, 0.5), percentile(values, 0.99), max(values))
-        lines.append(
-            f"  {name:<{width}}  {p50 * 1e3:>6.2f} ms  {p99 * 1e3:>6.2f} ms  {top * 1e3:>6.2f} ms"
-        )
-    agent, floor = rows["agent (model got the result)"], rows["floor (WatchAsk client)"]
-    ratios = [
-        f"{name} {percentile(agent, q) / percentile(floor, q):.1f}x"
-        if percentile(floor, q) > 0
-        else f"{name} n/a (floor <= 0)"
-        for name, q in (("p50/p50", 0.5), ("p99/p99", 0.99))
-    ]
-    lines.append(f"  ratio agent / floor: {', '.join(ratios)}")
-    compass = rows["  Compass (reply written to omp)"]
-    above = (percentile(compass, 0.99) - percentile(floor, 0.99)) * 1e3
-    lines.append(
-        f"  Compass's part above the floor: p50 "
-        f"{(percentile(compass, 0.5) - percentile(floor, 0.5)) * 1e3:.2f} ms, p99 {above:.2f} ms "
+        f"({len(samples)} asks)"
+    )
+    compass = [s.compass for s in samples]
+    floor = [s.floor for s in samples]
+    table = latency_table(
+        ("agent (model got the result)", [s.agent for s in samples]),
+        ("floor (WatchAsk client)", floor),
+        ratio="agent / floor",
+        parts=[
+            ("  Compass (reply written to omp)", compass),
+            ("  runtime (reply -> model request)", [s.runtime for s in samples]),
+        ],
+    )
+    above = [(percentile(compass, q) - percentile(floor, q)) * 1e3 for q in (0.5, 0.99)]
+    line = (
+        f"  Compass's part above the floor: p50 {above[0]:.2f} ms, p99 {above[1]:.2f} ms "
         f"(target: p99 <= {COMPASS_ABOVE_FLOOR_MS:g} ms)"
     )
-    return "\n".join(lines)
+    return "\n".join([title, *table, line])
 
 
 # -- main ----------------------------------------------------------------------------------------
@@ -589,14 +570,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.asks < 1 or args.warmup < 0 or args.think < 0:
         parser.error("--asks must be >= 1, --warmup and --think >= 0")
-    # SIGTERM ends the run like Ctrl-C: every child (server, bridge, omp) is stopped.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        with admin_dsn() as (admin, where):
-            return asyncio.run(run_all(args, admin, where))
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    # SIGTERM ends the run like Ctrl-C: every child is stopped.
+    return run_on_database(functools.partial(run_all, args))
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import asyncpg
 import httpx
@@ -86,7 +86,14 @@ from compass_server.cli.demo import GALLERY_ASK_ARGS
 
 if TYPE_CHECKING:
     import socket
-    from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+    from collections.abc import (
+        AsyncGenerator,
+        Awaitable,
+        Callable,
+        Coroutine,
+        Generator,
+        Sequence,
+    )
 
     from connectrpc.request import RequestContext
     from starlette.applications import Starlette
@@ -141,6 +148,19 @@ def admin_dsn() -> Generator[tuple[str, str]]:
 
     with LocalPostgres.temporary() as pg:
         yield pg.dsn, f"a temporary local cluster ({pg.config.data_dir})"
+
+
+def run_on_database(run: Callable[[str, str], Coroutine[Any, Any, int]]) -> int:
+    """`run(admin DSN, where it came from)` in asyncio, its exit code; SIGTERM ends it like
+    Ctrl-C, and either is exit code 130 (every child the run started is stopped on the way
+    out)."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        with admin_dsn() as (admin, where):
+            return asyncio.run(run(admin, where))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 @contextlib.asynccontextmanager

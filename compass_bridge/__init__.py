@@ -21,7 +21,9 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
 - `session`: the RPC transport's child process or stdin/stdout, signals, exit codes;
 - `acp`: `AcpBridge`, the ACP client (session updates, form elicitations, permission
   requests); `acp_events`: ACP updates -> the mapper's events; `forms`: ACP form schemas
-  <-> typed Asks; `acp_run`: the agent process, one prompt turn, signals, exit codes.
+  <-> typed Asks (`companions`: the free-text fields Claude Code and Codex put beside a
+  choice); `acp_settings`: `--mode` and `--config-option`; `acp_run`: the agent process,
+  one prompt turn, signals, exit codes.
 
 Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, httpx and the ACP library,
 never the store, asyncpg or the server's handlers (tests/bridge/test_layering.py).
@@ -39,7 +41,15 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["TokenFileError", "add_arguments", "main", "read_token"]
+__all__ = [
+    "TokenFileError",
+    "add_arguments",
+    "add_connection_arguments",
+    "add_mcp_arguments",
+    "main",
+    "mcp_main",
+    "read_token",
+]
 
 EXIT_USAGE: Final = 2
 
@@ -71,13 +81,38 @@ def read_token(path: Path) -> str:
     return token
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add `compass agent-bridge`'s arguments to its subparser."""
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--server, --channel and --token-file (`compass agent-bridge`, `compass mcp`)."""
     parser.add_argument("--server", required=True, help="Compass server URL (http or https)")
     parser.add_argument("--channel", required=True, help="channel id to post in")
     parser.add_argument(
         "--token-file", required=True, type=Path, help="file holding the agent account's token"
     )
+
+
+def _connection(args: argparse.Namespace, command: str) -> tuple[str, str, str] | None:
+    """(server, channel, token) from --server, --channel, --token-file; None after saying
+    on stderr what is wrong with them."""
+    server: str = args.server
+    parts = urlsplit(server)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        sys.stderr.write(f"compass {command}: --server must be an http(s) URL, got {server!r}\n")
+        return None
+    channel: str = args.channel
+    if not channel.strip():
+        sys.stderr.write(f"compass {command}: --channel must not be empty\n")
+        return None
+    try:
+        token = read_token(args.token_file)
+    except TokenFileError as exc:
+        sys.stderr.write(f"compass {command}: {exc}\n")
+        return None
+    return server, channel, token
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `compass agent-bridge`'s arguments to its subparser."""
+    add_connection_arguments(parser)
     parser.add_argument(
         "--protocol",
         choices=("rpc", "acp"),
@@ -89,6 +124,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prompt.add_argument("--prompt", help="the prompt to send the agent once it is ready")
     prompt.add_argument(
         "--prompt-file", type=Path, help="a UTF-8 file holding the prompt to send the agent"
+    )
+    parser.add_argument(
+        "--mode",
+        metavar="ID",
+        help="ACP only: the session mode to run the agent in (session/set_mode), one the "
+        "agent offers, e.g. 'default' (Claude Code's Manual: it asks before acting) or "
+        "'read-only' (Codex)",
+    )
+    parser.add_argument(
+        "--config-option",
+        metavar="ID=VALUE",
+        action="append",
+        default=[],
+        help="ACP only, repeatable: a session configuration option to set "
+        "(session/set_config_option), e.g. 'collaboration_mode=plan' (Codex)",
     )
     parser.add_argument(
         "--no-ask-dialog",
@@ -120,20 +170,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run `compass agent-bridge` with parsed `args`; return the exit code."""
-    server: str = args.server
-    parts = urlsplit(server)
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
-        sys.stderr.write(f"compass agent-bridge: --server must be an http(s) URL, got {server!r}\n")
+    connection = _connection(args, "agent-bridge")
+    if connection is None:
         return EXIT_USAGE
-    channel: str = args.channel
-    if not channel.strip():
-        sys.stderr.write("compass agent-bridge: --channel must not be empty\n")
-        return EXIT_USAGE
-    try:
-        token = read_token(args.token_file)
-    except TokenFileError as exc:
-        sys.stderr.write(f"compass agent-bridge: {exc}\n")
-        return EXIT_USAGE
+    server, channel, token = connection
     try:
         prompt = _prompt(args)
     except ValueError as exc:
@@ -145,6 +185,20 @@ def main(args: argparse.Namespace) -> int:
             "compass agent-bridge: --protocol acp needs the agent's COMMAND and a prompt "
             "(--prompt or --prompt-file)\n"
         )
+        return EXIT_USAGE
+    mode: str | None = args.mode
+    raw_options: list[str] = args.config_option
+    if protocol != "acp" and (mode is not None or raw_options):
+        sys.stderr.write("compass agent-bridge: --mode and --config-option need --protocol acp\n")
+        return EXIT_USAGE
+    from compass_bridge.acp_settings import SessionSettings, parse_config_option
+
+    try:
+        settings = SessionSettings(
+            mode=mode, config_options=tuple(parse_config_option(o) for o in raw_options)
+        )
+    except ValueError as exc:
+        sys.stderr.write(f"compass agent-bridge: {exc}\n")
         return EXIT_USAGE
     max_backoff: float = args.max_backoff
     drain_timeout: float | None = args.drain_timeout
@@ -166,10 +220,11 @@ def main(args: argparse.Namespace) -> int:
         max_backoff=max_backoff,
         drain_timeout=drain_timeout,
         prompt=prompt,
+        settings=settings,
     )
     from compass_bridge.startup import start_problem
 
-    problem = asyncio.run(start_problem(options))
+    problem = asyncio.run(start_problem(server, token, channel))
     if problem is not None:
         sys.stderr.write(f"compass agent-bridge: {problem}\n")
         return EXIT_USAGE
@@ -177,6 +232,56 @@ def main(args: argparse.Namespace) -> int:
         from compass_bridge import acp_run
 
         return asyncio.run(acp_run.run(options))
+    return asyncio.run(run(options))
+
+
+def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `compass mcp`'s arguments to its subparser."""
+    add_connection_arguments(parser)
+    from compass_bridge.mcp_stdio import add_arguments as add_stdio_arguments
+
+    add_stdio_arguments(parser)
+
+
+def mcp_main(args: argparse.Namespace) -> int:
+    """Run `compass mcp` (the MCP tools over stdio) with parsed `args`; the exit code."""
+    connection = _connection(args, "mcp")
+    if connection is None:
+        return EXIT_USAGE
+    server, channel, token = connection
+    wait: float = args.wait_seconds
+    grace: float = args.grace_seconds
+    progress: float = args.progress_seconds
+    max_backoff: float = args.max_backoff
+    if (
+        not 0 <= wait <= 3600
+        or not 0 <= grace <= 86400
+        or not 0.05 <= progress <= 600
+        or not 0 < max_backoff <= 3600
+    ):
+        sys.stderr.write(
+            "compass mcp: --wait-seconds, --grace-seconds, --progress-seconds or --max-backoff "
+            "out of range\n"
+        )
+        return EXIT_USAGE
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    from compass_bridge.startup import start_problem
+
+    problem = asyncio.run(start_problem(server, token, channel))
+    if problem is not None:
+        sys.stderr.write(f"compass mcp: {problem}\n")
+        return EXIT_USAGE
+    from compass_bridge.mcp_stdio import McpOptions, run
+
+    options = McpOptions(
+        server=server,
+        channel_id=channel,
+        token=token,
+        wait_seconds=wait,
+        grace_seconds=grace,
+        progress_seconds=progress,
+        max_backoff=max_backoff,
+    )
     return asyncio.run(run(options))
 
 

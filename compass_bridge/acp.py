@@ -46,7 +46,7 @@ import functools
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -59,6 +59,7 @@ from acp.schema import (
     ElicitationFormRequestMode,
     ElicitationFormSessionMode,
     RequestPermissionResponse,
+    ToolCallProgress,
 )
 
 from compass_agent import ConversationUpdated
@@ -75,6 +76,7 @@ from compass_bridge.delivery import (
 )
 from compass_bridge.forms import (
     ask_form_content,
+    could_be_ask_form,
     form_content,
     matches_ask_form,
     plan_form,
@@ -108,6 +110,14 @@ __all__ = ["AcpBridge"]
 logger = logging.getLogger("compass.bridge.acp")
 
 T = TypeVar("T")
+
+PERMISSION_KINDS: Final = {
+    "allow_once": "allow once",
+    "allow_always": "allow always",
+    "reject_once": "reject once",
+    "reject_always": "reject always",
+}
+"""ACP's permission option kinds, in words, as each option's description."""
 
 ElicitationResponse = (
     AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
@@ -177,6 +187,8 @@ class AcpBridge(BridgeCore, Client):
         self._stopping = asyncio.Event()
         self._own_messages = itertools.count(1)
         self._stop_reason: str = Reason.TURN_ENDED
+        self._form_receipts: dict[str, tuple[str, Receipt]] = {}
+        """Receipts of delivered forms whose tool call is still running, by its id."""
         self.unmapped = 0
 
     # -- session updates -------------------------------------------------------------------
@@ -186,6 +198,8 @@ class AcpBridge(BridgeCore, Client):
         del session_id
         for event in self._translator.translate(update):
             self._feed(event)
+        if isinstance(update, ToolCallProgress) and update.status in {"completed", "failed"}:
+            self._confirm_form(update)
 
     def end_turn(self, reason: str = Reason.TURN_ENDED) -> None:
         """The prompt turn ended: settle the open message, stop every wait (the asks still
@@ -197,6 +211,28 @@ class AcpBridge(BridgeCore, Client):
         self._stopping.set()
         for call in self._calls:
             self._end_call(call, self._stop_reason)
+        for ask_id, receipt in self._form_receipts.values():
+            self.report_delivery(ask_id, receipt)
+        self._form_receipts.clear()
+
+    def _confirm_form(self, update: ToolCallProgress) -> None:
+        """The tool call a delivered form belonged to ended: its receipt now carries what the
+        model reads (the call's `rawOutput`; Claude Code's AskUserQuestion sends its exact
+        tool result there), or says the call failed."""
+        pending = self._form_receipts.pop(update.tool_call_id, None)
+        if pending is None:
+            return
+        ask_id, receipt = pending
+        if update.status == "failed":
+            receipt = not_delivered(
+                "the agent's tool call failed after the answer was handed to it", receipt.payload
+            )
+        else:
+            raw = update.raw_output
+            text = raw if isinstance(raw, str) and raw else result_text(raw)
+            if text:
+                receipt = Receipt(receipt.state, receipt.detail, text)
+        self.report_delivery(ask_id, receipt)
 
     def _feed(self, event: dict[str, object]) -> None:
         for output in self.mapper.map(event):
@@ -289,7 +325,7 @@ class AcpBridge(BridgeCore, Client):
         try:
             if call is not None:
                 return await self._answer_ask_call(call)
-            return await self._answer_form(message, schema)
+            return await self._answer_form(message, schema, tool_call_id)
         except _StoppedError:
             return CancelElicitationResponse(action="cancel")
 
@@ -300,6 +336,10 @@ class AcpBridge(BridgeCore, Client):
         call = self._claim(schema, tool_call_id)
         if call is not None or self._stopping.is_set():
             return call
+        if not could_be_ask_form(schema) or (
+            tool_call_id is not None and self._translator.is_other_call(tool_call_id)
+        ):
+            return None  # no ask call can claim it: presented at once, never held
         form = _Form(schema, tool_call_id, asyncio.get_running_loop().create_future())
         key = f"form-{next(self._form_keys)}"
         self._forms.hold(key, form)
@@ -348,7 +388,9 @@ class AcpBridge(BridgeCore, Client):
         logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
         return AcceptElicitationResponse(action="accept", content=dict(content))
 
-    async def _answer_form(self, message: str, schema: ElicitationSchema) -> ElicitationResponse:
+    async def _answer_form(
+        self, message: str, schema: ElicitationSchema, tool_call_id: str | None = None
+    ) -> ElicitationResponse:
         plan = plan_form(message, schema)
         if isinstance(plan, str):
             logger.warning("cannot present the agent's form (%s); cancelled", plan)
@@ -364,20 +406,22 @@ class AcpBridge(BridgeCore, Client):
         if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
             return self._refusal(answered, "the agent's form")
         result = form_content(plan, answered)
-        for problem in result.problems:
-            logger.warning("ask %s: %s", answered.ask_id, problem)
+        changes = list(result.problems)
         if result.missing:
-            why = (
-                f"the answer gives no valid value for required {', '.join(result.missing)}; "
-                "the agent's form was declined"
+            changes.append(
+                f"the agent's form requires {', '.join(result.missing)}, left without an "
+                "answer; sent without it"
             )
-            self.report_delivery(answered.ask_id, not_delivered(why))
-            return DeclineElicitationResponse(action="decline")
+        for change in changes:
+            logger.warning("ask %s: %s", answered.ask_id, change)
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
-        self.report_delivery(
-            answered.ask_id, delivered(result.problems, payload_of(dict(result.content)))
-        )
+        receipt = delivered(changes, payload_of(dict(result.content)))
+        if tool_call_id is not None and self._translator.is_other_call(tool_call_id):
+            # Reported when that call ends, with what the model read (else at the turn's end).
+            self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
+        else:
+            self.report_delivery(answered.ask_id, receipt)
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------
@@ -404,7 +448,9 @@ class AcpBridge(BridgeCore, Client):
             free_text=comms_pb2.FREE_TEXT_REFUSED,
         )
         for index, option in enumerate(options):
-            question.options.add(id=str(index), label=option.name, description=option.kind)
+            question.options.add(
+                id=str(index), label=option.name, description=PERMISSION_KINDS.get(option.kind, "")
+            )
         key = self._post_own([], ask)
         try:
             answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
@@ -509,7 +555,10 @@ class AcpBridge(BridgeCore, Client):
     # -- shared ----------------------------------------------------------------------------
 
     def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
-        """Post a message of the bridge's own holding `ask`; return its key."""
+        """Post a message of the bridge's own holding `ask`; return its key. The agent's text
+        so far is settled first, so that its lead-in is posted before the ask."""
+        for event in self._translator.settle():
+            self._feed(event)
         key = f"{self._run_id}-form-{next(self._own_messages)}"
         frame = comms_pb2.MessageUpdated(client_message_id=key)
         for text in texts:

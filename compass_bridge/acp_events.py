@@ -12,6 +12,9 @@ this translator rewrites them into that vocabulary:
 - `tool_call` of the ask tool (oh-my-pi titles it `ask` and sends the tool's arguments as
   `rawInput`; another agent's tool call whose `rawInput` holds a `questions` list is taken
   as an ask too): `tool_execution_start {toolCallId, toolName: "ask", args: rawInput}`.
+  Any tool call settles the text before it (the agent's lead-in is posted before whatever
+  the call asks), and its id is remembered: a form or permission request naming a call
+  already seen that is not an ask is no ask tool's form (`is_other_call`).
 - `tool_call_update` of such a call that completes or fails: `tool_execution_end`
   (`isError` for a failed one, `result` = `rawOutput`).
 
@@ -51,15 +54,17 @@ class AcpTranslator:
         self._text: list[str] = []
         self._unsettled = False
         self._ask_calls: set[str] = set()
+        self._other_calls: set[str] = set()
 
     def translate(self, update: object) -> list[Event]:
         """The native events for one `session/update` (its `update` member, as parsed)."""
         if isinstance(update, AgentMessageChunk):
             return self._chunk(update)
         if isinstance(update, ToolCallStart):
-            if not is_ask_call(update.title, update.raw_input):
-                return []
             events = self._settle()
+            if not is_ask_call(update.title, update.raw_input):
+                self._other_calls.add(update.tool_call_id)
+                return events
             if not self._open:
                 events += self._start(None)
             self._ask_calls.add(update.tool_call_id)
@@ -92,6 +97,14 @@ class AcpTranslator:
     def end_turn(self) -> list[Event]:
         """The prompt turn ended: settle the open message's text."""
         return self._settle()
+
+    def settle(self) -> list[Event]:
+        """Settle the open message's text now (the bridge posts a message of its own next)."""
+        return self._settle()
+
+    def is_other_call(self, tool_call_id: str) -> bool:
+        """A tool call of this session that is not an ask call."""
+        return tool_call_id in self._other_calls
 
     def _chunk(self, chunk: AgentMessageChunk) -> list[Event]:
         content = chunk.content

@@ -6,7 +6,8 @@ its stderr passes through, and it is ended when the turn is over: its input clos
 SIGTERM, then SIGKILL. initialize, session/new and session/prompt are each raced against
 the agent exiting, the server refusing the bridge, and signals. Exit codes: 0 when the turn
 ended, 1 when the agent or the server stopped the bridge, 128+N after signal N, 126/127
-when the agent cannot be started.
+when the agent cannot be started, 2 when it does not offer the `--mode` or
+`--config-option` asked for (acp_settings.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from acp.schema import (
     Implementation,
 )
 
+from compass_bridge import EXIT_USAGE
 from compass_bridge.acp import AcpBridge
 from compass_bridge.client import AgentClient
 from compass_bridge.core import Reason
@@ -40,7 +42,9 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator
 
     from acp.client.connection import ClientSideConnection
+    from acp.schema import NewSessionResponse
 
+    from compass_bridge.acp_settings import SessionSettings
     from compass_bridge.session import BridgeOptions
 
 __all__ = ["run"]
@@ -124,7 +128,8 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
         assert process.stdout is not None  # noqa: S101 - PIPE above
         conn = connect_to_agent(bridge, process.stdin, process.stdout, use_unstable_protocol=True)
         try:
-            code = await _Turn(bridge, conn, process, signals, signalled).run(prompt)
+            turn = _Turn(bridge, conn, process, signals, signalled, options.settings)
+            code = await turn.run(prompt)
             if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
                 return EXIT_FATAL
             if not bridge.failure.done():
@@ -150,8 +155,10 @@ class _Turn:
         process: asyncio.subprocess.Process,
         signals: list[int],
         signalled: asyncio.Event,
+        settings: SessionSettings,
     ) -> None:
         self._bridge = bridge
+        self._settings = settings
         self._conn = conn
         self._process = process
         self._signals = signals
@@ -175,6 +182,12 @@ class _Turn:
             session = await self._call(self._conn.new_session(cwd=str(Path.cwd()), mcp_servers=[]))
             self._session_id = session.session_id
             logger.info("ACP session %s opened", session.session_id)
+            problem = self._settings.problem(session)
+            if problem is not None:
+                bridge.end_turn()
+                sys.stderr.write(f"compass agent-bridge: {problem}\n")
+                return EXIT_USAGE
+            await self._configure(session)
             response = await self._call(
                 self._conn.prompt(session_id=session.session_id, prompt=[text_block(prompt)]),
                 cancel_on_signal=True,
@@ -203,6 +216,22 @@ class _Turn:
         if self._signals:
             return 128 + self._signals[0]
         return 0
+
+    async def _configure(self, session: NewSessionResponse) -> None:
+        """Set the session mode and configuration options asked for (checked already)."""
+        session_id = session.session_id
+        if self._settings.mode is not None:
+            await self._call(
+                self._conn.set_session_mode(session_id=session_id, mode_id=self._settings.mode)
+            )
+            logger.info("session mode set to %s", self._settings.mode)
+        for config_id, value in self._settings.requests(session):
+            await self._call(
+                self._conn.set_config_option(
+                    config_id=config_id, session_id=session_id, value=value
+                )
+            )
+            logger.info("configuration option %s set to %s", config_id, value)
 
     async def _call(self, request: Awaitable[T], *, cancel_on_signal: bool = False) -> T:
         task = asyncio.ensure_future(request)

@@ -51,9 +51,14 @@ MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 
 UNARY_TIMEOUT: Final = httpx.Timeout(30.0, connect=5.0)
 """A unary call that takes longer is abandoned and retried (DEADLINE_EXCEEDED)."""
-STREAM_TIMEOUT: Final = httpx.Timeout(connect=5.0, read=90.0, write=30.0, pool=5.0)
-"""WatchAsk sends nothing while an ask is unchanged; after 90 s of silence the bridge
-reconnects, which also catches a connection that died without a reset."""
+SERVER_KEEPALIVE_SECONDS: Final = 30.0
+"""The server sends a WatchAsk keepalive at least this often while an ask is unchanged."""
+STREAM_TIMEOUT: Final = httpx.Timeout(
+    connect=5.0, read=3 * SERVER_KEEPALIVE_SECONDS, write=30.0, pool=5.0
+)
+"""A WatchAsk silent for three keepalive intervals is dead (a connection that died without a
+reset): the bridge reconnects. (A server older than WatchAsk's keepalive sends nothing while an
+ask is unchanged: there the bridge reconnects, with a warning, every 90 s.)"""
 
 # Transient: the same request can succeed later. A retry of AppendMessage is safe because
 # the server makes it idempotent per client_message_id; UpdateMessage replaces the whole
@@ -227,6 +232,8 @@ class AgentClient:
                         message.ParseFromString(frame.payload)
                     except Exception as exc:
                         raise RpcError("internal", "WatchAsk: undecodable message") from exc
+                    if message.keepalive and not message.HasField("ask"):
+                        continue  # it has done its work: the read timeout starts again
                     yield message.ask
             raise RpcError("unavailable", "WatchAsk: the stream ended without an end frame")
         except httpx.TimeoutException as exc:

@@ -12,11 +12,13 @@ integer, boolean or array of strings). Two kinds reach the bridge:
    through EventMapper (full fidelity: ids, headers, previews); `matches_ask_form` says
    whether a form is that Ask's, and `ask_form_content` turns the answered Ask into the
    form's content: the chosen labels, and the free text under `q<i>__other`.
-2. Any other form (another agent's, or oh-my-pi's select/confirm/input/editor dialogs):
-   `plan_form` maps the schema into a typed Ask of its own, one question per property in
-   schema order: a string with `enum`/`oneOf` -> single-select, an array of such strings
-   -> multi-select, a boolean -> Yes/No, a string, number or integer -> a free-text-only
-   question. `form_content` turns the participant's answer back into the schema's terms
+2. Any other form (Claude Code's and Codex's ask forms, another agent's, oh-my-pi's
+   select/confirm/input/editor dialogs): `plan_form` maps the schema into a typed Ask of its
+   own, one question per property in schema order: a string with `enum`/`oneOf` ->
+   single-select, an array of such strings -> multi-select, a boolean -> Yes/No, a string,
+   number or integer -> a free-text-only question; a choice's free-text companion
+   (companions.py) is folded into it as its "Other", and each question says whether free
+   text can reach the agent (`AskQuestion.free_text`). `form_content` turns the participant's answer back into the schema's terms
    and validates it (choices among the offered values, numbers that parse and stay in
    bounds, string lengths and patterns, item counts); what cannot be expressed in the
    schema's terms is left out and reported.
@@ -48,16 +50,18 @@ from compass_agent.limits import (
     NUL,
 )
 from compass_bridge.answers import build_answers
+from compass_bridge.companions import find_companions, option_preview
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from acp.schema import ElicitationSchema
+    from acp.schema import ElicitationSchema, EnumOption
 
 __all__ = [
     "FormContent",
     "FormField",
     "FormPlan",
     "ask_form_content",
+    "could_be_ask_form",
     "form_content",
     "matches_ask_form",
     "plan_form",
@@ -91,6 +95,11 @@ class FormField:
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
+    companion: str = ""
+    """A choice's free-text companion key (companions.py): where its free text goes."""
+    other: str = ""
+    """A choice's own "my own answer" value, not offered as an option: the value when the
+    person gave only free text."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,29 +125,44 @@ class FormContent:
 
 
 def plan_form(message: str, schema: ElicitationSchema) -> FormPlan | str:
-    """Map a form elicitation into a typed Ask; a string says why it cannot be presented."""
+    """Map a form elicitation into a typed Ask; a string says why it cannot be presented.
+
+    A choice's free-text companion (companions.py) is folded into the choice's question:
+    its free text is ACCEPTED and written to the companion; a choice without one, and a
+    boolean, REFUSE free text (the agent could not receive it); a text or number property
+    is answered by free text alone.
+    """
     properties = schema.properties or {}
     if not properties:
         return "the form has no properties"
-    if len(properties) > MAX_QUESTIONS_PER_ASK:
-        return f"the form has {len(properties)} properties; at most {MAX_QUESTIONS_PER_ASK}"
+    companions = find_companions(properties)
+    keys = [key for key in properties if key not in companions.folded]
+    if len(keys) > MAX_QUESTIONS_PER_ASK:
+        return f"the form has {len(keys)} questions; at most {MAX_QUESTIONS_PER_ASK}"
     required = set(schema.required or ())
     ask = comms_pb2.Ask()
     fields: list[FormField] = []
     uses_message = False
-    for key, prop in properties.items():
+    for key in keys:
+        prop = properties[key]
         if not key or len(key) > MAX_ID_LENGTH or NUL in key:
             return f"property name {key[:40]!r} cannot be a question id"
-        title = getattr(prop, "title", None)
-        text = title or (message if len(properties) == 1 else "") or key
+        text, header = _wording(
+            key,
+            getattr(prop, "title", None) or "",
+            getattr(prop, "description", None) or "",
+            message if len(keys) == 1 else "",
+        )
         uses_message |= text == message
-        description = getattr(prop, "description", None) or ""
-        question = comms_pb2.AskQuestion(question_id=key, question=text)
-        if description and len(description) <= _HEADER_MAX and "\n" not in description:
-            question.header = description
-        elif description:
-            question.question = f"{text}\n\n{description}"
-        planned = _plan_field(key, prop, question, required=key in required)
+        question = comms_pb2.AskQuestion(question_id=key, question=text, header=header)
+        planned = _plan_field(
+            key,
+            prop,
+            question,
+            required=key in required,
+            companion=companions.text_of.get(key, ""),
+            other=companions.other_of.get(key, ""),
+        )
         if isinstance(planned, str):
             return planned
         if len(question.options) > MAX_OPTIONS_PER_QUESTION:
@@ -151,18 +175,49 @@ def plan_form(message: str, schema: ElicitationSchema) -> FormPlan | str:
     return FormPlan(ask=ask, fields=tuple(fields), intro=intro)
 
 
+def _headerlike(text: str) -> bool:
+    return 0 < len(text) <= _HEADER_MAX and "\n" not in text
+
+
+def _wording(key: str, title: str, description: str, message: str) -> tuple[str, str]:
+    """(question, header) of a property: of a title and a description, a short one is the
+    header and the other the question (Claude Code: header + question; Codex: question +
+    header); a lone short title or description heads the form's message when the form asks
+    one question; otherwise the longer text is the question, the property name at worst."""
+    if title and description:
+        short, long = sorted((title, description), key=len)
+        if _headerlike(short) and short != long:
+            return long, short
+        return f"{title}\n\n{description}", ""
+    alone = title or description
+    if message and alone != message and _headerlike(alone):
+        return message, alone
+    if alone:
+        return alone, ""
+    return message or key, ""
+
+
 def _plan_field(
-    key: str, prop: object, question: comms_pb2.AskQuestion, *, required: bool
+    key: str,
+    prop: object,
+    question: comms_pb2.AskQuestion,
+    *,
+    required: bool,
+    companion: str,
+    other: str,
 ) -> FormField | str:
+    choice_text = comms_pb2.FREE_TEXT_ACCEPTED if companion else comms_pb2.FREE_TEXT_REFUSED
     if isinstance(prop, ElicitationBooleanPropertySchema):
         question.options.add(id="0", label=YES)
         question.options.add(id="1", label=NO)
+        question.free_text = comms_pb2.FREE_TEXT_REFUSED
         if prop.default is not None:
             question.recommended = 0 if prop.default else 1
         return FormField(key=key, kind="boolean", values=("true", "false"), required=required)
     if isinstance(prop, ElicitationStringPropertySchema):
         entries = _string_entries(prop)
         if entries is None:
+            question.free_text = comms_pb2.FREE_TEXT_ACCEPTED
             return FormField(
                 key=key,
                 kind="text",
@@ -171,21 +226,30 @@ def _plan_field(
                 max_length=prop.max_length,
                 pattern=prop.pattern,
             )
-        values = _add_options(question, entries)
+        values = _add_options(question, entries, hide=other)
+        question.free_text = choice_text
         if prop.default is not None and prop.default in values:
             question.recommended = values.index(prop.default)
-        return FormField(key=key, kind="choice", values=values, required=required)
+        return FormField(
+            key=key,
+            kind="choice",
+            values=values,
+            required=required,
+            companion=companion,
+            other=other,
+        )
     if isinstance(prop, ElicitationMultiSelectPropertySchema):
         items = prop.items
         if isinstance(items, TitledMultiSelectItems):
-            entries = [(e.const, e.title, e.description or "") for e in items.any_of]
+            entries = [_entry(e) for e in items.any_of]
         else:
             enum: object = getattr(items, "enum", None)
             if not is_array(enum):
                 return f"property {key!r} is an array without a list of choices"
-            entries = [(str(v), str(v), "") for v in enum]
-        values = _add_options(question, entries)
+            entries = [(str(v), str(v), "", "") for v in enum]
+        values = _add_options(question, entries, hide=other)
         question.allow_multiple = True
+        question.free_text = choice_text
         return FormField(
             key=key,
             kind="choices",
@@ -193,31 +257,45 @@ def _plan_field(
             required=required,
             min_items=prop.min_items,
             max_items=prop.max_items,
+            companion=companion,
+            other=other,
         )
     if isinstance(prop, ElicitationIntegerPropertySchema | ElicitationNumberPropertySchema):
         kind: FieldKind = (
             "integer" if isinstance(prop, ElicitationIntegerPropertySchema) else "number"
         )
+        question.free_text = comms_pb2.FREE_TEXT_ACCEPTED
         return FormField(
             key=key, kind=kind, required=required, minimum=prop.minimum, maximum=prop.maximum
         )
     return f"property {key!r} has a type the bridge cannot present"
 
 
-def _string_entries(prop: ElicitationStringPropertySchema) -> list[tuple[str, str, str]] | None:
+Entry = tuple[str, str, str, str]
+"""(value, label, description, preview) of a choice's option."""
+
+
+def _entry(option: EnumOption) -> Entry:
+    return (option.const, option.title, option.description or "", option_preview(option))
+
+
+def _string_entries(prop: ElicitationStringPropertySchema) -> list[Entry] | None:
     if prop.one_of:
-        return [(e.const, e.title, e.description or "") for e in prop.one_of]
+        return [_entry(e) for e in prop.one_of]
     if prop.enum:
-        return [(v, v, "") for v in prop.enum]
+        return [(v, v, "", "") for v in prop.enum]
     return None
 
 
 def _add_options(
-    question: comms_pb2.AskQuestion, entries: list[tuple[str, str, str]]
+    question: comms_pb2.AskQuestion, entries: list[Entry], *, hide: str
 ) -> tuple[str, ...]:
-    for index, (_value, title, description) in enumerate(entries):
-        question.options.add(id=str(index), label=title, description=description)
-    return tuple(value for value, _title, _description in entries)
+    """The entries as options (ids "0", "1", ... in order), but for the value `hide` (the
+    agent's own "other" choice, which Compass's "Other" stands for); their values by id."""
+    shown = [entry for entry in entries if not hide or entry[0] != hide]
+    for index, (_value, title, description, preview) in enumerate(shown):
+        question.options.add(id=str(index), label=title, description=description, preview=preview)
+    return tuple(entry[0] for entry in shown)
 
 
 def _texts(question: comms_pb2.AskQuestion) -> list[str]:
@@ -308,11 +386,37 @@ def form_content(plan: FormPlan, answered: comms_pb2.Ask) -> FormContent:
         question = by_id.get(spec.key)
         if question is None:
             continue
+        if spec.companion:
+            _companion_value(reader, spec, question, content)
+            continue
         value = _field_value(reader, spec, question)
         if value is not None:
             content[spec.key] = value
     missing = tuple(spec.key for spec in plan.fields if spec.required and spec.key not in content)
     return FormContent(content=content, problems=tuple(reader.problems), missing=missing)
+
+
+def _companion_value(
+    reader: _Reader,
+    spec: FormField,
+    question: comms_pb2.AskQuestion,
+    content: dict[str, JsonContent],
+) -> None:
+    """A choice with a free-text companion: the picks under its key, the free text under
+    the companion's; with text and no pick, the agent's own "other" value when it has one."""
+    chosen = list(dict.fromkeys(reader.chosen_values(question, spec)))
+    text = question.custom_text
+    if spec.kind == "choices":
+        if chosen:
+            content[spec.key] = chosen
+        elif text and spec.required:
+            content[spec.key] = [spec.other] if spec.other else []
+    elif chosen:
+        content[spec.key] = chosen[0]
+    elif text and spec.other:
+        content[spec.key] = spec.other
+    if text:
+        content[spec.companion] = text
 
 
 def _field_value(
@@ -349,6 +453,16 @@ def _field_value(
 
 def _question_key(index: int) -> str:
     return f"q{index}"
+
+
+_ASK_FORM_KEY: Final = re.compile(r"q(0|[1-9][0-9]*)(__other)?")
+
+
+def could_be_ask_form(schema: ElicitationSchema) -> bool:
+    """Whether `schema` has the shape of oh-my-pi's ask form (every key `q<i>` or
+    `q<i>__other`): only such a form is worth holding for an ask call that has not arrived."""
+    properties = schema.properties or {}
+    return bool(properties) and all(_ASK_FORM_KEY.fullmatch(key) for key in properties)
 
 
 def matches_ask_form(schema: ElicitationSchema, ask: comms_pb2.Ask) -> bool:

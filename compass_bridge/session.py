@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from compass_bridge.acp_settings import SessionSettings
 from compass_bridge.client import AgentClient
 from compass_bridge.runner import Bridge
 from compass_bridge.runtime import ASK_DIALOG_COMMAND, prompt_command
@@ -80,6 +81,8 @@ class BridgeOptions:
     prompt: str | None = None
     """Sent to the runtime (a `prompt` command) once it is ready; None: no prompt is sent
     (another host drives the runtime)."""
+    settings: SessionSettings = field(default_factory=SessionSettings)
+    """ACP only: the session mode and configuration options to set before the prompt."""
 
 
 async def read_lines(reader: asyncio.StreamReader) -> AsyncGenerator[bytes | None]:

@@ -9,28 +9,24 @@ retries its posts), so the bridge then goes on with a warning.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import httpx
 
 from compass_bridge.client import AgentClient, RpcError
 
-if TYPE_CHECKING:
-    from compass_bridge.session import BridgeOptions
-
 logger = logging.getLogger(__name__)
 
 
-async def start_problem(options: BridgeOptions) -> str | None:
+async def start_problem(server: str, token: str, channel_id: str) -> str | None:
     """What is wrong with the token or the channel, in one line; None when the server
     accepts both (or could not be asked)."""
     timeout = httpx.Timeout(10.0)
     async with httpx.AsyncClient(timeout=timeout) as http:
-        client = AgentClient(options.server, options.token, http=http)
+        client = AgentClient(server, token, http=http)
         try:
-            await client.get_channel(options.channel_id)
+            await client.get_channel(channel_id)
         except RpcError as exc:
-            return _explain(exc, options.channel_id)
+            return _explain(exc, channel_id)
         except httpx.HTTPError as exc:
             logger.warning(
                 "could not check the token and channel with the server (%s); going on",

@@ -4,7 +4,8 @@ Final is any status but PENDING (design record, resolved decision 11): ANSWERED,
 participant), WITHDRAWN or TIMED_OUT (the asking agent), EXPIRED (the server). An ask that
 carries `answered_by`/`answered_at` is final too, for servers that write no status.
 
-Shared by both transports (the omp RPC runner and the ACP client).
+Shared by both transports (the omp RPC runner and the ACP client) and `compass mcp`, which
+follows every state (`ask_states`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from compass_bridge.client import RpcError, backoff, bounded, fatal
 from compass_bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
     from compass_bridge.poster import AgentApi
     from gen.compass.v1 import comms_pb2
 
-__all__ = ["until_final"]
+__all__ = ["ask_states", "until_final"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,23 @@ async def until_final(
         FatalServerError: the server refuses the bridge (bad token, not a participant).
         AskNotPostedError: the ask cannot be watched (not found, or too many INTERNALs).
     """
+    states = ask_states(api, ask_id, initial_backoff=initial_backoff, max_backoff=max_backoff)
+    async with contextlib.aclosing(states):
+        async for ask in states:
+            if is_final(ask):
+                return ask
+    raise AskNotPostedError(f"WatchAsk {ask_id} ended without its outcome")  # pragma: no cover
+
+
+async def ask_states(
+    api: AgentApi, ask_id: str, *, initial_backoff: float, max_backoff: float
+) -> AsyncGenerator[comms_pb2.Ask]:
+    """Follow WatchAsk: yield the ask's states (the current one at once, then each change;
+    a reconnect yields the current one again), ending after the first final state.
+
+    Raises:
+        FatalServerError, AskNotPostedError: as `until_final`.
+    """
     bounded_failures = 0
     while True:
         # One backoff per healthy stream: after a stream that lived _STABLE_STREAM_SECONDS,
@@ -51,8 +71,9 @@ async def until_final(
                 try:
                     async with contextlib.aclosing(api.watch_ask(ask_id)) as states:
                         async for ask in states:
+                            yield ask
                             if is_final(ask):
-                                return ask
+                                return
                     problem = "the stream ended before the outcome"
                 except RpcError as exc:
                     if fatal(exc.code):

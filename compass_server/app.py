@@ -1,4 +1,5 @@
-"""The composition root: one Starlette app serving both Connect services, probes and the UI."""
+"""The composition root: one Starlette app serving both Connect services, the MCP front door,
+probes and the UI."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from starlette.staticfiles import StaticFiles
 from compass_server import telemetry
 from compass_server.domain.errors import UnavailableError
 from compass_server.hub import ChangeHub
+from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADATA_PATH, McpFront
 from compass_server.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.revocation import Revocations
@@ -109,7 +111,9 @@ def _webhook_sender(settings: Settings, store: Store, metrics: Metrics) -> Webho
         backoff=settings.webhook_backoff_seconds or BACKOFF,
         reminder_after=timedelta(seconds=after) if after > 0 and settings.reminder_max else None,
         reminder_max=settings.reminder_max,
+        allow=settings.webhook_allow,
         on_outcome=metrics.webhook_outcome,
+        on_error=metrics.webhook_worker_errors.inc,
     )
 
 
@@ -178,18 +182,26 @@ def create_app(
     responses = SharedResponses()
     options = wire.app_options(settings.max_request_bytes, responses)
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
-    agent_rpc = AgentServiceASGIApplication(
-        AgentHandlers(
-            store,
-            auth,
-            hub,
-            metrics=metrics,
-            revocations=revocations,
-            max_streams_per_account=settings.max_streams_per_account,
-            quota=PostQuota(settings.posts_per_minute, settings.post_burst),
-        ),
-        interceptors=interceptors,
-        **options,
+    quota = PostQuota(settings.posts_per_minute, settings.post_burst)
+    agent_handlers = AgentHandlers(
+        store,
+        auth,
+        hub,
+        metrics=metrics,
+        revocations=revocations,
+        max_streams_per_account=settings.max_streams_per_account,
+        quota=quota,
+    )
+    agent_rpc = AgentServiceASGIApplication(agent_handlers, interceptors=interceptors, **options)
+    # The MCP front door (/mcp) runs its tools through the same handlers, quota and caps.
+    mcp = McpFront(
+        settings=settings,
+        store=store,
+        auth=auth,
+        handlers=agent_handlers,
+        hub=hub,
+        metrics=metrics,
+        quota=quota,
     )
     comms_rpc = CommsServiceASGIApplication(
         CommsHandlers(
@@ -215,6 +227,17 @@ def create_app(
         )
 
     webhooks = _webhook_sender(settings, store, metrics)
+    webhook_task: asyncio.Task[None] | None = None
+
+    def webhooks_alive() -> bool:
+        return (
+            webhooks is not None
+            and webhook_task is not None
+            and not webhook_task.done()
+            and webhooks.alive()
+        )
+
+    metrics.watch_webhook_worker(webhooks_alive)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -223,12 +246,15 @@ def create_app(
                 stack.enter_context(tracing.running())
             if owned is not None:
                 await stack.enter_async_context(owned)
+            await stack.enter_async_context(mcp.running())
             listener = asyncio.create_task(listen(), name="compass-change-listener")
             sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
             rechecking = asyncio.create_task(revocations.run(), name="compass-token-recheck")
             tasks = [rechecking, sweeping, listener]
             if webhooks is not None:
-                tasks.append(asyncio.create_task(webhooks.run(), name="compass-webhooks"))
+                nonlocal webhook_task
+                webhook_task = asyncio.create_task(webhooks.run(), name="compass-webhooks")
+                tasks.append(webhook_task)
             try:
                 yield
             finally:
@@ -250,12 +276,21 @@ def create_app(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(listener_up.wait(), LISTENER_GRACE_SECONDS)
         listener = "ok" if listener_up.is_set() else "down"
-        ready = database == "ok" and listener == "ok"
+        # The webhook worker: "off" without one (an in-memory store); "down" when it stopped,
+        # or ended no round lately (its first round, just after start, gets a moment).
+        worker = "off"
+        if webhooks is not None:
+            if not webhooks_alive() and webhook_task is not None and not webhook_task.done():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(webhooks.first_round.wait(), LISTENER_GRACE_SECONDS)
+            worker = "ok" if webhooks_alive() else "down"
+        ready = database == "ok" and listener == "ok" and worker != "down"
         return JSONResponse(
             {
                 "status": "ok" if ready else "unavailable",
                 "database": database,
                 "listener": listener,
+                "webhooks": worker,
             },
             status_code=200 if ready else 503,
         )
@@ -265,6 +300,9 @@ def create_app(
         Route("/readyz", readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
         Route("/auth/sign-in", sign_in_endpoint(store), methods=["POST"]),
+        Route(MCP_PATH, mcp),  # every method: the MCP transport answers what it does not serve
+        Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
+        Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
         Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
         Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
         Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),

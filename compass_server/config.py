@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
+
+from compass_server.domain.webhook_targets import AllowList
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -29,6 +31,7 @@ GRPC_PORT: Final = "COMPASS_GRPC_PORT"
 WEBHOOK_POLL: Final = "COMPASS_WEBHOOK_POLL_SECONDS"
 WEBHOOK_TIMEOUT: Final = "COMPASS_WEBHOOK_TIMEOUT_SECONDS"
 WEBHOOK_BACKOFF: Final = "COMPASS_WEBHOOK_BACKOFF_SECONDS"
+WEBHOOK_ALLOW_HOSTS: Final = "COMPASS_WEBHOOK_ALLOW_HOSTS"
 REMINDER_AFTER: Final = "COMPASS_REMINDER_AFTER_SECONDS"
 REMINDER_MAX: Final = "COMPASS_REMINDER_MAX"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
@@ -40,6 +43,9 @@ MAX_CONNECTIONS: Final = "COMPASS_MAX_CONNECTIONS"
 MAX_CONNECTIONS_PER_CLIENT: Final = "COMPASS_MAX_CONNECTIONS_PER_CLIENT"
 REQUEST_READ_TIMEOUT: Final = "COMPASS_REQUEST_READ_TIMEOUT_SECONDS"
 KEEPALIVE_TIMEOUT: Final = "COMPASS_KEEPALIVE_TIMEOUT_SECONDS"
+MCP_GRACE: Final = "COMPASS_MCP_GRACE_SECONDS"
+MCP_WAIT: Final = "COMPASS_MCP_WAIT_SECONDS"
+MCP_PROGRESS: Final = "COMPASS_MCP_PROGRESS_SECONDS"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -64,6 +70,7 @@ ENV_VARS: Final = frozenset(
         WEBHOOK_POLL,
         WEBHOOK_TIMEOUT,
         WEBHOOK_BACKOFF,
+        WEBHOOK_ALLOW_HOSTS,
         REMINDER_AFTER,
         REMINDER_MAX,
         LOG_FORMAT,
@@ -75,6 +82,9 @@ ENV_VARS: Final = frozenset(
         MAX_CONNECTIONS_PER_CLIENT,
         REQUEST_READ_TIMEOUT,
         KEEPALIVE_TIMEOUT,
+        MCP_GRACE,
+        MCP_WAIT,
+        MCP_PROGRESS,
     }
 )
 
@@ -134,6 +144,9 @@ class Settings:
     """How long one delivery attempt may take."""
     webhook_backoff_seconds: tuple[float, ...] | None = None
     """Delays before each retry of a failed delivery (None: webhooks.BACKOFF)."""
+    webhook_allow: AllowList = field(default_factory=AllowList)
+    """Internal hosts (names, addresses, networks) webhooks may reach; every other internal
+    address is refused (domain/webhook_targets.py)."""
     reminder_after_seconds: float = 900.0
     """ask.reminder after an ask has waited this long (and again each time); 0: none."""
     reminder_max: int = 3
@@ -154,6 +167,14 @@ class Settings:
     previous response), else it is closed: half-sent requests cannot pile up."""
     keepalive_timeout_seconds: int = 5
     """How long an idle kept-alive connection stays open between requests."""
+    mcp_grace_seconds: float = 60.0
+    """How long an MCP ask stays answerable after its client went away (cancelled the call,
+    disconnected) before it is WITHDRAWN "agent stopped waiting", unless a call rejoined it."""
+    mcp_wait_seconds: float = 50.0
+    """How long an MCP `ask`/`ask_wait` call waits before it returns `pending`, when neither
+    the call (`wait_seconds`) nor the client (header X-Compass-Wait-Seconds) says."""
+    mcp_progress_seconds: float = 15.0
+    """How often a waiting MCP call sends a progress notification (and renews its wait)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -188,6 +209,7 @@ class Settings:
             webhook_poll_seconds=_float(source, WEBHOOK_POLL, 1.0, low=0.01, high=60.0),
             webhook_timeout_seconds=_float(source, WEBHOOK_TIMEOUT, 10.0, low=0.1, high=120.0),
             webhook_backoff_seconds=_backoff(source.get(WEBHOOK_BACKOFF)),
+            webhook_allow=_allow_list(source.get(WEBHOOK_ALLOW_HOSTS) or ""),
             reminder_after_seconds=_float(source, REMINDER_AFTER, 900.0, low=0.0, high=604800.0),
             reminder_max=_int(source, REMINDER_MAX, 3, low=0, high=100),
             log_format=_log_format(source.get(LOG_FORMAT) or "text"),
@@ -197,6 +219,9 @@ class Settings:
             ),
             request_read_timeout_seconds=_float(source, REQUEST_READ_TIMEOUT, 10.0),
             keepalive_timeout_seconds=_int(source, KEEPALIVE_TIMEOUT, 5, low=1, high=3600),
+            mcp_grace_seconds=_float(source, MCP_GRACE, 60.0, low=0.0, high=86400.0),
+            mcp_wait_seconds=_float(source, MCP_WAIT, 50.0, low=0.0, high=3600.0),
+            mcp_progress_seconds=_float(source, MCP_PROGRESS, 15.0, low=0.05, high=600.0),
         )
 
 
@@ -235,6 +260,13 @@ def _log_format(raw: str) -> str:
     if raw not in {"text", "json"}:
         raise ConfigError(f"{LOG_FORMAT} must be text or json, got {raw!r}")
     return raw
+
+
+def _allow_list(raw: str) -> AllowList:
+    try:
+        return AllowList.parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{WEBHOOK_ALLOW_HOSTS}: {exc}") from None
 
 
 def _backoff(raw: str | None) -> tuple[float, ...] | None:

@@ -23,6 +23,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
+from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ access_logger = logging.getLogger("compass.access")
 STREAM_KINDS: Final = frozenset({"WatchChannel", "WatchAsk"})
 _REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _ASK_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600)
+_RECEIPT_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
+"""A receipt normally follows its answer within a second (the bridge reports as it hands
+the answer over); the long tail is a bridge that was away."""
 _PENDING_CACHE_SECONDS: Final = 5.0
 REMEMBERED_ASKS: Final = 100_000
 """Ask ids kept per table (created, viewed, final): about 10 MB at most."""
@@ -77,6 +81,7 @@ class Metrics:
         self._created: _Recent[datetime] = _Recent(remember)
         self._viewed: _Recent[None] = _Recent(remember)
         self._final: _Recent[None] = _Recent(remember)
+        self._receipts: _Recent[None] = _Recent(remember)
         r = self.registry
         self.rpc_total = Counter(
             "compass_rpc", "RPCs served, by method and Connect code", ["method", "code"], registry=r
@@ -142,6 +147,17 @@ class Metrics:
         )
         for outcome in ("delivered", "retry", "failed"):
             self.webhook_deliveries.labels(outcome=outcome)
+        self.webhook_worker_up = Gauge(
+            "compass_webhook_worker_up",
+            "1 while this process's webhook delivery worker runs and ends its rounds; 0 when it "
+            "stopped or stalled (no worker: 0)",
+            registry=r,
+        )
+        self.webhook_worker_errors = Counter(
+            "compass_webhook_worker_errors",
+            "Unexpected errors in the webhook worker's rounds and attempts (it carries on)",
+            registry=r,
+        )
         self.time_to_answer = Histogram(
             "compass_ask_time_to_answer_seconds",
             "From an ask's creation to its answer (asks created by this process)",
@@ -152,6 +168,20 @@ class Metrics:
             "compass_ask_time_to_first_view_seconds",
             "From an ask's creation to the first time a participant was sent it",
             buckets=_ASK_BUCKETS,
+            registry=r,
+        )
+        self.deliveries = Counter(
+            "compass_ask_deliveries",
+            "Delivery receipts of answered or declined asks, by state",
+            ["state"],
+            registry=r,
+        )
+        for name in DELIVERY_STATE_NAMES.values():
+            self.deliveries.labels(state=name)
+        self.answer_to_receipt = Histogram(
+            "compass_ask_answer_to_receipt_seconds",
+            "From an ask's stored answer (or decline) to its stored delivery receipt",
+            buckets=_RECEIPT_BUCKETS,
             registry=r,
         )
         r.register(_Sampled(pool_in_use, lambda: self._pending))
@@ -212,6 +242,29 @@ class Metrics:
         elif ask.status == comms_pb2.ASK_STATUS_TIMED_OUT:
             self.auto_picks.inc(sum(1 for q in ask.questions if q.timed_out))
 
+    def delivery(self, row: AskRow) -> None:
+        """After ReportDelivery: count the receipt by state, once (an identical repeat counts
+        nothing more), and time it from the stored answer or decline to the stored receipt,
+        so an ask answered through another process is timed too."""
+        ask = row.ask
+        name = DELIVERY_STATE_NAMES.get(ask.delivery.state)
+        if not ask.HasField("delivery") or name is None or ask.ask_id in self._receipts:
+            return
+        self._receipts[ask.ask_id] = None
+        self.deliveries.labels(state=name).inc()
+        if ask.status == comms_pb2.ASK_STATUS_ANSWERED:
+            since = ask.answered_at if ask.HasField("answered_at") else None
+        else:
+            since = ask.closed_at if ask.HasField("closed_at") else None
+        if since is not None and ask.delivery.HasField("reported_at"):
+            self.answer_to_receipt.observe(
+                _seconds(ask.delivery.reported_at.ToDatetime() - since.ToDatetime())
+            )
+
+    def watch_webhook_worker(self, alive: Callable[[], bool]) -> None:
+        """`compass_webhook_worker_up` reads `alive` at each scrape."""
+        self.webhook_worker_up.set_function(lambda: 1.0 if alive() else 0.0)
+
     def webhook_outcome(self, outcome: str) -> None:
         """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""
         self.webhook_deliveries.labels(outcome=outcome).inc()
@@ -219,17 +272,24 @@ class Metrics:
     def swept(self, ask_ids: Iterable[str] | None) -> None:
         """After a sweep: the asks it closed as EXPIRED (None: the sweep failed)."""
         self.sweeps.labels(result="failed" if ask_ids is None else "ok").inc()
-        for ask_id in ask_ids or ():
+        self._closed(ask_ids or (), "expired")
+
+    def abandoned(self, ask_ids: Iterable[str]) -> None:
+        """After the MCP leave sweep: the asks it WITHDREW (their agent stopped waiting)."""
+        self._closed(ask_ids, "withdrawn")
+
+    def _closed(self, ask_ids: Iterable[str], status: str) -> None:
+        for ask_id in ask_ids:
             if ask_id in self._final:
                 continue
             self._final[ask_id] = None
             self._created.pop(ask_id, None)
             self._viewed.pop(ask_id, None)
-            self.outcomes.labels(status="expired").inc()
+            self.outcomes.labels(status=status).inc()
 
     def remembered(self) -> int:
-        """How many ask ids it holds (bounded by 3 x `remember`)."""
-        return len(self._created) + len(self._viewed) + len(self._final)
+        """How many ask ids it holds (bounded by 4 x `remember`)."""
+        return len(self._created) + len(self._viewed) + len(self._final) + len(self._receipts)
 
     # -- exposition --------------------------------------------------------------------------
 

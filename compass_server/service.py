@@ -22,7 +22,13 @@ from compass_server.domain.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from compass_server.domain.verdicts import fit_update, judge_answer, judge_close, judge_decline
+from compass_server.domain.verdicts import (
+    fit_update,
+    judge_answer,
+    judge_close,
+    judge_decline,
+    judge_delivery,
+)
 from compass_server.shared_reads import SharedReads, SharedResponses
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -60,8 +66,9 @@ SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
 REVOKED: Final = "your access was revoked; sign in again"
 
 
-async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asyncio.Event) -> None:
-    """Wait for a change notification, or `seconds` at most (then re-read anyway).
+async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asyncio.Event) -> bool:
+    """Wait for a change notification, or `seconds` at most (then re-read anyway); True when
+    the wait ran out (a re-check) rather than being woken.
 
     One wait on the watch's own signal, which everything that must wake it sets: the hub on a
     change and when it closes, the revocation check (`_revoked`), and a timer after `seconds`.
@@ -75,9 +82,16 @@ async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asynci
         UnavailableError: the server is shutting down (before or while waiting).
         UnauthenticatedError: the stream's token was revoked (before or while waiting).
     """
+    ran_out = False
     if not hub.closed and not revoked.is_set():
+
+        def recheck() -> None:
+            nonlocal ran_out
+            ran_out = True
+            signal.set()
+
         loop = asyncio.get_running_loop()
-        timer = loop.call_at(loop.time() + seconds, signal.set)
+        timer = loop.call_at(loop.time() + seconds, recheck)
         try:
             await signal.wait()
         finally:
@@ -86,6 +100,7 @@ async def _woken(hub: ChangeHub, signal: Signal, seconds: float, revoked: asynci
         raise UnavailableError(SHUTTING_DOWN)
     if revoked.is_set():
         raise UnauthenticatedError(REVOKED)
+    return ran_out
 
 
 class _Handlers:
@@ -341,15 +356,22 @@ class AgentHandlers(_Handlers, AgentService):
             self._revoked(signal) as revoked,
         ):
             sent: bytes | None = None
+            rechecked = False
             while True:
                 row = await self._store.get_ask(actor, request.ask_id)
                 state = _ask_state(row)
                 if state != sent:
                     yield agent_pb2.WatchAskResponse(ask=row.ask)
                     sent = state
+                elif rechecked:
+                    # Unchanged at a re-check (`recheck_seconds` without a change): a
+                    # keepalive, as WatchChannel's caught_up, so a client's read timeout and
+                    # any proxy see a live stream while a person takes their time. A change
+                    # that leaves the ask as it was still sends nothing.
+                    yield agent_pb2.WatchAskResponse(keepalive=True)
                 if row.final:  # any outcome: answered, declined, withdrawn, timed out, expired
                     return
-                await _woken(self._hub, signal, self._recheck, revoked)
+                rechecked = await _woken(self._hub, signal, self._recheck, revoked)
 
     async def close_ask(
         self, request: agent_pb2.CloseAskRequest, ctx: Ctx
@@ -363,6 +385,19 @@ class AgentHandlers(_Handlers, AgentService):
         if self._metrics is not None:
             self._metrics.outcome(row)
         return agent_pb2.CloseAskResponse(ask=row.ask)
+
+    async def report_delivery(
+        self, request: agent_pb2.ReportDeliveryRequest, ctx: Ctx
+    ) -> agent_pb2.ReportDeliveryResponse:
+        # Guards in order: malformed here; visibility and authorship in the store; nothing
+        # to deliver, or another receipt stored, by the judge under the channel lock.
+        requests.check_report_delivery(request)
+        actor = self._auth.current()
+        judge = judge_delivery(actor.account_id, request.state, request.detail, request.payload)
+        row = await self._store.report_delivery(actor, request.ask_id, judge)
+        if self._metrics is not None:
+            self._metrics.delivery(row)
+        return agent_pb2.ReportDeliveryResponse(ask=row.ask)
 
     def _asks_seen(self, row: MessageRow) -> None:
         if self._metrics is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from compass_server.domain import STATUS_BY_NAME, STATUS_NAMES
+from compass_server.domain import DELIVERY_STATE_NAMES, STATUS_BY_NAME, STATUS_NAMES
 from compass_server.domain.errors import (
     AlreadyExistsError,
     FieldViolation,
@@ -45,6 +45,7 @@ from compass_server.store import (
 )
 from compass_server.store.blocks import (
     apply_answer_state,
+    apply_delivery,
     decode_blocks,
     encode_blocks,
     outcome_answers,
@@ -55,7 +56,13 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from compass_server.domain.verdicts import Judge, Outcome, UpdateRule
+    from compass_server.domain.verdicts import (
+        Delivery,
+        DeliveryJudge,
+        Judge,
+        Outcome,
+        UpdateRule,
+    )
 
 
 @dataclass(slots=True)
@@ -85,6 +92,9 @@ class _Ask:
     closed_by: AccountRow | None = None
     closed_at: datetime | None = None
     close_reason: str = ""
+    delivery: Delivery | None = None
+    reported_by: AccountRow | None = None
+    reported_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -323,6 +333,33 @@ class MemoryStore:
         self.calls.append("close_ask")
         return await self._close(actor, ask_id, judge, verb=None)
 
+    async def report_delivery(self, actor: AccountRow, ask_id: str, judge: DeliveryJudge) -> AskRow:
+        self.calls.append("report_delivery")
+        async with self._lock:
+            state = self._asks.get(ask_id)
+            if (
+                state is None
+                or not self._sees(actor, state.channel_id)
+                or (
+                    actor.kind is AccountKind.AGENT
+                    and not self._takes_part(actor, state.channel_id)
+                )
+            ):
+                raise NotFoundError("ask not found")
+            if self._messages[state.message_id].author.account_id != actor.account_id:
+                raise PermissionDeniedError(
+                    "only the agent account that posted the ask may report its delivery"
+                )
+            delivery = judge(self._ask_row(ask_id).ask)
+            if delivery is None:
+                return self._ask_row(ask_id)
+            state.delivery, state.reported_by, state.reported_at = delivery, actor, _now()
+            message = self._messages[state.message_id]
+            message.revision = self._bump(state.channel_id)
+            message.updated_at = _now()
+            self._tell(state.channel_id, message.revision, message.message_id, (ask_id,))
+            return self._ask_row(ask_id)
+
     # -- internals -----------------------------------------------------------------------
 
     async def _close(
@@ -430,6 +467,17 @@ class MemoryStore:
         ask.closed_by_account_id = state.closed_by.account_id if state.closed_by else ""
         ask.closed_by_name = state.closed_by.name if state.closed_by else ""
         ask.close_reason = state.close_reason
+        if state.delivery is not None and state.reported_by is not None:
+            apply_delivery(
+                ask,
+                state=DELIVERY_STATE_NAMES[state.delivery.state],
+                detail=state.delivery.detail,
+                payload=state.delivery.payload,
+                reported_by_account_id=state.reported_by.account_id,
+                reported_by_name=state.reported_by.name,
+                reported_at=state.reported_at or _now(),
+                message_id=message_id,
+            )
 
     def _visible_channel(self, actor: AccountRow, channel_id: str) -> ChannelRow:
         channel = self._channels.get(channel_id)

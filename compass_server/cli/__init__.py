@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from compass_server.app import ServerApp
     from compass_server.cli.workers import WorkerLink
+    from compass_server.domain.errors import CompassError as CompassErrorType
     from compass_server.embedded import LocalPostgres
     from compass_server.store.postgres import PostgresStore
 
@@ -42,6 +43,12 @@ EMBEDDED_DATABASE: Final = "compass"
 SHUTDOWN_GRACE_SECONDS: Final = 10
 """How long a stopping server waits for running requests before cancelling them."""
 ACCEPT_ERROR_LOG_INTERVAL_SECONDS: Final = 10.0
+SIGN_IN_HINT: Final = (
+    "To sign in, use a token printed when this database was first set up, or print a one-time "
+    "sign-in link: compass admin sign-in-link --account ACCOUNT_ID (`compass demo` makes a new "
+    "demo workspace with fresh tokens)\n"
+)
+"""Printed by `compass serve --demo` on a database that already has accounts."""
 """accept() failing for want of file descriptors is logged at most once per this long."""
 
 
@@ -141,14 +148,25 @@ async def _open_store(dsn: str, settings: Settings) -> AsyncGenerator[PostgresSt
         yield store
 
 
-def public_url(settings: Settings, host: str, port: int) -> str:
+def _public_url(settings: Settings, host: str, port: int) -> str:
     if settings.public_url:
         return settings.public_url
     shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host  # noqa: S104 - display only
     return f"http://{shown}:{port}/"
 
 
-def print_json(value: object) -> None:
+def _server_url(settings: Settings, dsn: str) -> str:
+    """The URL people open, for commands other than `serve`: COMPASS_PUBLIC_URL, else where
+    this user's running `compass serve` of the same database listens (cli/address.py), else
+    http://COMPASS_HOST:COMPASS_PORT/."""
+    from compass_server.cli import address
+
+    if settings.public_url:
+        return settings.public_url
+    return address.recorded(dsn) or _public_url(settings, settings.host, settings.port)
+
+
+def _print_json(value: object) -> None:
     sys.stdout.write(json.dumps(value, indent=2) + "\n")
     sys.stdout.flush()
 
@@ -228,15 +246,34 @@ def serve_one(
     server = _AnnouncingServer(
         config, app=app, settings=settings, dsn=settings.database_url, demo=demo, worker=worker
     )
-    asyncio.run(
-        _serve_all(server, app, host, settings, side_listeners=worker is None or worker.index == 0)
-    )
+    sides = worker is None or worker.index == 0
+    asyncio.run(_serve_all(server, app, host, settings, side_listeners=sides))
+
+
+async def announce(settings: Settings, dsn: str, host: str, port: int, *, demo: bool) -> None:
+    """The server listens: record where (cli/address.py), with `demo` seed a demo workspace
+    on a first start (printing its tokens), and print the URL people open."""
+    url = _public_url(settings, host, port)
+    from compass_server.cli import address
+
+    address.record(dsn, url)
+    seeded = None
+    if demo:
+        seeded = await _seed_demo_if_empty(dsn, settings, url)
+        if seeded is not None:
+            _print_json(seeded)
+    sys.stdout.write(f"Compass is running at {url}\n")
+    if demo and seeded is None:
+        # A restart: the first start's tokens were printed once and are not stored.
+        sys.stdout.write(SIGN_IN_HINT)
+    sys.stdout.flush()
 
 
 def _check_open_files(settings: Settings) -> None:
     """Raise the open-files limit to what the connection cap needs, or say it is too low."""
+    listeners = 2 if settings.grpc_port is not None else 1  # each caps its own connections
     have, needed = ensure_open_files(
-        settings.max_connections + settings.pool_max + netguard.FD_RESERVE
+        listeners * settings.max_connections + settings.pool_max + netguard.FD_RESERVE
     )
     if have < needed:
         logger.warning(
@@ -281,13 +318,22 @@ async def _serve_all(
         metrics_server.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
         sides.append(asyncio.create_task(metrics_server.serve(), name="compass-metrics-server"))
     if side_listeners and settings.grpc_port is not None:
-        from compass_server.transport.h2 import serve_h2
+        from compass_server.transport.h2 import H2Limits, serve_h2
 
+        limits = H2Limits(
+            max_connections=settings.max_connections,
+            max_per_client=settings.max_connections_per_client,
+            max_handlers=settings.max_connections,
+            body_seconds=settings.request_read_timeout_seconds,
+            body_bytes_per_connection=8 * settings.max_request_bytes,
+            body_bytes=32 * settings.max_request_bytes,
+        )
         h2_task = asyncio.create_task(
             serve_h2(
                 app,
                 host=host,
                 port=settings.grpc_port,
+                limits=limits,
                 keepalive_seconds=settings.keepalive_timeout_seconds,
                 graceful_seconds=SHUTDOWN_GRACE_SECONDS,
                 shutdown=stopping.wait,
@@ -349,6 +395,10 @@ class _AnnouncingServer(uvicorn.Server):
         # Side listeners (COMPASS_GRPC_PORT) stop first: the lifespan's end closes the pool.
         for stop in self.before_shutdown:
             await stop()
+        if self.worker is None:  # a supervisor records and forgets for its workers
+            from compass_server.cli import address
+
+            address.forget(self._dsn)
         await super().shutdown(sockets=sockets)
 
     def _stop_now(self) -> None:
@@ -371,13 +421,7 @@ class _AnnouncingServer(uvicorn.Server):
         for server in self.servers:
             for sock in server.sockets:
                 port = int(sock.getsockname()[1])  # the real port when asked for port 0
-        url = public_url(self._settings, self.config.host, port)
-        if self._demo:
-            seeded = await seed_demo_if_empty(self._dsn, self._settings, url)
-            if seeded is not None:
-                print_json(seeded)
-        sys.stdout.write(f"Compass is running at {url}\n")
-        sys.stdout.flush()
+        await announce(self._settings, self._dsn, self.config.host, port, demo=self._demo)
 
 
 # -- migrate -------------------------------------------------------------------------------
@@ -387,7 +431,7 @@ def _migrate_command(_args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     with _database(settings, owner=False) as dsn:
         applied = asyncio.run(_migrate(settings.listen_database_url or dsn))
-    print_json({"applied": applied})
+    _print_json({"applied": applied})
     return 0
 
 
@@ -401,7 +445,7 @@ async def _seed_demo(dsn: str, settings: Settings, url: str) -> dict[str, object
         return await seed(store, url)
 
 
-async def seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[str, object] | None:
+async def _seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[str, object] | None:
     from compass_server.cli.demo import is_empty, seed
 
     async with _open_store(dsn, settings) as store:
@@ -412,10 +456,10 @@ async def seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[str
 
 def _demo(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    url = args.url or public_url(settings, settings.host, settings.port)
     with _database(settings, owner=False) as dsn:
         asyncio.run(_migrate(settings.listen_database_url or dsn))
-        print_json(asyncio.run(_seed_demo(dsn, settings, url)))
+        url = args.url or _server_url(settings, dsn)
+        _print_json(asyncio.run(_seed_demo(dsn, settings, url)))
     return 0
 
 
@@ -428,8 +472,8 @@ def _admin(args: argparse.Namespace) -> int:
 
     action: Callable[..., Coroutine[Any, Any, dict[str, object]]] = getattr(admin, args.action)
     params = {k: v for k, v in vars(args).items() if k in admin.PARAMETERS[args.action]}
-    if "url" in params and not params["url"]:
-        params["url"] = public_url(settings, settings.host, settings.port)
+    if args.action == "add_webhook":
+        params["allow"] = settings.webhook_allow
 
     async def run(dsn: str) -> dict[str, object]:
         async with _open_store(dsn, settings) as store:
@@ -437,7 +481,9 @@ def _admin(args: argparse.Namespace) -> int:
 
     with _database(settings, owner=False) as dsn:
         asyncio.run(_migrate(settings.listen_database_url or dsn))
-        print_json(asyncio.run(run(dsn)))
+        if "url" in params and not params["url"]:
+            params["url"] = _server_url(settings, dsn)
+        _print_json(asyncio.run(run(dsn)))
     return 0
 
 
@@ -451,12 +497,24 @@ def _agent_bridge(args: argparse.Namespace) -> int:
     return bridge_main(args)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    # A client of some server, like the bridge.
+    from compass_bridge import mcp_main
+
+    return mcp_main(args)
+
+
 # -- parser --------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description="Compass: typed asks from agents.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.set_defaults(
+        handler=_choose(
+            parser, "choose a command: serve, migrate, demo, admin, agent-bridge (compass --help)"
+        )
+    )
 
     serve = commands.add_parser("serve", help="run the Compass server")
     serve.add_argument("--host", help="address to listen on (default COMPASS_HOST or 127.0.0.1)")
@@ -489,7 +547,15 @@ def build_parser() -> argparse.ArgumentParser:
     from compass_server.cli import admin
 
     admin_parser = commands.add_parser("admin", help="manage workspaces, channels and accounts")
-    actions = admin_parser.add_subparsers(dest="action_name", required=True)
+    # Not `required=True`: argparse would then say "required: action_name", which tells a
+    # newcomer nothing; without one, the parser's error names the actions there are.
+    actions = admin_parser.add_subparsers(dest="action_name", metavar="ACTION")
+    admin_parser.set_defaults(
+        handler=_choose(
+            admin_parser,
+            f"choose an action: {', '.join(admin.COMMANDS)} (compass admin ACTION --help)",
+        )
+    )
     for name, (help_text, arguments) in admin.COMMANDS.items():
         sub = actions.add_parser(name, help=help_text)
         for arg in arguments:
@@ -504,20 +570,38 @@ def build_parser() -> argparse.ArgumentParser:
     add_bridge_arguments(bridge)
     bridge.set_defaults(handler=_agent_bridge)
 
+    from compass_bridge import add_mcp_arguments
+
+    mcp = commands.add_parser(
+        "mcp", help="serve Compass's MCP tools (ask, ask_wait, ask_cancel) over stdio"
+    )
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(handler=_mcp)
+
     return parser
 
 
-def _configure_logging(log_format: str) -> None:
+def _choose(parser: argparse.ArgumentParser, message: str) -> Callable[[argparse.Namespace], int]:
+    """The handler of a command given without its subcommand: a usage error saying which."""
+
+    def handler(_args: argparse.Namespace) -> int:
+        parser.error(message)
+
+    return handler
+
+
+def _configure_logging(log_format: str, *, quiet: bool = False) -> None:
     """Text lines (default) or, with COMPASS_LOG_FORMAT=json, one JSON object per record,
-    uvicorn's own loggers included."""
+    uvicorn's own loggers included; `quiet`: warnings and errors only."""
+    level = logging.WARNING if quiet else logging.INFO
     if log_format != "json":
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
         return
     from compass_server.metrics import JsonFormatter
 
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter())
-    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    logging.basicConfig(level=level, handlers=[handler], force=True)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         uv = logging.getLogger(name)
         uv.handlers = []
@@ -540,7 +624,10 @@ def _quiet_stamina() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text")
+    # Commands other than `serve` print their result as JSON: their INFO lines (the embedded
+    # PostgreSQL attached to or started, migrations) were noise on every call (issue 24).
+    quiet = getattr(args, "handler", None) in (_admin, _demo, _migrate_command)
+    _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text", quiet=quiet)
     _quiet_stamina()
     from compass_server.domain.errors import CompassError
     from compass_server.store.migrate import MigrationError
@@ -552,12 +639,22 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"compass: {exc}\n")
         return 1
     except CompassError as exc:
-        sys.stderr.write(f"compass: {exc.message}\n")
+        sys.stderr.write(f"compass: {_explained(exc)}\n")
         return 1
     except KeyboardInterrupt:
         # Ctrl-C: by now the server has shut down and stop_on_signals has stopped an embedded
         # PostgreSQL; a traceback would only suggest otherwise. 128 + SIGINT, as shells expect.
         return 130
+
+
+def _explained(exc: CompassErrorType) -> str:
+    """The error's message, with what was wrong (`invalid name: name is empty`)."""
+    from compass_server.domain.errors import InvalidArgumentError
+
+    if isinstance(exc, InvalidArgumentError) and exc.violations:
+        reasons = "; ".join(v.description for v in exc.violations)
+        return f"{exc.message}: {reasons}"
+    return exc.message
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m compass_server.cli`

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from compass_server.domain.errors import InvalidArgumentError
+from compass_server.domain.webhook_targets import AllowList
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from compass_server.store.webhooks import EVENT_TYPES, WebhookStore
@@ -180,11 +181,17 @@ def _webhooks(store: Store) -> WebhookStore:
 
 
 async def add_webhook(
-    store: Store, *, workspace: str, url: str, events: str | None
+    store: Store,
+    *,
+    workspace: str,
+    url: str,
+    events: str | None,
+    allow: AllowList | None = None,
 ) -> dict[str, object]:
-    """The secret is in this result only (shown once); keep it where the receiver runs."""
+    """The secret is in this result only (shown once); keep it where the receiver runs.
+    `allow`: the internal hosts the URL may name (COMPASS_WEBHOOK_ALLOW_HOSTS)."""
     chosen = [e.strip() for e in events.split(",") if e.strip()] if events else []
-    row, secret = await _webhooks(store).add(workspace, url, chosen)
+    row, secret = await _webhooks(store).add(workspace, url, chosen, allow=allow or AllowList())
     return {**row.to_json(), "secret": secret}
 
 

@@ -37,6 +37,7 @@ Lifetime:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -51,17 +52,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from compass_server import config as config_names
-from compass_server.cli import (
-    SHUTDOWN_GRACE_SECONDS,
-    CliError,
-    print_json,
-    public_url,
-    seed_demo_if_empty,
-    serve_one,
-)
+from compass_server.cli import SHUTDOWN_GRACE_SECONDS, CliError, address, announce, serve_one
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import Callable, Generator
 
     from compass_server.config import Settings
@@ -328,16 +321,12 @@ def _run(supervisor: _Supervisor, settings: Settings, host: str, port: int, *, d
             raise CliError(f"the workers did not start within {READY_TIMEOUT_SECONDS:.0f} s")
         supervisor.wait(min(1.0, deadline - time.monotonic()))
         supervisor.reap()
-    url = public_url(settings, host, port)
-    if demo:
-        import asyncio
-
-        seeded = asyncio.run(seed_demo_if_empty(settings.database_url or "", settings, url))
-        if seeded is not None:
-            print_json(seeded)
     logger.info("%d workers ready", supervisor.count)
-    sys.stdout.write(f"Compass is running at {url}\n")
-    sys.stdout.flush()
-    while supervisor.signalled is None:
-        supervisor.wait(1.0)
-        supervisor.reap()
+    dsn = settings.database_url or ""
+    asyncio.run(announce(settings, dsn, host, port, demo=demo))
+    try:
+        while supervisor.signalled is None:
+            supervisor.wait(1.0)
+            supervisor.reap()
+    finally:
+        address.forget(dsn)

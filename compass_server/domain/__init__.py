@@ -14,6 +14,7 @@ from __future__ import annotations
 from compass_agent.limits import (
     MAX_ASKS_PER_MESSAGE,
     MAX_BLOCKS_PER_MESSAGE,
+    MAX_CLOSE_REASON_LENGTH,
     MAX_ID_LENGTH,
     MAX_OPTIONS_PER_QUESTION,
     MAX_QUESTIONS_PER_ASK,
@@ -35,15 +36,17 @@ from compass_server.domain.blocks import (
 )
 from compass_server.domain.limits import (
     CLOSE_STATUSES,
+    DELIVERY_STATE_BY_NAME,
+    DELIVERY_STATE_NAMES,
     MAX_ANSWERS,
     MAX_CHOSEN_PER_ANSWER,
-    MAX_CLOSE_REASON_LENGTH,
     MAX_CUSTOM_TEXT_LENGTH,
     MAX_NAME_LENGTH,
     STATUS_BY_NAME,
     STATUS_NAMES,
     TIMEOUT_POLICY_BY_NAME,
     TIMEOUT_POLICY_NAMES,
+    check_name,
     check_text,
     quote,
 )
@@ -58,6 +61,8 @@ from compass_server.domain.outcomes import (
 
 __all__ = [
     "CLOSE_STATUSES",
+    "DELIVERY_STATE_BY_NAME",
+    "DELIVERY_STATE_NAMES",
     "MAX_ANSWERS",
     "MAX_ASKS_PER_MESSAGE",
     "MAX_BLOCKS_PER_MESSAGE",
@@ -81,6 +86,7 @@ __all__ = [
     "check_blocks",
     "check_close_request",
     "check_decline_request",
+    "check_name",
     "check_text",
     "is_final",
     "is_identical_answer",

@@ -22,11 +22,10 @@ from compass_server.domain.limits import (
     quote,
     too_long,
 )
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-
-    from gen.compass.v1 import comms_pb2
 
 # ---------------------------------------------------------------------------------------------
 # RespondToAsk
@@ -95,8 +94,10 @@ def validate_answers(
     Rules: the answers' question ids are exactly the ask's (none missing, repeated or
     unknown); chosen ids are offered options of their question, without repeats; at most one
     chosen id unless the question allows multiple; on a single-select question a chosen id
-    and custom_text exclude each other. An entry with no chosen id and empty custom_text is an
-    accepted skip; a question without options is answered by custom_text alone.
+    and custom_text exclude each other; custom_text is refused on a question whose `free_text`
+    is REFUSED (the agent could not receive it). An entry with no chosen id and empty
+    custom_text is an accepted skip; a question without options is answered by custom_text
+    alone.
 
     Args:
         ask: the ask being answered (its questions; answer state is ignored).
@@ -179,6 +180,15 @@ def answer_violations(
                 )
             )
         picked.add(option_id)
+    refused = question.free_text == comms_pb2.FREE_TEXT_REFUSED and bool(answer.custom_text)
+    if refused:
+        violations.append(
+            FieldViolation(
+                field=f"{path}.custom_text",
+                description=f"{question_label(qid)}: the agent cannot receive free text for this question; choose an option, or send it empty to skip the question",
+                question_id=qid,
+            )
+        )
     if not question.allow_multiple:
         if len(answer.chosen_option_ids) > 1:
             violations.append(
@@ -188,7 +198,7 @@ def answer_violations(
                     question_id=qid,
                 )
             )
-        if answer.chosen_option_ids and answer.custom_text:
+        if answer.chosen_option_ids and answer.custom_text and not refused:
             violations.append(
                 FieldViolation(
                     field=f"{path}.custom_text",

@@ -18,7 +18,14 @@ from compass_server.domain.errors import (
     FieldViolation,
     InvalidArgumentError,
 )
-from compass_server.domain.limits import OPEN_STATUSES, nul, question_label, quote, too_long
+from compass_server.domain.limits import (
+    FREE_TEXT_NAMES,
+    OPEN_STATUSES,
+    nul,
+    question_label,
+    quote,
+    too_long,
+)
 from compass_server.domain.outcomes import outcome_violations
 from gen.compass.v1 import comms_pb2
 
@@ -319,6 +326,7 @@ def _content(ask: comms_pb2.Ask) -> list[object]:
             question.header,
             question.allow_multiple,
             question.recommended if question.HasField("recommended") else None,
+            question.free_text,
             [
                 (option.id, option.label, option.description, option.preview)
                 for option in question.options
@@ -374,6 +382,7 @@ def question_violations(question: comms_pb2.AskQuestion, path: str) -> list[Fiel
         ("header", question.header),
     ):
         violations.extend(nul(f"{path}.{field}", value, qid))
+    violations.extend(free_text_violations(question, path))
     if len(question.options) > MAX_OPTIONS_PER_QUESTION:
         violations.append(
             FieldViolation(
@@ -415,6 +424,30 @@ def question_violations(question: comms_pb2.AskQuestion, path: str) -> list[Fiel
     return violations
 
 
+def free_text_violations(question: comms_pb2.AskQuestion, path: str) -> list[FieldViolation]:
+    """A question's `free_text`: a defined FreeText, and not REFUSED without options (no
+    pick and no text would leave the question unanswerable)."""
+    qid = question.question_id
+    free_text = question.free_text
+    if free_text != comms_pb2.FREE_TEXT_UNSPECIFIED and free_text not in FREE_TEXT_NAMES:
+        return [
+            FieldViolation(
+                field=f"{path}.free_text",
+                description=f"{question_label(qid)}: free_text {free_text} is not a FreeText",
+                question_id=qid,
+            )
+        ]
+    if free_text == comms_pb2.FREE_TEXT_REFUSED and not question.options:
+        return [
+            FieldViolation(
+                field=f"{path}.free_text",
+                description=f"{question_label(qid)}: a question without options cannot refuse free text (it could not be answered)",
+                question_id=qid,
+            )
+        ]
+    return []
+
+
 def answer_state_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolation]:
     violations = outcome_violations(ask, path)
     server_written = "is written by the server when the ask is answered; send it empty"
@@ -433,6 +466,13 @@ def answer_state_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolatio
         violations.append(
             FieldViolation(
                 field=f"{path}.answered_by_name", description=f"answered_by_name {server_written}"
+            )
+        )
+    if ask.HasField("delivery"):
+        violations.append(
+            FieldViolation(
+                field=f"{path}.delivery",
+                description="delivery is written by the server from ReportDelivery once the ask is answered or declined; send it empty",
             )
         )
     for index, question in enumerate(ask.questions):

@@ -27,8 +27,6 @@ MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
 """A RespondToAsk with more entries than any ask can have questions is oversize."""
 MAX_CHOSEN_PER_ANSWER: Final = MAX_OPTIONS_PER_QUESTION
 MAX_CUSTOM_TEXT_LENGTH: Final = 10_000
-MAX_CLOSE_REASON_LENGTH: Final = 500
-"""Longest DeclineAsk / CloseAsk reason (the `asks.close_reason` column's CHECK)."""
 
 #: AskStatus <-> the `asks.status` column.
 STATUS_NAMES: Final[dict[int, str]] = {
@@ -58,6 +56,33 @@ TIMEOUT_POLICY_BY_NAME: Final[dict[str, comms_pb2.AskTimeoutPolicy]] = {
     "pick_recommended": comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED,
     "fail": comms_pb2.ASK_TIMEOUT_POLICY_FAIL,
 }
+#: FreeText <-> its name in a stored question (`store.blocks`; UNSPECIFIED is stored as no
+#: key, as questions were before the field existed).
+FREE_TEXT_NAMES: Final[dict[int, str]] = {
+    comms_pb2.FREE_TEXT_ACCEPTED: "accepted",
+    comms_pb2.FREE_TEXT_REFUSED: "refused",
+    comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS: "instead_of_picks",
+}
+FREE_TEXT_BY_NAME: Final[dict[str, comms_pb2.FreeText]] = {
+    "accepted": comms_pb2.FREE_TEXT_ACCEPTED,
+    "refused": comms_pb2.FREE_TEXT_REFUSED,
+    "instead_of_picks": comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+}
+#: DeliveryState <-> the `asks.delivery_state` column (and the metric's `state` label).
+DELIVERY_STATE_NAMES: Final[dict[int, str]] = {
+    comms_pb2.DELIVERY_STATE_DELIVERED: "delivered",
+    comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES: "delivered_with_changes",
+    comms_pb2.DELIVERY_STATE_NOT_DELIVERED: "not_delivered",
+}
+DELIVERY_STATE_BY_NAME: Final[dict[str, comms_pb2.DeliveryState]] = {
+    "delivered": comms_pb2.DELIVERY_STATE_DELIVERED,
+    "delivered_with_changes": comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES,
+    "not_delivered": comms_pb2.DELIVERY_STATE_NOT_DELIVERED,
+}
+#: The outcomes whose answer or decline is delivered to the agent (ReportDelivery).
+DELIVERABLE_STATUSES: Final = frozenset(
+    {comms_pb2.ASK_STATUS_ANSWERED, comms_pb2.ASK_STATUS_DECLINED}
+)
 #: What CloseAsk may write.
 CLOSE_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_WITHDRAWN, comms_pb2.ASK_STATUS_TIMED_OUT})
 #: Timestamp.seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z (protobuf's range).
@@ -121,3 +146,17 @@ def check_text(field: str, value: str, *, max_length: int, required: bool = True
         violations.append(too_long(field, field, max_length))
     if violations:
         raise InvalidArgumentError(f"invalid {field}", violations)
+
+
+def check_name(value: str) -> None:
+    """Check the name of a workspace, channel or account: `check_text`, and not blank.
+
+    Raises:
+        InvalidArgumentError: as check_text, or `value` is only spaces.
+    """
+    check_text("name", value, max_length=MAX_NAME_LENGTH)
+    if not value.strip():
+        raise InvalidArgumentError(
+            "invalid name",
+            [FieldViolation(field="name", description="name is blank (only spaces)")],
+        )

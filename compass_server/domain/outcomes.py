@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 # The block limits live with the agent side, whose mapper must refuse exactly what this
 # module refuses; they are re-exported here for the server's own callers.
 from compass_agent.limits import (
+    MAX_CLOSE_REASON_LENGTH,
     MAX_ID_LENGTH,
 )
 from compass_server.domain.answers import check_answer_request, is_identical_answer
@@ -16,7 +17,6 @@ from compass_server.domain.errors import (
 )
 from compass_server.domain.limits import (
     CLOSE_STATUSES,
-    MAX_CLOSE_REASON_LENGTH,
     MAX_TIMESTAMP_SECONDS,
     MIN_TIMESTAMP_SECONDS,
     TIMEOUT_POLICY_NAMES,

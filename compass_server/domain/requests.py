@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from compass_agent.limits import MAX_ID_LENGTH
 from compass_server.domain.answers import check_answer_request
 from compass_server.domain.blocks import check_blocks
+from compass_server.domain.deliveries import check_delivery_request
 from compass_server.domain.errors import FieldViolation, InvalidArgumentError
 from compass_server.domain.limits import check_text
 from compass_server.domain.outcomes import check_close_request, check_decline_request
@@ -105,3 +106,7 @@ def check_update_message(request: agent_pb2.UpdateMessageRequest) -> None:
 
 def check_close_ask(request: agent_pb2.CloseAskRequest) -> None:
     check_close_request(request.ask_id, request.status, request.reason, request.answers)
+
+
+def check_report_delivery(request: agent_pb2.ReportDeliveryRequest) -> None:
+    check_delivery_request(request.ask_id, request.state, request.detail, request.payload)

@@ -20,6 +20,11 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from compass_server.domain.answers import answered_questions, is_identical_answer, validate_answers
 from compass_server.domain.blocks import check_ask_update, with_minted_ask_ids
+from compass_server.domain.deliveries import (
+    is_identical_delivery,
+    reported_message,
+    undeliverable_message,
+)
 from compass_server.domain.errors import FailedPreconditionError, InvalidArgumentError
 from compass_server.domain.outcomes import (
     is_final,
@@ -50,6 +55,22 @@ class Outcome:
 Judge: TypeAlias = "Callable[[comms_pb2.Ask], Outcome | None]"
 """Judges an ask as stored: the outcome to write, None for an identical retry, or raises
 (`FailedPreconditionError`: final; `InvalidArgumentError`: answers that do not fit)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delivery:
+    """What a store writes as an ANSWERED or DECLINED ask's delivery receipt (the reporting
+    account and the time are the store's: who calls, and when it writes)."""
+
+    state: comms_pb2.DeliveryState
+    detail: str
+    payload: str
+
+
+DeliveryJudge: TypeAlias = "Callable[[comms_pb2.Ask], Delivery | None]"
+"""Judges an ask as stored for a receipt: the receipt to write, None for an identical repeat
+of the stored one, or raises `FailedPreconditionError` (nothing to deliver, or another
+receipt is stored)."""
 
 UpdateRule: TypeAlias = "Callable[[Sequence[comms_pb2.Ask], Sequence[comms_pb2.MessageBlock]], list[comms_pb2.MessageBlock]]"
 """Judges an UpdateMessage's blocks against the message's stored asks: raises if they do not
@@ -117,5 +138,25 @@ def judge_close(
             raise FailedPreconditionError(outcome_message(ask))
         fitted = _fitting(ask, answers) if status == comms_pb2.ASK_STATUS_TIMED_OUT else None
         return Outcome(status=status, reason=reason, answers=fitted)
+
+    return judge
+
+
+def judge_delivery(
+    account_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
+) -> DeliveryJudge:
+    """ReportDelivery: the first receipt of an ANSWERED or DECLINED ask is written; an
+    identical repeat (same state, detail, payload, account) passes; anything else is
+    FAILED_PRECONDITION."""
+
+    def judge(ask: comms_pb2.Ask) -> Delivery | None:
+        if ask.HasField("delivery"):
+            if is_identical_delivery(ask, account_id, state, detail, payload):
+                return None
+            raise FailedPreconditionError(reported_message(ask))
+        refusal = undeliverable_message(ask)
+        if refusal is not None:
+            raise FailedPreconditionError(refusal)
+        return Delivery(state=state, detail=detail, payload=payload)
 
     return judge

@@ -1,33 +1,25 @@
 // @ts-check
 // The Compass page: sign in with a token, pick a channel, watch its messages live, answer asks.
 
-import { AskForm, closedView, interruptedNote, isFinal, questionSignature } from "./ask.js";
-import { RpcError, serverStream, unary } from "./connect.js";
-import { h, reconcile, timeNode } from "./dom.js";
+import { ChannelView } from "./channel.js";
+import { RpcError, unary } from "./connect.js";
+import { receiptWaitFrom } from "./delivery.js";
+import { byId as $, h, timeNode } from "./dom.js";
 import {
-  RETRY_FIRST_MS,
   askHref,
   channelHref,
-  compareKeys,
   countByChannel,
+  defaultChannel,
   firstQuestion,
-  jittered,
-  nextDelay,
-  orderKey,
+  moreQuestions,
   parseRoute,
   signInCode,
   signInRefusal,
-  stopsChannel,
-  tickWait,
-  toBigInt,
+  switchQuestion,
   withoutToken,
 } from "./page.js";
 
 /**
- * @typedef {import("./ask.js").Ask} Ask
- * @typedef {import("./ask.js").Answer} Answer
- * @typedef {import("./page.js").Message} Message
- * @typedef {import("./page.js").Block} Block
  * @typedef {import("./page.js").Channel} Channel
  * @typedef {import("./page.js").PendingAsk} PendingAsk
  */
@@ -39,375 +31,6 @@ const SESSION_KEY = "compass.session";
 const LAST_CHANNEL_KEY = "compass.lastChannel"; // an id, not a secret: kept across tabs
 const INBOX_POLL_MS = 5_000; // the inbox re-reads at least this often (at once on changes the open channel shows)
 const INBOX_MAX = 500; // asks read into the inbox at most (pages of 100)
-
-/**
- * The page's element with this id (index.html has them all: a missing one is a bug).
- * @param {string} id
- * @returns {HTMLElement}
- */
-const $ = (id) => {
-  const node = document.getElementById(id);
-  if (!node) throw new Error(`index.html has no #${id}`);
-  return node;
-};
-
-// ---------------------------------------------------------------------------------------
-// One channel: a resumable WatchChannel and the messages it delivered.
-
-class ChannelView {
-  /**
-   * @param {{token: string, channel: Channel, onAuthLost: () => void, onChange?: () => void,
-   *   focusAsk?: string | null}} options
-   */
-  constructor({ token, channel, onAuthLost, onChange, focusAsk = null }) {
-    this.token = token;
-    this.channel = channel;
-    this.onAuthLost = onAuthLost;
-    this.onChange = onChange ?? (() => {});
-    this.focusAsk = focusAsk; // an ask to show first (a deep link), else the first pending one
-    this.revision = 0n; // highest revision seen: where a new watch resumes
-    this.loaded = false; // the first ListMessages pages are all in
-    /** @type {Map<string, Message>} */
-    this.messages = new Map(); // messageId -> message
-    /** @type {Map<string, HTMLElement>} */
-    this.articles = new Map(); // messageId -> <article>
-    /** @type {Map<string, AskForm>} */
-    this.forms = new Map(); // askId -> AskForm (pending asks)
-    /** @type {Map<string, {note: string, unsent: import("./ask.js").UnsentAnswer[]}>} */
-    this.notes = new Map(); // askId -> {note, unsent} shown on its closed view
-    this.controller = new AbortController();
-    this.list = $("messages");
-    this.status = $("live-status");
-    this.error = $("channel-error");
-    this.empty = h("p", { class: "muted empty" }, "Loading messages…");
-    this.list.replaceChildren(this.empty);
-    this.error.hidden = true;
-  }
-
-  stop() {
-    this.controller.abort();
-  }
-
-  /**
-   * @param {string} text
-   * @param {string} state
-   */
-  setStatus(text, state) {
-    this.status.textContent = text;
-    this.status.dataset.state = state;
-  }
-
-  /** The channel as it is now (ListMessages, every page), then live changes (WatchChannel). */
-  async run() {
-    const signal = this.controller.signal;
-    let delay = RETRY_FIRST_MS;
-    this.setStatus("Loading…", "connecting");
-    for (;;) {
-      try {
-        await this.load(signal);
-        break;
-      } catch (error) {
-        if (signal.aborted) return;
-        if (!this.recoverable(error)) return;
-        await this.countdown(delay, signal, (s) => `Could not load; retrying in ${s} s…`);
-        delay = nextDelay(delay);
-      }
-    }
-    if (!this.messages.size) this.empty.textContent = "No messages yet.";
-    this.loaded = true;
-    this.showStart();
-    await this.watch(signal);
-  }
-
-  /**
-   * Waits `ms`, saying every second how long is left (`text(seconds)`).
-   * @param {number} ms
-   * @param {AbortSignal} signal
-   * @param {(seconds: number) => string} text
-   */
-  async countdown(ms, signal, text) {
-    const end = Date.now() + ms;
-    while (!signal.aborted) {
-      const left = end - Date.now();
-      if (left <= 0) return;
-      this.setStatus(text(Math.max(1, Math.ceil(left / 1000))), "reconnecting");
-      await sleep(tickWait(left), signal);
-    }
-  }
-
-  /** Once the channel is loaded: brings the linked ask, else the first pending question,
-   * into view (on a phone the form is taller than the screen, and its end is not where to
-   * start); with neither, the newest message. */
-  showStart() {
-    if (this.focusAsk) {
-      const linked = [...this.list.querySelectorAll("[data-ask-id]")].find(
-        (node) => node instanceof HTMLElement && node.dataset.askId === this.focusAsk,
-      );
-      if (linked) {
-        scrollBelowHeader(linked);
-        linked.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus({ preventScroll: true });
-        return;
-      }
-      this.showError("The linked ask is not in this channel any more.");
-    }
-    const first = this.list.querySelector("form.ask-pending fieldset.question");
-    if (first) scrollBelowHeader(first);
-    else this.list.lastElementChild?.scrollIntoView({ block: "end" });
-  }
-
-  /**
-   * A deep link to an ask of this channel while it is open.
-   * @param {string} askId
-   */
-  focus(askId) {
-    this.focusAsk = askId;
-    if (this.loaded) this.showStart();
-  }
-
-  /** @param {AbortSignal} signal */
-  async load(signal) {
-    let pageToken = "";
-    do {
-      const page = await unary(
-        this.token,
-        "ListMessages",
-        { channelId: this.channel.channelId, pageToken },
-        { signal },
-      );
-      for (const message of page.messages ?? []) this.apply(message);
-      pageToken = page.nextPageToken ?? "";
-    } while (pageToken);
-  }
-
-  /** Follows changes after the highest revision seen, resuming from there whenever the
-   * stream ends or breaks (with backoff). */
-  /** @param {AbortSignal} signal */
-  async watch(signal) {
-    let delay = RETRY_FIRST_MS;
-    while (!signal.aborted) {
-      this.setStatus("Connecting…", "connecting");
-      try {
-        await serverStream(
-          this.token,
-          "WatchChannel",
-          { channelId: this.channel.channelId, afterRevision: this.revision.toString() },
-          {
-            signal,
-            onOpen: () => {
-              delay = RETRY_FIRST_MS;
-            },
-            onMessage: (response) => {
-              if (response && response.message) this.apply(response.message);
-              // Sent once the replay is done, then as a keepalive while the channel is quiet.
-              if (response && response.caughtUp) this.setStatus("Live", "live");
-            },
-          },
-        );
-        // A clean end (the server is shutting down): resume from where we are.
-      } catch (error) {
-        if (signal.aborted) return;
-        if (!this.recoverable(error)) return;
-      }
-      if (signal.aborted) return;
-      const wait = jittered(delay, Math.random());
-      await this.countdown(wait, signal, (s) => `Reconnecting in ${s} s…`);
-      delay = nextDelay(delay);
-    }
-  }
-
-  /**
-   * Whether to retry after `error`; otherwise says why the channel cannot be shown.
-   * @param {unknown} error
-   */
-  recoverable(error) {
-    if (!(error instanceof RpcError)) {
-      console.error(error);
-      return true;
-    }
-    if (!stopsChannel(error.code)) return true;
-    this.setStatus("Stopped", "stopped");
-    if (error.code === "unauthenticated") this.onAuthLost();
-    this.showError(`This channel cannot be shown: ${error.message}`);
-    return false;
-  }
-
-  /** @param {string} text */
-  showError(text) {
-    this.error.textContent = text;
-    this.error.hidden = false;
-  }
-
-  /**
-   * Shows `message` (new, or a newer version of one shown: replaced by messageId).
-   * @param {Message} message
-   */
-  apply(message) {
-    const id = message.messageId;
-    if (!id) return;
-    const revision = toBigInt(message.revision);
-    const known = this.messages.get(id);
-    if (known && toBigInt(known.revision) > revision) return; // an older copy (a GetAsk race)
-    if (revision > this.revision) this.revision = revision;
-    this.messages.set(id, message);
-    const shown = this.articles.get(id);
-    const isNew = !shown;
-    const article = shown ?? h("article", { class: "message", dataset: { messageId: id } });
-    if (isNew) this.articles.set(id, article);
-    reconcile(article, [
-      h(
-        "p",
-        { class: "message-meta" },
-        h("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
-        " · ",
-        timeNode(message.createdAt ?? ""),
-      ),
-      ...(message.blocks ?? []).map((block) => this.blockNode(block)),
-    ]);
-    if (isNew) this.place(article, message);
-    if (this.loaded) this.onChange();
-  }
-
-  /**
-   * @param {HTMLElement} article
-   * @param {Message} message
-   */
-  place(article, message) {
-    this.empty.remove();
-    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
-    const key = orderKey(message);
-    const after = [...this.messages.values()]
-      .filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0)
-      .sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
-    this.list.insertBefore(article, after ? this.articles.get(after.messageId ?? "") ?? null : null);
-    // While loading, nothing scrolls: `showStart` picks the place once all is in.
-    if (this.loaded && nearBottom && !after) article.scrollIntoView({ block: "end" });
-  }
-
-  /** @param {Block} block */
-  blockNode(block) {
-    if (block.text) return h("div", { class: "text-block" }, block.text.text ?? "");
-    if (block.ask) return this.askNode(block.ask);
-    return h("p", { class: "muted" }, "(a block this page cannot show)");
-  }
-
-  /** @param {Ask} ask */
-  askNode(ask) {
-    const askId = ask.askId ?? "";
-    const open = this.forms.get(askId);
-    if (isFinal(ask)) {
-      if (open) {
-        this.forms.delete(askId);
-        // Closed while this person was filling it in (not by their own answer or decline):
-        // say so, and keep what they entered in view.
-        if (!open.declined && open.hasDraft() && !open.matches(ask)) {
-          this.notes.set(askId, { note: interruptedNote(ask), unsent: open.unsent() });
-        }
-      }
-      return closedView(ask, this.notes.get(askId) ?? {});
-    }
-    if (open && open.signature === questionSignature(ask)) {
-      open.update(ask);
-      return open.node;
-    }
-    // New, or the agent changed its questions: a fresh form keeps what was entered per question.
-    const form = new AskForm(ask, {
-      submit: (id, answers) => this.respond(id, answers),
-      decline: (id, reason) => this.decline(id, reason),
-    });
-    if (open) form.restore(open.draft());
-    this.forms.set(askId, form);
-    return form.node;
-  }
-
-  /**
-   * @param {string} askId
-   * @param {Answer[]} answers
-   */
-  async respond(askId, answers) {
-    await this.closing(askId, unary(this.token, "RespondToAsk", { askId, answers }));
-    await this.refreshAsk(askId);
-  }
-
-  /**
-   * @param {string} askId
-   * @param {string} reason
-   */
-  async decline(askId, reason) {
-    await this.closing(askId, unary(this.token, "DeclineAsk", { askId, reason }));
-    await this.refreshAsk(askId);
-  }
-
-  /** Awaits a call that closes the ask. Refused because the ask was closed meanwhile
-   * (FAILED_PRECONDITION), the error carries the ask as stored (`closedAsk`), so the form can
-   * say how it ended.
-   * @param {string} askId
-   * @param {Promise<unknown>} call
-   */
-  async closing(askId, call) {
-    try {
-      await call;
-    } catch (error) {
-      if (error instanceof RpcError && error.code === "failed_precondition") {
-        error.closedAsk = (await this.fetchAsk(askId))?.ask ?? null;
-      }
-      throw error;
-    }
-  }
-
-  /**
-   * GetAsk, or null when it fails.
-   * @param {string} askId
-   * @returns {Promise<{ask?: Ask, messageId?: string, channelId?: string} | null>}
-   */
-  async fetchAsk(askId) {
-    try {
-      return await unary(this.token, "GetAsk", { askId });
-    } catch (error) {
-      if (!(error instanceof RpcError)) throw error;
-      return null;
-    }
-  }
-
-  /** The watch will deliver the ask's new state too; fetching it now shows it at once even
-   * while the watch is reconnecting.
-   * @param {string} askId
-   */
-  async refreshAsk(askId) {
-    const got = await this.fetchAsk(askId);
-    const message = got ? this.messages.get(got.messageId ?? "") : null;
-    if (!got || !message || !got.ask) return;
-    const ask = got.ask;
-    const blocks = (message.blocks ?? []).map((block) =>
-      block.ask && block.ask.askId === askId ? { ask } : block,
-    );
-    this.apply({ ...message, blocks });
-  }
-}
-
-/**
- * Scrolls `node` to just below the sticky channel header, which would otherwise cover it.
- * @param {Element} node
- */
-function scrollBelowHeader(node) {
-  const head = document.querySelector(".channel-head");
-  const covered = head ? head.getBoundingClientRect().height + 8 : 0;
-  window.scrollTo({ top: Math.max(0, window.scrollY + node.getBoundingClientRect().top - covered) });
-}
-
-/**
- * @param {number} ms
- * @param {AbortSignal} signal
- * @returns {Promise<void>}
- */
-function sleep(ms, signal) {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
-}
 
 // ---------------------------------------------------------------------------------------
 // The page: sign-in, channel list, routing (#/channel/<id>), sign-out.
@@ -538,6 +161,9 @@ async function refreshInbox() {
     app.inbox.asks = asks;
     renderInbox();
     notifyNew(asks);
+    // A fresh tab with several channels and nothing in the address opened nothing, even with
+    // an ask waiting: now that the inbox is known, route() picks its channel.
+    if (!app.view && parseRoute(location.hash).kind === "none") route();
   } catch (error) {
     if (!(error instanceof RpcError)) console.error(error);
     // The last list stays; the next refresh tries again.
@@ -561,7 +187,6 @@ function renderInbox() {
   list.replaceChildren(
     ...asks.map((item) => {
       const ask = item.ask ?? {};
-      const more = (ask.questions ?? []).length - 1;
       return h(
         "li",
         {},
@@ -575,7 +200,7 @@ function renderInbox() {
             h("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
             ` in # `,
             h("bdi", {}, item.channelName || channelName(item.channelId)),
-            more > 0 ? ` · +${more} more` : "",
+            moreQuestions((ask.questions ?? []).length),
             " · ",
             timeNode(item.askedAt ?? ""),
           ),
@@ -669,9 +294,9 @@ function route() {
   const wanted = target.id;
   let channel = app.channels.find((c) => c.channelId === wanted) ?? null;
   if (!match) {
-    // No channel in the address: the one this person had open last, else the only one.
-    const last = localStorage.getItem(LAST_CHANNEL_KEY);
-    channel = app.channels.find((c) => c.channelId === last) ?? (app.channels.length === 1 ? app.channels[0] : null);
+    // No channel in the address: the one this person had open last, else the only one,
+    // else the one with the ask waiting longest (once the inbox is read: renderInbox).
+    channel = defaultChannel(app.channels, localStorage.getItem(LAST_CHANNEL_KEY), app.inbox.asks);
   }
   if (app.view && channel && app.view.channel.channelId === channel.channelId) return;
   showChannel(channel, { notFound: match ? wanted ?? target.raw : null });
@@ -752,6 +377,7 @@ function showChannel(channel, { notFound = null, focusAsk = null }) {
     },
     onChange: () => refreshInbox(),
     focusAsk,
+    receiptWaitMs: receiptWaitFrom(location.search),
   });
   app.view.run();
 }
@@ -775,6 +401,7 @@ function forgetToken(token) {
  */
 async function signInWithLink(code) {
   history.replaceState(null, "", `${location.pathname}${location.search}`);
+  const current = app.token || sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(SESSION_KEY);
   let response;
   try {
     response = await fetch("auth/sign-in", {
@@ -798,9 +425,67 @@ async function signInWithLink(code) {
     showSignin(doc && typeof doc.error === "string" ? doc.error : "This sign-in link could not be used.");
     return;
   }
+  if (current && current !== doc.token) {
+    // Signed in already: a link for another account must not replace the session unasked.
+    const mine = await whoIs(current);
+    if (mine && mine.accountId !== doc.accountId) {
+      const incoming = String(doc.name || doc.accountId || "another account");
+      const switching = await confirmSwitch(mine.name || mine.accountId || "you", incoming);
+      if (!switching) {
+        enter(current, { fromForm: false });
+        return;
+      }
+    }
+  }
   localStorage.setItem(SESSION_KEY, doc.token);
   sessionStorage.removeItem(TOKEN_KEY);
   enter(doc.token, { fromForm: false });
+}
+
+/**
+ * Who `token` signs in (GetMe), or null when it no longer works or the server is away.
+ * @param {string} token
+ * @returns {Promise<{accountId?: string, name?: string} | null>}
+ */
+async function whoIs(token) {
+  try {
+    return await unary(token, "GetMe", {});
+  } catch (error) {
+    if (!(error instanceof RpcError)) throw error;
+    return null;
+  }
+}
+
+/**
+ * Ask whether to leave the account this browser is signed in as for the link's.
+ * @param {string} current
+ * @param {string} incoming
+ * @returns {Promise<boolean>} true: switch
+ */
+function confirmSwitch(current, incoming) {
+  const words = switchQuestion(current, incoming);
+  $("signin-view").hidden = true;
+  $("app-view").hidden = true;
+  return new Promise((resolve) => {
+    /** @param {boolean} choice */
+    const done = (choice) => {
+      panel.remove();
+      resolve(choice);
+    };
+    const stay = h("button", { type: "button", class: "button button-primary" }, words.stayLabel);
+    const go = h("button", { type: "button", class: "button" }, words.switchLabel);
+    stay.addEventListener("click", () => done(false));
+    go.addEventListener("click", () => done(true));
+    const panel = h(
+      "section",
+      { class: "signin switch-account", id: "switch-account", role: "dialog", "aria-labelledby": "switch-title" },
+      h("h1", { id: "switch-title" }, words.title),
+      h("p", {}, words.text),
+      h("div", { class: "switch-actions" }, stay, go),
+    );
+    $("main").append(panel);
+    stay.focus();
+  });
 }
 
 function init() {
@@ -828,7 +513,12 @@ function init() {
     $("channel-list").replaceChildren();
     showSignin();
   });
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => {
+    // A sign-in link pasted into the address bar of an open page changes only the fragment.
+    const code = signInCode(location.hash);
+    if (code) signInWithLink(code);
+    else route();
+  });
   if (link) {
     signInWithLink(link);
     return;

@@ -1,9 +1,7 @@
 // @ts-check
-// An Ask block: ONE form for all its questions while pending (answered by one RespondToAsk,
-// or declined by DeclineAsk), a read-only view with its outcome once closed. Every string
-// from the agent (or another person) goes in as text.
-
-import { h, timeNode, uid } from "./dom.js";
+// An Ask block's rules and words, without the DOM: its status, the countdown's text, how a
+// refused answer is routed to its questions, what the form says. The pending form is form.js,
+// the read-only view of a closed ask closed.js; Node tests these (tests/ui/ask.test.mjs).
 
 // The Connect-JSON shapes read here (proto3 JSON: any field may be absent; an enum may come as
 // its name or its number; Timestamps are RFC 3339 strings).
@@ -19,6 +17,14 @@ import { h, timeNode, uid } from "./dom.js";
  * @property {string[]} [chosenOptionIds]
  * @property {string} [customText]
  * @property {boolean} [timedOut]
+ * @property {string | number} [freeText] FreeText: what the agent can receive as free text
+ * @typedef {object} AskDelivery A delivery receipt (what the agent received of the outcome).
+ * @property {string | number} [state] DeliveryState
+ * @property {string} [detail]
+ * @property {string} [payload]
+ * @property {string} [reportedByAccountId]
+ * @property {string} [reportedByName]
+ * @property {string} [reportedAt]
  * @typedef {object} Ask
  * @property {string} [askId]
  * @property {Question[]} [questions]
@@ -32,14 +38,29 @@ import { h, timeNode, uid } from "./dom.js";
  * @property {string} [closedAt]
  * @property {string} [closedByName]
  * @property {string} [closeReason]
- * @typedef {{questionId: string, chosenOptionIds: string[], customText: string}} Answer
- *   One AskQuestionAnswer of a RespondToAsk request.
+ * @property {AskDelivery} [delivery]
+ * @typedef {{questionId: string, chosenOptionIds: string[], customText?: string}} Answer
+ *   One AskQuestionAnswer of a RespondToAsk request (no customText: the question takes none).
  * @typedef {{chosen: Set<string>, text: string}} QuestionDraft
  * @typedef {{question: Question, chosen: string[], text: string}} UnsentAnswer
  * @typedef {import("./connect.js").Violation} Violation
  * @typedef {{code?: unknown, message?: unknown, violations?: unknown, closedAsk?: Ask | null}} SendError
  *   What a failed submit or decline rejects with (an RpcError, or anything else thrown).
  */
+
+/**
+ * An enum's name: Connect-JSON sends the name, or may send the number (`names[number]`; one
+ * this page does not know becomes `<prefix><number>`). Absent: the zero value.
+ * @param {unknown} value
+ * @param {readonly string[]} names the enum's names by number
+ * @param {string} prefix e.g. "ASK_STATUS_"
+ * @returns {string}
+ */
+export function enumName(value, names, prefix) {
+  if (typeof value === "number") return names[value] ?? `${prefix}${value}`;
+  if (typeof value === "string" && value) return value;
+  return names[0];
+}
 
 /** The AskStatus names, as Connect-JSON sends them. */
 export const STATUS = Object.freeze({
@@ -51,8 +72,8 @@ export const STATUS = Object.freeze({
   EXPIRED: "ASK_STATUS_EXPIRED",
 });
 
-// Connect-JSON may also carry an enum as its number.
-const STATUS_BY_NUMBER = [
+/** The AskStatus names by number (tests/unit/test_ui_contract.py holds them to the proto). */
+export const ASK_STATUS_NAMES = Object.freeze([
   "ASK_STATUS_UNSPECIFIED",
   STATUS.PENDING,
   STATUS.ANSWERED,
@@ -60,7 +81,34 @@ const STATUS_BY_NUMBER = [
   STATUS.WITHDRAWN,
   STATUS.TIMED_OUT,
   STATUS.EXPIRED,
-];
+]);
+
+/** The FreeText names: what the agent can receive as free text ("Other") for a question. */
+export const FREE_TEXT = Object.freeze({
+  UNSPECIFIED: "FREE_TEXT_UNSPECIFIED",
+  ACCEPTED: "FREE_TEXT_ACCEPTED",
+  REFUSED: "FREE_TEXT_REFUSED",
+  INSTEAD_OF_PICKS: "FREE_TEXT_INSTEAD_OF_PICKS",
+});
+
+/** The FreeText names by number. */
+export const FREE_TEXT_NAMES = Object.freeze([
+  FREE_TEXT.UNSPECIFIED,
+  FREE_TEXT.ACCEPTED,
+  FREE_TEXT.REFUSED,
+  FREE_TEXT.INSTEAD_OF_PICKS,
+]);
+
+/**
+ * What the agent can receive as free text for `question`, by name. Unset or UNSPECIFIED (an
+ * ask posted before the field existed) means ACCEPTED; a name this page does not know stays
+ * as it is (the form then offers the box, and the server judges).
+ * @param {Question} question
+ */
+export function freeTextPolicy(question) {
+  const name = enumName(question.freeText, FREE_TEXT_NAMES, "FREE_TEXT_");
+  return name === FREE_TEXT.UNSPECIFIED ? FREE_TEXT.ACCEPTED : name;
+}
 
 const PICK_RECOMMENDED = "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED";
 
@@ -79,11 +127,8 @@ export function isAnswered(ask) {
  * @returns {string}
  */
 export function askStatus(ask) {
-  let status = ask.status;
-  if (typeof status === "number") status = STATUS_BY_NUMBER[status] ?? `ASK_STATUS_${status}`;
-  if (typeof status === "string" && status && status !== "ASK_STATUS_UNSPECIFIED" && status !== STATUS.PENDING) {
-    return status;
-  }
+  const status = enumName(ask.status, ASK_STATUS_NAMES, "ASK_STATUS_");
+  if (status !== "ASK_STATUS_UNSPECIFIED" && status !== STATUS.PENDING) return status;
   return isAnswered(ask) ? STATUS.ANSWERED : STATUS.PENDING;
 }
 
@@ -96,7 +141,7 @@ export function isFinal(ask) {
  * @param {Ask} ask
  * @param {string} fallback
  */
-function closerName(ask, fallback) {
+export function closerName(ask, fallback) {
   return ask.closedByName || ask.closedByAccountId || fallback;
 }
 
@@ -181,72 +226,6 @@ export function countdownText(remaining, policy) {
   return { clock, then, state };
 }
 
-// One timer for every countdown on the page; an updater returning false is done.
-/** @type {Set<() => boolean>} */
-const ticking = new Set();
-/** @type {ReturnType<typeof setInterval> | null} */
-let ticker = null;
-
-/** @param {() => boolean} update */
-function track(update) {
-  if (update() === false) return;
-  ticking.add(update);
-  ticker ??= setInterval(() => {
-    for (const each of ticking) if (each() === false) ticking.delete(each);
-    if (!ticking.size) {
-      clearInterval(ticker ?? undefined);
-      ticker = null;
-    }
-  }, 250);
-}
-
-/** "Answer within 1:23 — then …" for a pending ask with a deadline; live until it is up. */
-class Countdown {
-  constructor() {
-    this.clock = h("strong", { class: "countdown" });
-    this.then = h("span", { class: "countdown-then" });
-    this.node = h("p", { class: "ask-deadline", hidden: true }, this.clock, this.then);
-    this.deadline = Number.NaN;
-    /** @type {string | number} */
-    this.policy = "";
-    this.tracked = false;
-    this.seenConnected = false;
-  }
-
-  /** @param {Ask} ask */
-  set(ask) {
-    this.deadline = parseTimestamp(ask.deadline);
-    this.policy = ask.onTimeout ?? "";
-    this.node.hidden = Number.isNaN(this.deadline);
-    if (this.node.hidden) return;
-    const at = new Date(this.deadline);
-    this.node.title = `Deadline: ${at.toString()}`;
-    if (this.tracked) this.update();
-    else {
-      this.tracked = true;
-      track(() => this.update());
-    }
-  }
-
-  update() {
-    if (this.node.isConnected) this.seenConnected = true;
-    else if (this.seenConnected || Number.isNaN(this.deadline)) {
-      this.tracked = false;
-      return false; // the form left the page
-    }
-    const remaining = Math.ceil((this.deadline - Date.now()) / 1000);
-    const { clock, then, state } = countdownText(remaining, this.policy);
-    if (this.clock.textContent !== clock) this.clock.textContent = clock;
-    if (this.then.textContent !== then) this.then.textContent = then;
-    this.node.dataset.state = state;
-    if (state === "up") {
-      this.tracked = false;
-      return false;
-    }
-    return true;
-  }
-}
-
 /**
  * The ask's questions without answer state: equal signatures render the same form.
  * @param {Ask} ask
@@ -259,6 +238,7 @@ export function questionSignature(ask) {
       q.header ?? "",
       q.allowMultiple ?? false,
       q.recommended ?? null,
+      freeTextPolicy(q),
       (q.options ?? []).map((o) => [o.id ?? "", o.label ?? "", o.description ?? "", o.preview ?? ""]),
     ]),
   );
@@ -353,7 +333,7 @@ export function answersMatch(ask, answers) {
     if (!q) return false;
     const chosen = [...(q.chosenOptionIds ?? [])].sort();
     const mine = [...answer.chosenOptionIds].sort();
-    return (q.customText ?? "") === answer.customText && JSON.stringify(chosen) === JSON.stringify(mine);
+    return (q.customText ?? "") === (answer.customText ?? "") && JSON.stringify(chosen) === JSON.stringify(mine);
   });
 }
 
@@ -440,7 +420,7 @@ export function describeDeclineError(error) {
  * The Connect code of what a send rejected with ("unknown" for anything but an RpcError).
  * @param {SendError | null | undefined} error
  */
-function errorCode(error) {
+export function errorCode(error) {
   return error && typeof error.code === "string" ? error.code : "unknown";
 }
 
@@ -448,7 +428,7 @@ function errorCode(error) {
  * The ask as stored when `error` says the send found it closed, else null.
  * @param {SendError | null | undefined} error
  */
-function closedAskOf(error) {
+export function closedAskOf(error) {
   const closed = error?.closedAsk;
   return errorCode(error) === "failed_precondition" && closed && isFinal(closed) ? closed : null;
 }
@@ -475,637 +455,4 @@ export function restoredChoice(optionIds, chosen, multiple) {
 export function chosenLabels(question, ids) {
   const labels = new Map((question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
   return ids.map((id) => labels.get(id) ?? id);
-}
-
-/**
- * @typedef {object} QuestionEntry One question of a pending form.
- * @property {Question} question
- * @property {HTMLFieldSetElement} fieldset
- * @property {HTMLInputElement[]} inputs
- * @property {HTMLTextAreaElement} other
- * @property {HTMLButtonElement | null} clear
- * @property {HTMLElement} violation
- * @property {boolean} multiple
- */
-
-/** The pending form of one ask. `submit(askId, answers)` sends them and `decline(askId,
- * reason)` declines the ask; both reject with RpcError (one refused because the ask closed
- * meanwhile may carry that ask as `closedAsk`). */
-export class AskForm {
-  /**
-   * @param {Ask} ask
-   * @param {{submit: (askId: string, answers: Answer[]) => Promise<void>,
-   *   decline: (askId: string, reason: string) => Promise<void>}} actions
-   */
-  constructor(ask, { submit, decline }) {
-    this.ask = ask;
-    this.signature = questionSignature(ask);
-    this.submitAnswers = submit;
-    this.declineAsk = decline;
-    this.busy = false;
-    this.declined = false; // this person declined it here: no "not sent" note then
-    /** @type {string | null} */
-    this.closedOutcome = null; // set when a send found the ask closed
-    this.countdown = new Countdown();
-    // Built by buildDecline():
-    /** @type {HTMLButtonElement} */ this.declineButton;
-    /** @type {HTMLSpanElement} */ this.declineDraftWarning;
-    /** @type {HTMLTextAreaElement} */ this.declineReason;
-    /** @type {HTMLParagraphElement} */ this.declineError;
-    /** @type {HTMLButtonElement} */ this.declineConfirm;
-    /** @type {HTMLButtonElement} */ this.declineCancel;
-    /** @type {HTMLDivElement} */ this.declinePanel;
-    this.questions = (ask.questions ?? []).map((question, index) => this.buildQuestion(question, index));
-    this.skipNotice = h("p", { class: "skip-notice", role: "status", "aria-live": "polite" });
-    this.formError = h("p", { class: "form-error", role: "alert", hidden: true });
-    this.button = h("button", { type: "submit", class: "button button-primary" }, "Send answers");
-    // Skipping every question is a choice of its own, never what the primary button does on
-    // an untouched form.
-    this.skipAllButton = h("button", { type: "button", class: "button button-quiet skip-all", hidden: true }, "Skip all questions");
-    this.skipAllButton.addEventListener("click", () => this.send({ skipAll: true }));
-    this.buildDecline();
-    this.node = h(
-      "form",
-      {
-        class: "ask ask-pending",
-        method: "post",
-        novalidate: true,
-        dataset: { askId: ask.askId ?? "" },
-        "aria-label": plural(this.questions.length, "question from the agent", "questions from the agent"),
-        onsubmit: (event) => {
-          event.preventDefault();
-          this.send();
-        },
-      },
-      this.countdown.node,
-      this.questions.map((q) => q.fieldset),
-      h(
-        "div",
-        { class: "ask-footer" },
-        this.skipNotice,
-        this.formError,
-        h("div", { class: "ask-actions" }, this.button, this.skipAllButton, this.declineButton),
-        this.declinePanel,
-      ),
-    );
-    this.countdown.set(ask);
-    this.refresh();
-  }
-
-  /**
-   * The same ask again (same questions): picks up a changed deadline.
-   * @param {Ask} ask
-   */
-  update(ask) {
-    this.ask = ask;
-    this.countdown.set(ask);
-  }
-
-  /** "Decline…" opens an in-page confirmation saying what declining does, with an optional
-   * reason; only its "Decline ask" button calls DeclineAsk. */
-  buildDecline() {
-    const titleId = uid("decline-title");
-    const reasonId = uid("decline-reason");
-    this.declineButton = h(
-      "button",
-      { type: "button", class: "button button-quiet decline-open", "aria-expanded": "false" },
-      "Decline…",
-    );
-    this.declineButton.addEventListener("click", () => this.openDecline());
-    this.declineDraftWarning = h("span", { class: "decline-draft", hidden: true }, " What you entered above is not sent.");
-    this.declineReason = h("textarea", { id: reasonId, class: "decline-reason", rows: 2, maxlength: 500 });
-    this.declineError = h("p", { class: "decline-error", role: "alert", hidden: true });
-    this.declineConfirm = h("button", { type: "button", class: "button button-danger" }, "Decline ask");
-    this.declineCancel = h("button", { type: "button", class: "button button-quiet" }, "Keep answering");
-    this.declineConfirm.addEventListener("click", () => this.sendDecline());
-    this.declineCancel.addEventListener("click", () => this.closeDecline());
-    this.declinePanel = h(
-      "div",
-      { class: "decline-panel", role: "group", "aria-labelledby": titleId, hidden: true },
-      h(
-        "p",
-        { class: "decline-warning", id: titleId },
-        h("strong", {}, "Decline this ask?"),
-        " The agent will be told you declined; its run stops.",
-        this.declineDraftWarning,
-      ),
-      h("label", { for: reasonId }, "Reason (optional)"),
-      this.declineReason,
-      this.declineError,
-      h("div", { class: "ask-actions" }, this.declineConfirm, this.declineCancel),
-    );
-    this.declinePanel.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && !this.busy) {
-        event.preventDefault();
-        this.closeDecline();
-      }
-    });
-  }
-
-  openDecline() {
-    this.declineDraftWarning.hidden = !this.hasDraft();
-    this.declineError.hidden = true;
-    this.declinePanel.hidden = false;
-    this.declineButton.setAttribute("aria-expanded", "true");
-    this.declineButton.hidden = true;
-    this.declineReason.focus();
-  }
-
-  closeDecline() {
-    this.declinePanel.hidden = true;
-    this.declineButton.hidden = false;
-    this.declineButton.setAttribute("aria-expanded", "false");
-    this.declineButton.focus();
-  }
-
-  async sendDecline() {
-    if (this.busy) return;
-    this.busy = true;
-    this.declineError.hidden = true;
-    this.setDisabled(true);
-    try {
-      this.declined = true;
-      await this.declineAsk(this.ask.askId ?? "", this.declineReason.value.trim());
-    } catch (caught) {
-      this.declined = false;
-      const error = /** @type {SendError | null | undefined} */ (caught);
-      const closed = closedAskOf(error);
-      if (closed) this.closedOutcome = askStatus(closed);
-      this.declineError.textContent = describeDeclineError(error);
-      this.declineError.hidden = false;
-    } finally {
-      this.busy = false;
-      this.setDisabled(false);
-    }
-  }
-
-  /** Disables the actions while a call is in flight, and for good once the ask is known to
-   * be closed (the inputs stay as they are: nothing entered is taken away). */
-  /** @param {boolean} busy */
-  setDisabled(busy) {
-    const off = busy || this.closedOutcome !== null;
-    this.button.disabled = off;
-    this.skipAllButton.disabled = off;
-    this.declineButton.disabled = off;
-    this.declineConfirm.disabled = off;
-    if (busy) this.node.setAttribute("aria-busy", "true");
-    else this.node.removeAttribute("aria-busy");
-  }
-
-  /**
-   * @param {Question} question
-   * @param {number} index
-   * @returns {QuestionEntry}
-   */
-  buildQuestion(question, index) {
-    const options = question.options ?? [];
-    const multiple = Boolean(question.allowMultiple);
-    const recommended = recommendedIndex(question);
-    const groupName = uid("question");
-    const violation = h("p", { class: "violation", role: "alert", id: uid("violation"), hidden: true });
-    /** @type {HTMLInputElement[]} */
-    const inputs = [];
-    const optionNodes = options.map((option, optionIndex) => {
-      const inputId = uid("option");
-      const descriptionId = option.description ? uid("description") : null;
-      const input = h("input", {
-        type: multiple ? "checkbox" : "radio",
-        id: inputId,
-        name: groupName,
-        value: option.id ?? "",
-        "aria-describedby": descriptionId,
-      });
-      input.addEventListener("change", () => this.picked(entry, input));
-      input.addEventListener("keydown", (event) => {
-        // Enter picks, like Space (a browser would otherwise submit the form or do nothing).
-        if (event.key !== "Enter") return;
-        event.preventDefault();
-        input.checked = multiple ? !input.checked : true;
-        input.dispatchEvent(new Event("change", { bubbles: true }));
-      });
-      inputs.push(input);
-      const isRecommended = optionIndex === recommended;
-      return h(
-        "div",
-        { class: isRecommended ? "option option-recommended" : "option" },
-        input,
-        h(
-          "label",
-          { for: inputId },
-          h("span", { class: "option-label" }, option.label ?? ""),
-          isRecommended ? h("span", { class: "badge" }, "Recommended") : null,
-        ),
-        descriptionId ? h("p", { class: "option-description", id: descriptionId }, option.description) : null,
-        option.preview
-          ? h("details", { class: "preview" }, h("summary", {}, "Preview"), h("pre", {}, option.preview))
-          : null,
-      );
-    });
-    const otherId = uid("other");
-    const otherHintId = uid("other-hint");
-    const other = h("textarea", {
-      id: otherId,
-      class: "other-input",
-      rows: 2,
-      "aria-describedby": `${otherHintId} ${violation.id}`,
-    });
-    other.addEventListener("input", () => this.typed(entry));
-    let hint = "Answer in your own words.";
-    if (options.length && multiple) hint = "Optional, alongside the options you tick.";
-    else if (options.length) hint = "Typing here replaces the choice above.";
-    const clear = multiple || !options.length
-      ? null
-      : h("button", { type: "button", class: "button button-quiet clear-choice", hidden: true }, "Clear choice");
-    clear?.addEventListener("click", () => {
-      for (const input of inputs) input.checked = false;
-      this.refresh();
-      other.focus();
-    });
-    let instruction = "Answer in your own words.";
-    if (options.length) instruction = multiple ? "Choose any that apply." : "Choose one.";
-    const fieldset = h(
-      "fieldset",
-      { class: "question", dataset: { questionId: question.questionId ?? "", questionIndex: index } },
-      h(
-        "legend",
-        {},
-        question.header ? h("span", { class: "chip" }, question.header) : null,
-        h("span", { class: "question-text" }, question.question ?? ""),
-      ),
-      options.length ? h("p", { class: "instruction" }, instruction) : null,
-      options.length ? h("div", { class: "options" }, optionNodes) : null,
-      clear,
-      h(
-        "div",
-        { class: "other" },
-        h("label", { for: otherId }, options.length ? "Other" : "Your answer"),
-        other,
-        h("p", { class: "other-hint", id: otherHintId }, hint),
-      ),
-      violation,
-    );
-    /** @type {QuestionEntry} */
-    const entry = { question, fieldset, inputs, other, clear, violation, multiple };
-    return entry;
-  }
-
-  /**
-   * @param {QuestionEntry} entry
-   * @param {HTMLInputElement} input
-   */
-  picked(entry, input) {
-    // Single-select: free text is instead of a pick, so a pick clears it (SPEC §4 step 6).
-    if (!entry.multiple && input.checked) entry.other.value = "";
-    this.refresh();
-  }
-
-  /** @param {QuestionEntry} entry */
-  typed(entry) {
-    if (!entry.multiple && entry.other.value.trim() !== "") {
-      for (const input of entry.inputs) input.checked = false;
-    }
-    this.refresh();
-  }
-
-  /**
-   * One entry per question, in question order (the server's answers[i] is question i).
-   * @returns {Answer[]}
-   */
-  answers() {
-    return this.questions.map((q) => ({
-      questionId: q.question.questionId ?? "",
-      chosenOptionIds: q.inputs.filter((input) => input.checked).map((input) => input.value),
-      customText: q.other.value.trim(),
-    }));
-  }
-
-  skipped() {
-    return this.answers()
-      .map((answer, index) => ({ answer, entry: this.questions[index] }))
-      .filter(({ answer }) => isSkipped(answer))
-      .map(({ entry }) => entry);
-  }
-
-  refresh() {
-    const skipped = new Set(this.skipped());
-    for (const entry of this.questions) {
-      entry.fieldset.classList.toggle("is-empty", skipped.has(entry));
-      if (entry.clear) entry.clear.hidden = !entry.inputs.some((input) => input.checked);
-    }
-    const total = this.questions.length;
-    const untouched = skipped.size === total;
-    this.skipAllButton.hidden = !untouched;
-    this.button.textContent = sendLabel(skipped.size, total);
-    if (untouched) this.button.setAttribute("aria-describedby", this.skipNotice.id || (this.skipNotice.id = uid("skip")));
-    else this.button.removeAttribute("aria-describedby");
-    const notice = skipNotice([...skipped].map((entry) => questionTitle(entry.question)), total);
-    if (!notice) {
-      this.skipNotice.replaceChildren();
-      this.skipNotice.hidden = true;
-      return;
-    }
-    const { lead, names } = notice;
-    // Rewrite the live region only when its words change, so screen readers are not told
-    // the same thing at every keystroke.
-    if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + names) return;
-    this.skipNotice.hidden = false;
-    this.skipNotice.replaceChildren(h("strong", {}, lead), names);
-  }
-
-  /** Whether the person entered anything. */
-  hasDraft() {
-    return this.skipped().length < this.questions.length;
-  }
-
-  /**
-   * What the person entered, by question id, to carry into a rebuilt form.
-   * @returns {Map<string, QuestionDraft>}
-   */
-  draft() {
-    /** @type {Map<string, QuestionDraft>} */
-    const draft = new Map();
-    for (const entry of this.questions) {
-      draft.set(entry.question.questionId ?? "", {
-        chosen: new Set(entry.inputs.filter((i) => i.checked).map((i) => i.value)),
-        text: entry.other.value,
-      });
-    }
-    return draft;
-  }
-
-  /** @param {Map<string, QuestionDraft>} draft */
-  restore(draft) {
-    for (const entry of this.questions) {
-      const saved = draft.get(entry.question.questionId ?? "");
-      if (!saved) continue;
-      const ticked = restoredChoice(entry.inputs.map((input) => input.value), saved.chosen, entry.multiple);
-      entry.inputs.forEach((input, index) => {
-        input.checked = ticked[index];
-      });
-      entry.other.value = saved.text;
-    }
-    this.refresh();
-  }
-
-  /**
-   * Whether `ask`'s stored answer is exactly what this form holds (then nothing is lost).
-   * @param {Ask} ask
-   */
-  matches(ask) {
-    return answersMatch(ask, this.answers());
-  }
-
-  /**
-   * Sends the answers. With nothing entered, only the explicit "Skip all questions" sends
-   * (`skipAll`); the primary button then says what to do instead.
-   * @param {{skipAll?: boolean}} [options]
-   */
-  async send({ skipAll = false } = {}) {
-    if (this.busy) return;
-    this.clearErrors();
-    if (!skipAll && !this.hasDraft()) {
-      this.formError.replaceChildren(
-        this.questions.length === 1
-          ? "Answer the question first, or choose “Skip all questions”."
-          : "Answer at least one question first, or choose “Skip all questions”.",
-      );
-      this.formError.hidden = false;
-      this.questions[0]?.fieldset.querySelector(/** @type {"input"} */ ("input, textarea"))?.focus();
-      return;
-    }
-    this.busy = true;
-    this.setDisabled(true);
-    try {
-      await this.submitAnswers(this.ask.askId ?? "", this.answers());
-    } catch (error) {
-      this.showError(error);
-    } finally {
-      this.busy = false;
-      this.setDisabled(false);
-    }
-  }
-
-  /**
-   * What the person entered, question by question, for showing read-only once the ask
-   * closed without it (only the questions they filled in).
-   * @returns {UnsentAnswer[]}
-   */
-  unsent() {
-    return this.questions
-      .map((entry) => ({
-        question: entry.question,
-        chosen: chosenLabels(entry.question, entry.inputs.filter((i) => i.checked).map((i) => i.value)),
-        text: entry.other.value.trim(),
-      }))
-      .filter((item) => item.chosen.length || item.text);
-  }
-
-  clearErrors() {
-    this.formError.hidden = true;
-    this.formError.replaceChildren();
-    for (const entry of this.questions) {
-      entry.violation.hidden = true;
-      entry.violation.replaceChildren();
-      entry.fieldset.classList.remove("has-violation");
-      entry.other.removeAttribute("aria-invalid");
-      for (const input of entry.inputs) input.removeAttribute("aria-invalid");
-    }
-  }
-
-  /**
-   * Shows an RpcError: field violations next to their question, the rest above the button.
-   * Nothing the person entered is touched.
-   * @param {unknown} caught
-   */
-  showError(caught) {
-    const error = /** @type {SendError | null | undefined} */ (caught);
-    const code = errorCode(error);
-    /** @type {Violation[]} */
-    const violations = Array.isArray(error?.violations) ? error.violations : [];
-    /** @type {string[]} */
-    const general = [];
-    /** @type {Map<QuestionEntry, string[]>} */
-    const byQuestion = new Map();
-    const ids = this.questions.map((entry) => entry.question.questionId ?? "");
-    for (const violation of violations) {
-      const target = this.questions[violationQuestion(violation, ids)];
-      if (!target) {
-        general.push(violation.description || violation.field);
-        continue;
-      }
-      byQuestion.set(target, [...(byQuestion.get(target) ?? []), violationText(violation)]);
-      // Only the part at fault is marked: a choice error never outlines the "Other" box.
-      const part = violationPart(violation);
-      if (part === "text") target.other.setAttribute("aria-invalid", "true");
-      if (part === "choice") for (const input of target.inputs) input.setAttribute("aria-invalid", "true");
-    }
-    for (const [entry, messages] of byQuestion) {
-      entry.violation.replaceChildren(...messages.flatMap((m, i) => (i ? [h("br"), m] : [m])));
-      entry.violation.hidden = false;
-      entry.fieldset.classList.add("has-violation");
-    }
-    // Always a line by the button too: the question at fault may be scrolled out of view.
-    const closed = closedAskOf(error);
-    if (closed) this.closedOutcome = askStatus(closed);
-    const message = typeof error?.message === "string" ? error.message : "";
-    const lead = closed
-      ? `${closedPhrase(closed)}, so your answers were not sent.`
-      : describeSendError(code, message, byQuestion.size > 0);
-    this.formError.replaceChildren(lead, ...general.flatMap((m) => [h("br"), m]));
-    this.formError.hidden = false;
-  }
-}
-
-/** @type {Record<string, {label: string, kind: string}>} */
-const OUTCOMES = {
-  [STATUS.ANSWERED]: { label: "Answered", kind: "answered" },
-  [STATUS.DECLINED]: { label: "Declined", kind: "declined" },
-  [STATUS.WITHDRAWN]: { label: "Withdrawn by the agent", kind: "withdrawn" },
-  [STATUS.TIMED_OUT]: { label: "Timed out: auto-answered", kind: "timed-out" },
-  [STATUS.EXPIRED]: { label: "Expired", kind: "expired" },
-};
-
-/**
- * Text someone else wrote (a name, a reason), isolated so right-to-left text cannot reorder
- * the sentence around it.
- * @param {string} text
- * @param {import("./dom.js").Props} [props]
- */
-function foreign(text, props = {}) {
-  return h("bdi", props, text);
-}
-
-/**
- * Who closed it and when, as one line.
- * @param {Ask} ask
- * @param {string} status
- */
-function closedByLine(ask, status) {
-  /** @param {string | undefined} stamp */
-  const at = (stamp) => timeNode(stamp ?? "");
-  switch (status) {
-    case STATUS.ANSWERED:
-      return h(
-        "p",
-        { class: "answered-by" },
-        "Answered by ",
-        h("strong", {}, foreign(ask.answeredByName || ask.answeredByAccountId || "someone")),
-        " at ",
-        at(ask.answeredAt),
-      );
-    case STATUS.DECLINED:
-      return h(
-        "p",
-        { class: "closed-by" },
-        "Declined by ",
-        h("strong", {}, foreign(closerName(ask, "a participant"))),
-        " at ",
-        at(ask.closedAt),
-      );
-    case STATUS.WITHDRAWN:
-      return h(
-        "p",
-        { class: "closed-by" },
-        "Withdrawn by ",
-        h("strong", {}, foreign(closerName(ask, "the agent"))),
-        " (the agent) at ",
-        at(ask.closedAt),
-      );
-    case STATUS.TIMED_OUT:
-      return h(
-        "p",
-        { class: "closed-by" },
-        "Nobody answered in time: ",
-        h("strong", {}, foreign(closerName(ask, "the agent"))),
-        " (the agent) picked the answers marked Timed out, at ",
-        at(ask.closedAt || ask.answeredAt),
-        ".",
-      );
-    case STATUS.EXPIRED:
-      return h("p", { class: "closed-by" }, "Nobody answered before the deadline; the server closed it at ", at(ask.closedAt), ".");
-    default:
-      return h(
-        "p",
-        { class: "closed-by" },
-        "Closed",
-        ask.closedByName || ask.closedByAccountId ? [" by ", h("strong", {}, foreign(closerName(ask, "")))] : null,
-        " at ",
-        at(ask.closedAt),
-      );
-  }
-}
-
-/** The read-only view of a closed ask (any status but PENDING): its outcome, the questions
- * with whatever answer they got, who or what closed it and when, and the reason given.
- * `note`: optional text shown above it; `unsent`: what this person had entered but never
- * sent (from AskForm.unsent()), shown so it is not lost.
- * @param {Ask} ask
- * @param {{note?: string, unsent?: UnsentAnswer[]}} [extra]
- */
-export function closedView(ask, { note = "", unsent = [] } = {}) {
-  const status = askStatus(ask);
-  const outcome = OUTCOMES[status] ?? { label: "Closed", kind: "closed" };
-  const answeredStatus = status === STATUS.ANSWERED || status === STATUS.TIMED_OUT;
-  const questions = (ask.questions ?? []).map((question) => {
-    const options = question.options ?? [];
-    const chosen = chosenLabels(question, question.chosenOptionIds ?? []);
-    const text = question.customText ?? "";
-    const empty = !chosen.length && !text;
-    return h(
-      "div",
-      { class: "answered-question", dataset: { questionId: question.questionId ?? "" } },
-      h(
-        "p",
-        { class: "answered-title" },
-        question.header ? h("span", { class: "chip" }, question.header) : null,
-        h("span", { class: "question-text" }, question.question ?? ""),
-        question.timedOut
-          ? h("span", { class: "badge badge-timeout", title: "Picked automatically when the time ran out" }, "Timed out")
-          : null,
-      ),
-      chosen.length
-        ? h(
-            "ul",
-            { class: "chosen", "aria-label": question.timedOut ? "Auto-selected" : "Chosen" },
-            chosen.map((label) => h("li", {}, label)),
-          )
-        : null,
-      text ? h("p", { class: "free-text-label" }, chosen.length || options.length ? "Other:" : "Answer:") : null,
-      text ? h("blockquote", { class: "free-text" }, text) : null,
-      empty ? h("p", { class: "skipped" }, answeredStatus ? "Skipped" : "Not answered") : null,
-    );
-  });
-  const reason = ask.closeReason ?? "";
-  return h(
-    "section",
-    {
-      class: `ask ask-closed ask-${outcome.kind}`,
-      dataset: { askId: ask.askId ?? "", status },
-      "aria-label": `${outcome.label}: ${plural(questions.length, "question", "questions")} from the agent`,
-    },
-    h("p", { class: "ask-outcome" }, h("span", { class: "outcome-label" }, outcome.label)),
-    note ? h("p", { class: "notice" }, note) : null,
-    questions,
-    unsent.length ? unsentView(unsent) : null,
-    closedByLine(ask, status),
-    reason ? h("p", { class: "close-reason" }, "Reason: ", foreign(reason, { class: "close-reason-text" })) : null,
-  );
-}
-
-/** @param {UnsentAnswer[]} unsent */
-function unsentView(unsent) {
-  return h(
-    "div",
-    { class: "unsent", role: "group", "aria-label": "Your answers, not sent" },
-    h("p", { class: "unsent-title" }, "Your answers, not sent:"),
-    unsent.map((item) =>
-      h(
-        "div",
-        { class: "unsent-question", dataset: { unsentQuestionId: item.question.questionId ?? "" } },
-        h("p", { class: "answered-title" }, h("span", { class: "question-text" }, questionTitle(item.question))),
-        item.chosen.length ? h("ul", { class: "chosen" }, item.chosen.map((label) => h("li", {}, label))) : null,
-        item.text ? h("blockquote", { class: "free-text" }, item.text) : null,
-      ),
-    ),
-  );
 }

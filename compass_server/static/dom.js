@@ -75,6 +75,17 @@ export function reconcile(parent, wanted) {
   while (parent.children.length > wanted.length) parent.lastElementChild?.remove();
 }
 
+/**
+ * The page's element with this id (index.html has them all: a missing one is a bug).
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function byId(id) {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`index.html has no #${id}`);
+  return node;
+}
+
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 /**

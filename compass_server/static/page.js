@@ -142,6 +142,24 @@ export function signInCode(hash) {
 }
 
 /**
+ * What the page asks when a sign-in link is for another account than the one this browser
+ * is signed in as (issue 24 G8: opening someone else's link, e.g. one an attacker sent,
+ * silently replaced the session). Names are shown as given; the page inserts them as text.
+ * @param {string} current who this browser is signed in as
+ * @param {string} incoming who the link signs in
+ * @returns {{title: string, text: string, switchLabel: string, stayLabel: string}}
+ */
+export function switchQuestion(current, incoming) {
+  return {
+    title: "Switch accounts?",
+    text: `You are signed in as ${current}. This sign-in link is for ${incoming}. ` +
+      "Only switch if you asked for this link yourself.",
+    switchLabel: `Switch to ${incoming}`,
+    stayLabel: `Stay signed in as ${current}`,
+  };
+}
+
+/**
  * `href` without a token put in its query (`?token=`) or fragment (`#token=`: the whole
  * fragment goes), or null when it has none. Tokens are never taken from the address.
  * @param {string} href
@@ -192,6 +210,39 @@ export function signInRefusal(code, message, fromForm, fromServer) {
 export function firstQuestion(ask) {
   const q = (ask.questions ?? [])[0] ?? {};
   return q.question || q.header || "A question";
+}
+
+/**
+ * The inbox's note on an ask of several questions: how many more than the one shown.
+ * ("+1 more" read as one more channel or ask; it is one more question.)
+ * @param {number} questions the ask's number of questions
+ */
+export function moreQuestions(questions) {
+  const more = questions - 1;
+  if (more <= 0) return "";
+  return ` · +${more} more ${more === 1 ? "question" : "questions"}`;
+}
+
+/**
+ * The channel to open when the address names none: the one this person had open last (when
+ * still theirs), else the only one, else the channel of the ask waiting longest (`asks` are
+ * oldest first), else none.
+ * @param {Channel[]} channels
+ * @param {string | null} last
+ * @param {PendingAsk[]} asks
+ * @returns {Channel | null}
+ */
+export function defaultChannel(channels, last, asks) {
+  const known = (/** @type {string | null | undefined} */ id) =>
+    id ? channels.find((c) => c.channelId === id) ?? null : null;
+  const remembered = known(last);
+  if (remembered) return remembered;
+  if (channels.length === 1) return channels[0] ?? null;
+  for (const item of asks) {
+    const channel = known(item.channelId);
+    if (channel) return channel;
+  }
+  return null;
 }
 
 /**

@@ -11,8 +11,8 @@ Visibility and acting (SPEC §4 steps 3-4):
   (`PermissionDeniedError` when it can see but not act).
 Account kinds (humans use CommsService, agents AgentService) are enforced by the service.
 
-Answer state and the ask's outcome (status, deadline, on_timeout, closed_*) have one source
-of truth: the store's ask record. They are merged into the ask blocks of every message and
+Answer state, the ask's outcome (status, deadline, on_timeout, closed_*) and its delivery
+receipt have one source of truth: the store's ask record. They are merged into the ask blocks of every message and
 ask the store returns, and no `update_message` can change them; an agent writes only the
 `deadline` and `on_timeout` of a NEW ask (docs/ask-outcomes.md).
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
 
-    from compass_server.domain.verdicts import Judge, UpdateRule
+    from compass_server.domain.verdicts import DeliveryJudge, Judge, UpdateRule
 
 EVENTS_CHANNEL: Final = "compass_events"
 """The one PostgreSQL NOTIFY channel every revision-bumping write notifies."""
@@ -509,8 +509,87 @@ class AskStore(Protocol):
         """
         ...
 
+    async def report_delivery(self, actor: AccountRow, ask_id: str, judge: DeliveryJudge) -> AskRow:
+        """Record what the agent received of an ANSWERED or DECLINED ask (its delivery
+        receipt), as `judge` (`domain.verdicts.judge_delivery`) decides under the channel
+        lock: the first receipt is written with `actor` and the time as who reported it and
+        when; an identical repeat writes nothing. Only the agent account that appended the
+        ask's message may report. A write bumps the channel revision, touches the message
+        (its revision and `updated_at`) and notifies, like an answer.
 
-class Store(AskStore, Protocol):
+        The request passed `domain.requests.check_report_delivery`.
+
+        Returns:
+            The ask with its receipt (also for an identical repeat).
+
+        Raises:
+            NotFoundError: no such ask, or not visible to `actor` ("ask not found"; an agent
+                sees the asks of the channels it takes part in, as `get_ask`).
+            PermissionDeniedError: `actor` sees the ask but did not append it.
+            FailedPreconditionError: as `judge` raises it (the ask is not ANSWERED or
+                DECLINED, or holds another receipt).
+        """
+        ...
+
+
+class McpStore(Protocol):
+    """What the MCP front door (`compass_server.mcp`) needs beyond the handlers' port: asks
+    named by the identity of the tool call that made them, and the calls waiting for them."""
+
+    async def open_mcp_ask(
+        self,
+        actor: AccountRow,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        *,
+        call_key: str,
+        waiter_id: str,
+        seconds: float,
+    ) -> tuple[AskRow, bool]:
+        """Under the channel lock: the newest ask `actor` made in `channel_id` with
+        `call_key` while it is still to be delivered (PENDING; ANSWERED or DECLINED without a
+        delivery receipt); else a new message of `blocks` (as
+        `append_message` stores it; they passed `domain.requests.check_append_message` and
+        hold exactly one ask), its ask recorded under `call_key`. In the same transaction
+        the call (`waiter_id`) holds it for `seconds` (as `hold_mcp_wait`): a call that
+        goes away before it says so again leaves the ask to the leave sweep.
+
+        Returns:
+            The ask, and whether it is new.
+
+        Raises:
+            NotFoundError: no such channel, or not visible to `actor`.
+            PermissionDeniedError: `actor` sees the channel but is not a participant.
+        """
+        ...
+
+    async def hold_mcp_wait(
+        self, actor: AccountRow, ask_id: str, waiter_id: str, seconds: float
+    ) -> None:
+        """Record that one tool call (`waiter_id`) waits for an MCP ask of `actor` and will
+        say so again within `seconds`. Nothing for an ask `actor` did not make over MCP."""
+        ...
+
+    async def release_mcp_wait(
+        self, actor: AccountRow, ask_id: str, waiter_id: str, *, grace: float | None
+    ) -> None:
+        """A tool call stopped waiting. `grace` None: it returned a result (its client knows
+        where the ask stands): the ask's waiters are forgotten. Else its client went away:
+        its wait counts for `grace` seconds more."""
+        ...
+
+    async def withdraw_abandoned(self, reason: str, *, limit: int = 100) -> Sequence[str]:
+        """Close as WITHDRAWN (`reason`, closed by its author) every PENDING MCP ask that had
+        waiting calls and has none whose time is still running; forget the waiters of final
+        asks. Runs only while it holds the sweeper lock (as `expire_due`).
+
+        Returns:
+            The ask ids this call withdrew.
+        """
+        ...
+
+
+class Store(AskStore, McpStore, Protocol):
     """Durable storage for Compass. Every method may also raise `UnavailableError` when the
     database cannot be reached (including a restart mid-operation); the caller may retry."""
 

@@ -1,4 +1,5 @@
-"""JSONB (de)serialization of message blocks and answer state, with the read invariants.
+"""JSONB (de)serialization of message blocks and answer state, with the read invariants, and
+the merge of an ask's stored state (answers, delivery receipt) into its block on read.
 
 Stored shape (`messages.blocks`, a JSON array; answer state is NOT part of it):
 
@@ -6,6 +7,8 @@ Stored shape (`messages.blocks`, a JSON array; answer state is NOT part of it):
     {"ask": {"ask_id": "ask_...", "questions": [
         {"question_id": "db", "question": "...", "header": "", "allow_multiple": false,
          "recommended": 0,                       # key absent when unset
+         "free_text": "refused",                 # accepted | refused | instead_of_picks;
+                                                 # key absent when UNSPECIFIED
          "options": [{"id": "0", "label": "...", "description": "", "preview": ""}]}]}}
 
 Answer state (`asks.answers`, the single source of truth, merged into the ask on read):
@@ -25,6 +28,11 @@ from typing import TYPE_CHECKING
 from compass_agent.jsonvalues import is_array, is_object
 from compass_server.domain import block_violations
 from compass_server.domain.errors import CorruptDataError
+from compass_server.domain.limits import (
+    DELIVERY_STATE_BY_NAME,
+    FREE_TEXT_BY_NAME,
+    FREE_TEXT_NAMES,
+)
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -35,8 +43,11 @@ if TYPE_CHECKING:
 
 _ASK_KEYS = frozenset({"ask_id", "questions"})
 _QUESTION_KEYS = frozenset(
-    {"question_id", "question", "header", "options", "allow_multiple", "recommended"}
+    {"question_id", "question", "header", "options", "allow_multiple", "recommended", "free_text"}
 )
+# Keys a question may lack: `free_text` did not exist before issue 22, and rows stored before
+# it keep decoding (as UNSPECIFIED, which is never written as a key).
+_OPTIONAL_QUESTION_KEYS = frozenset({"recommended", "free_text"})
 _OPTION_KEYS = frozenset({"id", "label", "description", "preview"})
 _ANSWER_KEYS = frozenset({"question_id", "chosen_option_ids", "custom_text", "timed_out"})
 
@@ -89,6 +100,8 @@ def _encode_ask(ask: comms_pb2.Ask, *, keep_ask_id: bool) -> dict[str, object]:
         }
         if question.HasField("recommended"):
             encoded["recommended"] = question.recommended
+        if question.free_text != comms_pb2.FREE_TEXT_UNSPECIFIED:
+            encoded["free_text"] = FREE_TEXT_NAMES[question.free_text]
         questions.append(encoded)
     return {"ask_id": ask.ask_id if keep_ask_id else "", "questions": questions}
 
@@ -191,6 +204,35 @@ def apply_answer_state(
     ask.answered_by_name = answered_by_name
 
 
+def apply_delivery(
+    ask: comms_pb2.Ask,
+    *,
+    state: str,
+    detail: str,
+    payload: str,
+    reported_by_account_id: str,
+    reported_by_name: str,
+    reported_at: datetime,
+    message_id: str,
+) -> None:
+    """Merge a stored delivery receipt (the `asks.delivery_*` columns) into `ask` (in place).
+
+    Raises:
+        CorruptDataError: `state` is not a delivery state the store writes.
+    """
+    known = DELIVERY_STATE_BY_NAME.get(state)
+    if known is None:  # pragma: no cover - the column's CHECK constraint
+        raise CorruptDataError(
+            f"stored delivery of ask {ask.ask_id} (message {message_id}) has state {state!r}"
+        )
+    ask.delivery.state = known
+    ask.delivery.detail = detail
+    ask.delivery.payload = payload
+    ask.delivery.reported_by_account_id = reported_by_account_id
+    ask.delivery.reported_by_name = reported_by_name
+    ask.delivery.reported_at.FromDatetime(reported_at)
+
+
 def _blocks(raw: object) -> list[comms_pb2.MessageBlock]:
     items = _list(raw, "blocks")
     blocks: list[comms_pb2.MessageBlock] = []
@@ -239,7 +281,7 @@ def _ask(raw: object, path: str) -> comms_pb2.Ask:
 
 def _ask_question(raw: object, path: str) -> comms_pb2.AskQuestion:
     obj = _object(raw, path)
-    _keys(obj, _QUESTION_KEYS, path, optional=frozenset({"recommended"}))
+    _keys(obj, _QUESTION_KEYS, path, optional=_OPTIONAL_QUESTION_KEYS)
     question = comms_pb2.AskQuestion(
         question_id=_str(obj, "question_id", path),
         question=_str(obj, "question", path),
@@ -259,6 +301,12 @@ def _ask_question(raw: object, path: str) -> comms_pb2.AskQuestion:
         ):
             raise _DecodeError(f"{path}.recommended", "expected an int32")
         question.recommended = recommended
+    if "free_text" in obj:
+        name = obj["free_text"]
+        free_text = FREE_TEXT_BY_NAME.get(name) if isinstance(name, str) else None
+        if free_text is None:
+            raise _DecodeError(f"{path}.free_text", f"expected one of {sorted(FREE_TEXT_BY_NAME)}")
+        question.free_text = free_text
     return question
 
 

@@ -1,6 +1,7 @@
 """Webhook endpoints, the delivery outbox and its log, and reminders, on PostgreSQL.
 
-The outbox is filled by triggers on `asks` (migrations/0005_webhooks.sql), in the transaction
+The outbox is filled by triggers on `asks` (migrations/0005_webhooks.sql, and
+0006_delivery_receipts.sql for ask.not_delivered), in the transaction
 of the change itself; this module registers endpoints, hands due deliveries to the worker
 (compass_server/webhooks.py) and records what each attempt did. Several server processes may
 share a database: a claim takes rows with FOR UPDATE SKIP LOCKED and leases them (moves their
@@ -19,20 +20,27 @@ from typing import TYPE_CHECKING, Final
 
 from compass_agent.jsonvalues import is_array, is_object
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
+from compass_server.domain.webhook_targets import AllowList, check_url
 from compass_server.store.postgres import new_id
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import asyncpg
 
     from compass_server.store.postgres import PostgresStore
 
-EVENT_TYPES: Final = ("ask.created", "ask.answered", "ask.closed", "ask.reminder")
+EVENT_TYPES: Final = (
+    "ask.created",
+    "ask.answered",
+    "ask.closed",
+    "ask.reminder",
+    "ask.not_delivered",
+)
 """What an endpoint can subscribe to (all by default)."""
 REMINDER_LOCK_KEY: Final = 0x636D7072656D64
 """pg_try_advisory_xact_lock key: one process at a time sends reminders."""
-MAX_URL_LENGTH: Final = 2048
+NOTHING_INTERNAL: Final = AllowList()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,21 +121,6 @@ def new_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def check_url(url: str) -> str:
-    """`url` if it is an http(s) URL with a host, else InvalidArgumentError."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if (
-        parts.scheme not in {"http", "https"}
-        or not parts.hostname
-        or len(url) > MAX_URL_LENGTH
-        or any(c.isspace() or not c.isprintable() for c in url)
-    ):
-        raise InvalidArgumentError(f"not an http(s) URL (at most {MAX_URL_LENGTH} characters)")
-    return url
-
-
 def check_events(events: Sequence[str]) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(events)) or EVENT_TYPES
     unknown = [e for e in chosen if e not in EVENT_TYPES]
@@ -145,15 +138,21 @@ class WebhookStore:
         self._store = store
 
     async def add(
-        self, workspace_id: str, url: str, events: Sequence[str] = ()
+        self,
+        workspace_id: str,
+        url: str,
+        events: Sequence[str] = (),
+        *,
+        allow: AllowList = NOTHING_INTERNAL,
     ) -> tuple[WebhookRow, str]:
         """Register an endpoint; returns it and its secret (shown once).
 
         Raises:
-            InvalidArgumentError: a bad URL or event type.
+            InvalidArgumentError: a bad URL (domain/webhook_targets.check_url, with `allow`
+                naming the internal hosts it may reach) or event type.
             NotFoundError: no such workspace.
         """
-        url, chosen, secret = check_url(url), check_events(events), new_secret()
+        url, chosen, secret = check_url(url, allow), check_events(events), new_secret()
         async with self._store.transaction() as conn:
             if not await conn.fetchval(
                 "SELECT EXISTS (SELECT 1 FROM workspaces WHERE workspace_id = $1)", workspace_id
@@ -229,23 +228,52 @@ class WebhookStore:
             for r in rows
         ]
 
-    async def claim(self, now: datetime, lease: timedelta, limit: int) -> list[DueDelivery]:
-        """Take up to `limit` due deliveries for one attempt each, leased until now + lease."""
+    async def claim(
+        self,
+        now: datetime,
+        lease: timedelta,
+        limit: int,
+        *,
+        per_endpoint: int,
+        busy: Mapping[str, int] | None = None,
+    ) -> list[DueDelivery]:
+        """Take up to `limit` due deliveries for one attempt each, leased until now + lease,
+        oldest first but at most `per_endpoint` per endpoint, counting the `busy` ones (its
+        attempts already in flight in this process): one endpoint with a backlog, or a slow
+        one, cannot take every attempt the worker makes."""
+        busy = busy or {}
         async with self._store.transaction() as conn:
             rows = await conn.fetch(
                 """UPDATE webhook_deliveries d SET next_attempt_at = $2
                    FROM webhooks w
                    WHERE w.webhook_id = d.webhook_id AND d.delivery_id IN (
-                       SELECT delivery_id FROM webhook_deliveries
-                       WHERE state = 'pending' AND next_attempt_at <= $1
-                       ORDER BY next_attempt_at
-                       LIMIT $3
-                       FOR UPDATE SKIP LOCKED)
+                       SELECT c.delivery_id FROM (
+                           SELECT due.delivery_id, due.next_attempt_at,
+                                  row_number() OVER (
+                                      PARTITION BY e.webhook_id ORDER BY due.next_attempt_at
+                                  ) + COALESCE(b.n, 0) AS slot
+                           FROM webhooks e
+                           LEFT JOIN unnest($4::text[], $5::int[]) AS b (webhook_id, n)
+                               ON b.webhook_id = e.webhook_id
+                           CROSS JOIN LATERAL (
+                               SELECT delivery_id, next_attempt_at FROM webhook_deliveries
+                               WHERE webhook_id = e.webhook_id AND state = 'pending'
+                                 AND next_attempt_at <= $1
+                               ORDER BY next_attempt_at
+                               LIMIT $6
+                               FOR UPDATE SKIP LOCKED) due
+                       ) c
+                       WHERE c.slot <= $6
+                       ORDER BY c.next_attempt_at
+                       LIMIT $3)
                    RETURNING d.delivery_id, d.webhook_id, w.url, w.secret, d.event_type,
                              d.ask_id, d.occurred_at, d.payload, d.attempts""",
-                now,
-                now + lease,
-                limit,
+                now,  # $1
+                now + lease,  # $2
+                limit,  # $3
+                list(busy),  # $4 endpoints with attempts in flight here
+                list(busy.values()),  # $5 how many
+                per_endpoint,  # $6
             )
         return [
             DueDelivery(

@@ -96,7 +96,7 @@ class ConnectGate(Generic[A]):
             await self._app(scope, receive, send)
             return
         scope = _normalized_media_type(scope)
-        headers = _headers(scope)
+        headers = request_headers(scope)
         content_type = headers.get("content-type", "")
         streaming = wire.is_streaming(content_type)
         grpc = wire.is_grpc(content_type)
@@ -135,7 +135,7 @@ class ConnectGate(Generic[A]):
         token = bearer_token(headers.get("authorization")) or ""
         hygiene: Send = _GrpcHygiene(send) if grpc else _Hygiene(send, streaming, content_type)
         with self._auth.bound(account, token):
-            await self._app(scope, _replay(body, receive), hygiene)
+            await self._app(scope, replay(body, receive), hygiene)
 
     async def _admit(self, scope: Scope, headers: dict[str, str]) -> A:
         token = bearer_token(headers.get("authorization"))
@@ -158,30 +158,60 @@ class ConnectGate(Generic[A]):
         return account
 
     async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        too_large = _Reject(
-            Code.INVALID_ARGUMENT, f"request body is too large (limit {self._max_body} bytes)"
-        )
-        declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self._max_body:
-            raise too_large
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Reject(Code.CANCELED, "client disconnected", body_read=True)
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                too_large.body_read = not message.get("more_body", False)
-                raise too_large
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        try:
+            return await read_body(headers, receive, self._max_body)
+        except BodyTooLargeError as exc:
+            raise _Reject(
+                Code.INVALID_ARGUMENT,
+                f"request body is too large (limit {self._max_body} bytes)",
+                body_read=exc.body_read,
+            ) from None
+        except ClientGoneError:
+            raise _Reject(Code.CANCELED, "client disconnected", body_read=True) from None
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    # latin-1 never fails; connectrpc decodes again (as UTF-8) on its own.
+class BodyTooLargeError(Exception):
+    """A request body is over the limit (`body_read`: it was read to its end anyway)."""
+
+    def __init__(self, *, body_read: bool) -> None:
+        super().__init__("request body is too large")
+        self.body_read = body_read
+
+
+class ClientGoneError(Exception):
+    """The client disconnected before its request body was complete."""
+
+
+async def read_body(headers: dict[str, str], receive: Receive, max_bytes: int) -> bytes:
+    """A request's whole body, at most `max_bytes` (the gates of /compass.v1.* and /mcp):
+    a declared length over it is refused before anything is read, and reading stops at the
+    first chunk over it.
+
+    Raises:
+        BodyTooLargeError: over `max_bytes`.
+        ClientGoneError: the client left first.
+    """
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise BodyTooLargeError(body_read=False)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGoneError
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLargeError(body_read=not message.get("more_body", False))
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def request_headers(scope: Scope) -> dict[str, str]:
+    """A request's headers by lower-case name (latin-1 never fails; connectrpc decodes
+    again, as UTF-8, on its own)."""
     raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
 
@@ -213,20 +243,20 @@ def _normalized_media_type(scope: Scope) -> Scope:
     return {**scope, "headers": headers} if changed else scope
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(body: bytes, receive: Receive) -> Receive:
     """A receive() that yields the already-read body once, then defers to the real one
     (connectrpc keeps reading it while it serves a stream, to learn of a disconnect: it then
     cancels the handler)."""
     sent = False
 
-    async def replay() -> Message:
+    async def replayed() -> Message:
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return replay
+    return replayed
 
 
 DRAIN_SECONDS: Final = 5.0

@@ -29,6 +29,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 if TYPE_CHECKING:
     import asyncio
+    import socket
 
     from uvicorn.config import Config
     from uvicorn.server import ServerState
@@ -46,6 +47,8 @@ REFUSED: Final = (
 FD_RESERVE: Final = 64
 """File descriptors kept for everything but client connections (listeners, log files, the
 embedded PostgreSQL's pipes, ...); database connections are added on top."""
+ACCEPTS_PER_WAKEUP: Final = 16
+"""accept() calls asyncio makes per wake-up of a listening socket (see install_accept_error_limiter)."""
 _ACCEPT_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
@@ -180,7 +183,17 @@ class RateLimitedLog:
 def install_accept_error_limiter(loop: asyncio.AbstractEventLoop, *, interval: float) -> None:
     """Log accept() resource errors (EMFILE "Too many open files", ...) as one line per
     `interval` seconds with a count, instead of asyncio's traceback per failed accept.
-    Everything else still goes to the loop's previous (or default) handler."""
+    Everything else still goes to the loop's previous (or default) handler.
+
+    Also works around CPython's selector loop (3.11-3.13; python/cpython#151615): after an
+    accept() resource error it goes on calling accept() up to `backlog` times per wake-up
+    (here up to 2,048), and every failure schedules its own retry of `_start_serving` a
+    second later, thousands of them; the ones still pending when the server closes its socket
+    each log `ValueError: Invalid file descriptor: -1` with a traceback (4,589 of them in
+    issue 24). The wrapper below lets one wake-up accept at most ACCEPTS_PER_WAKEUP (the loop
+    is woken again at once while more wait) and makes a retry for a closed socket do nothing.
+    """
+    _tame_accept_retries(loop)
     previous = loop.get_exception_handler()
     limited = RateLimitedLog(logger, interval=interval)
 
@@ -198,6 +211,27 @@ def install_accept_error_limiter(loop: asyncio.AbstractEventLoop, *, interval: f
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(handle)
+
+
+def _tame_accept_retries(loop: asyncio.AbstractEventLoop) -> None:
+    start = getattr(loop, "_start_serving", None)
+    if start is None or not callable(start):  # not a selector loop (e.g. uvloop): nothing to do
+        return
+
+    def start_serving(
+        protocol_factory: object,
+        sock: socket.socket,
+        sslcontext: object = None,
+        server: object = None,
+        backlog: int = 100,
+        *rest: object,
+    ) -> None:
+        if sock.fileno() < 0:  # a retry scheduled before the server closed: nothing to serve
+            return
+        start(protocol_factory, sock, sslcontext, server, min(backlog, ACCEPTS_PER_WAKEUP), *rest)
+
+    # An instance attribute: asyncio looks `self._start_serving` up on the loop each time.
+    loop._start_serving = start_serving  # pyright: ignore[reportAttributeAccessIssue] - the private hook described above
 
 
 def ensure_open_files(needed: int) -> tuple[int, int]:

@@ -173,3 +173,16 @@ def test_acp_agent_that_cannot_start(tmp_path: Path, capsys: pytest.CaptureFixtu
     )  # fmt: skip
     assert code == 127
     assert "cannot start" in capsys.readouterr().err
+
+
+def test_mode_and_config_options_are_acp_only_and_well_formed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = tmp_path / "t"
+    token.write_text("tok")
+    base = ("--server", "http://127.0.0.1:9/", "--channel", "ch", "--token-file", str(token))
+    assert run_cli(*base, "--mode", "default", "--prompt", "hi", "--", "agent") == 2
+    assert "--mode and --config-option need --protocol acp" in capsys.readouterr().err
+    acp = (*base, "--protocol", "acp", "--prompt", "hi")
+    assert run_cli(*acp, "--config-option", "plan", "--", "agent") == 2
+    assert "--config-option must be ID=VALUE, got 'plan'" in capsys.readouterr().err

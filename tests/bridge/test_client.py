@@ -134,11 +134,45 @@ async def test_transport_failures_are_transient(exc: Exception, code: str) -> No
         assert caught.value.code == code
 
 
-def watch_frames(*asks: comms_pb2.Ask, end: dict[str, object] | None = None) -> bytes:
+def watch_frames(*asks: comms_pb2.Ask | None, end: dict[str, object] | None = None) -> bytes:
+    """WatchAsk's response body: each ask as a message, None as a keepalive, then the end."""
     body = b"".join(
-        envelope(0, agent_pb2.WatchAskResponse(ask=ask).SerializeToString()) for ask in asks
+        envelope(
+            0,
+            (
+                agent_pb2.WatchAskResponse(keepalive=True)
+                if ask is None
+                else agent_pb2.WatchAskResponse(ask=ask)
+            ).SerializeToString(),
+        )
+        for ask in asks
     )
     return body + envelope(0b10, json.dumps(end or {}).encode())
+
+
+async def test_watch_ask_keepalives_are_read_and_not_passed_on() -> None:
+    """Issue 24 T: a keepalive only keeps the stream (and its read timeout) alive."""
+    pending = comms_pb2.Ask(ask_id="ask_1")
+    answered = comms_pb2.Ask(ask_id="ask_1", answered_by_account_id="acc")
+    body = watch_frames(pending, None, None, answered)
+    client, http = client_for(
+        lambda _r: httpx.Response(
+            200, headers={"content-type": "application/connect+proto"}, stream=Chunks([body])
+        )
+    )
+    async with http:
+        assert [ask async for ask in client.watch_ask("ask_1")] == [pending, answered]
+
+
+def test_the_read_timeout_outlasts_the_servers_keepalive_interval() -> None:
+    """The bridge gives up on a silent WatchAsk only after missing keepalives: the server's
+    interval (its re-check) and the bridge's read timeout are held together here."""
+    from compass_bridge.client import SERVER_KEEPALIVE_SECONDS, STREAM_TIMEOUT
+    from compass_server.service import RECHECK_SECONDS
+
+    assert SERVER_KEEPALIVE_SECONDS == RECHECK_SECONDS
+    assert STREAM_TIMEOUT.read is not None
+    assert STREAM_TIMEOUT.read >= 2 * RECHECK_SECONDS
 
 
 @settings(max_examples=50, deadline=None)

@@ -167,7 +167,7 @@ async def test_forms_permissions_and_declined_requests(
     assert [o["label"] for o in allow["questions"][0]["options"]] == ["Allow once", "Reject"]
 
 
-async def test_an_answer_the_schema_cannot_take_declines_the_form(
+async def test_an_answer_the_schema_cannot_take_is_left_out_and_said(
     tmp_path: Path,
     module_server: _server.RunningServer,
     world: _server.SeededWorld,
@@ -199,17 +199,21 @@ async def test_an_answer_the_schema_cannot_take_declines_the_form(
     ]
     record, _stored, log = await run_agent(
         script,
-        choose(n="forty", permission="only on Fridays"),
+        choose(n="forty", permission=[]),
         tmp_path=tmp_path,
         server=module_server,
         world=world,
         comms=comms,
     )
     form, permission = record["replies"]
-    assert form["result"] == {"action": "decline"}
-    assert "required n" in log
+    # Never a whole-form decline: what the schema can take is sent, and the receipt says
+    # what was left out.
+    assert form["result"] == {"action": "accept", "content": {}}
+    assert "requires n, left without an answer; sent without it" in log
     assert "is not an integer" in log
-    # Free text cannot be said to a permission request: rejected once, and logged.
+    assert "receipt delivered_with_changes" in log
+    # Free text cannot reach a permission request (Compass refuses it up front); a skip is
+    # rejected once, and said.
     assert permission["result"] == {"outcome": {"outcome": "selected", "optionId": "nope"}}
     assert "rejected once" in log
 

@@ -94,6 +94,7 @@ def question(
     recommended: int | None = None,
     descriptions: dict[int, str] | None = None,
     previews: dict[int, str] | None = None,
+    free_text: comms_pb2.FreeText = comms_pb2.FREE_TEXT_UNSPECIFIED,
 ) -> comms_pb2.AskQuestion:
     options = [
         comms_pb2.AskOption(
@@ -110,6 +111,7 @@ def question(
         header=header,
         options=options,
         allow_multiple=allow_multiple,
+        free_text=free_text,
     )
     if recommended is not None:
         built.recommended = recommended
@@ -170,6 +172,24 @@ async def close_ask(
     if answers is not None:
         body["answers"] = answers
     result = await rpc(server, agent, "AgentService", "CloseAsk", body)
+    ask = result["ask"]
+    assert isinstance(ask, dict)
+    return ask
+
+
+async def report_delivery(
+    server: RunningServer,
+    agent: Account,
+    ask_id: str,
+    state: str,
+    *,
+    detail: str = "",
+    payload: str = "",
+) -> dict[str, object]:
+    """AgentService/ReportDelivery as the asking agent (`state`: a DeliveryState name); the
+    ask with its receipt, in Connect-JSON."""
+    body = {"askId": ask_id, "state": state, "detail": detail, "payload": payload}
+    result = await rpc(server, agent, "AgentService", "ReportDelivery", body)
     ask = result["ask"]
     assert isinstance(ask, dict)
     return ask

@@ -97,3 +97,47 @@ async def test_signing_out_forgets_the_device_session(ui: UI) -> None:
     assert await page.evaluate(f"localStorage.getItem('{SESSION_KEY}')") is None
     await page.reload()
     await expect(page.locator("#signin-view")).to_be_visible()
+
+
+async def test_a_link_for_another_account_asks_before_switching(ui: UI) -> None:
+    """Issue 24 G8 (login CSRF): opening someone else's unused link while signed in replaced
+    the session without a word. Now the page asks, and staying keeps the session."""
+    page = await ui.new_page()
+    await page.goto(await _link(ui))
+    await expect(page.locator("#session-status")).to_have_text("Signed in as Ada")
+    mine = await page.evaluate(f"localStorage.getItem('{SESSION_KEY}')")
+
+    async def grace_link() -> str:
+        made = await _admin(
+            ui, "sign-in-link", "--account", ui.world.human2.account_id, "--url", ui.server.url
+        )
+        return str(made["url"])
+
+    # Opened from a mail or a chat: a new tab of this browser.
+    page = await page.context.new_page()
+    await page.goto(await grace_link())
+    dialog = page.get_by_role("dialog", name="Switch accounts?")
+    await expect(dialog).to_be_visible()
+    await expect(dialog).to_contain_text(
+        "You are signed in as Ada. This sign-in link is for Grace."
+    )
+    await ui.screenshots(page, "switch-accounts")
+    await dialog.get_by_role("button", name="Stay signed in as Ada").click()
+    await expect(page.locator("#session-status")).to_have_text("Signed in as Ada")
+    await expect(dialog).to_be_hidden()
+    assert await page.evaluate(f"localStorage.getItem('{SESSION_KEY}')") == mine
+
+    # Asked again with another of Grace's links (pasted into this tab's address bar: only
+    # the fragment changes), the person switches on purpose.
+    await page.goto(await grace_link())
+    await page.get_by_role("button", name="Switch to Grace").click()
+    await expect(page.locator("#session-status")).to_have_text("Signed in as Grace")
+    assert await page.evaluate(f"localStorage.getItem('{SESSION_KEY}')") != mine
+
+    # A link for the account already signed in asks nothing.
+    again = await _admin(
+        ui, "sign-in-link", "--account", ui.world.human2.account_id, "--url", ui.server.url
+    )
+    await page.goto(str(again["url"]))
+    await expect(page.locator("#session-status")).to_have_text("Signed in as Grace")
+    await expect(page.get_by_role("dialog")).to_have_count(0)

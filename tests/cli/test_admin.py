@@ -129,7 +129,7 @@ def test_admin_errors_are_one_line_with_exit_code_1(compass_cli: Callable[..., R
         compass_cli("admin", "create-workspace", "--name", "twice"),
         "a workspace with this name already exists",
     )
-    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name")
+    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name: name is empty")
 
 
 def test_admin_usage_errors_come_from_argparse(compass_cli: Callable[..., Ran]) -> None:
@@ -169,3 +169,84 @@ def test_sign_in_links_and_revoking_sessions(compass_cli: Callable[..., Ran]) ->
     failed(compass_cli("admin", "sign-in-link", "--account", "acct_nope"), "account not found")
     revoked = ok_json(compass_cli("admin", "revoke-sessions", "--account", account))
     assert revoked == {"account_id": account, "sessions_ended": 0, "links_voided": 2}
+
+
+def test_add_webhook_refuses_bad_and_internal_urls_in_one_line(
+    compass_cli: Callable[..., Ran], database_url: str
+) -> None:
+    """Issue 24 G2/G6/G9: `HTTP://...` and `http://[::1/x` ended in tracebacks (one printing
+    the new secret from the database's DETAIL), port 99999 was stored and then stopped every
+    delivery, and internal addresses were accepted."""
+    workspace = ok_json(compass_cli("admin", "create-workspace", "--name", "hooks"))
+    ws = str(workspace["workspace_id"])
+    cases = {
+        "http://[::1/x": "not a valid URL",
+        "http://example.com:99999/hook": "not a valid URL",
+        "ftp://example.com/": "must start with http:// or https://",
+        "http://169.254.169.254/latest/": "internal address",
+        "http://127.1:8000/": "internal address",
+        "http://localhost/": "internal",
+    }
+    for url, reason in cases.items():
+        ran = compass_cli("admin", "add-webhook", "--workspace", ws, "--url", url)
+        assert ran.code == 1, (url, ran)
+        assert ran.stdout == "", (url, ran)
+        assert reason in ran.stderr, (url, ran)
+        assert len(ran.stderr.strip().splitlines()) == 1, (url, ran)
+        assert "Traceback" not in ran.stderr
+        assert "whsec_" not in ran.stderr
+    added = ok_json(
+        compass_cli(
+            "admin", "add-webhook", "--workspace", ws, "--url", "HTTP://hooks.example.com/x"
+        )
+    )
+    assert added["url"] == "http://hooks.example.com/x"
+    listed = ok_json(compass_cli("admin", "list-webhooks", "--workspace", ws))
+    assert [w["url"] for w in listed["webhooks"]] == ["http://hooks.example.com/x"]  # pyright: ignore[reportGeneralTypeIssues, reportUnknownVariableType]
+
+
+def test_the_allow_list_lets_add_webhook_reach_a_named_internal_host(database_url: str) -> None:
+    from tests.cli.conftest import cli_env, run_cli
+
+    env = cli_env(COMPASS_DATABASE_URL=database_url, COMPASS_WEBHOOK_ALLOW_HOSTS="127.0.0.1")
+    workspace = ok_json(run_cli(["admin", "create-workspace", "--name", "allowed"], env))
+    ws = str(workspace["workspace_id"])
+    ok_json(
+        run_cli(["admin", "add-webhook", "--workspace", ws, "--url", "http://127.0.0.1:9/"], env)
+    )
+    failed(
+        run_cli(["admin", "add-webhook", "--workspace", ws, "--url", "http://10.0.0.1/"], env),
+        "the URL's host 10.0.0.1 is an internal address (allow it with COMPASS_WEBHOOK_ALLOW_HOSTS)",
+    )
+    bad = cli_env(COMPASS_DATABASE_URL=database_url, COMPASS_WEBHOOK_ALLOW_HOSTS="not a host!")
+    ran = run_cli(["admin", "list-webhooks", "--workspace", ws], bad)
+    assert ran.code == 1, ran
+    assert "COMPASS_WEBHOOK_ALLOW_HOSTS" in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+def test_admin_without_an_action_names_the_actions(compass_cli: Callable[..., Ran]) -> None:
+    """Issue 24: it said "the following arguments are required: action_name"."""
+    ran = compass_cli("admin")
+    assert ran.code == 2, ran
+    assert "choose an action: create-workspace, create-channel" in ran.stderr, ran
+    assert "action_name" not in ran.stderr
+    bare = compass_cli()
+    assert bare.code == 2, bare
+    assert "choose a command: serve, migrate, demo, admin" in bare.stderr, bare
+
+
+def test_a_bad_name_says_what_is_wrong_with_it(compass_cli: Callable[..., Ran]) -> None:
+    """Issue 24: an empty name said only "invalid name", and a name of spaces was taken."""
+    failed(compass_cli("admin", "create-workspace", "--name", ""), "invalid name: name is empty")
+    failed(
+        compass_cli("admin", "create-workspace", "--name", "   "),
+        "invalid name: name is blank (only spaces)",
+    )
+    failed(
+        compass_cli("admin", "create-account", "--kind", "human", "--name", " \t "),
+        "invalid name: name is blank (only spaces)",
+    )
+    long = compass_cli("admin", "create-workspace", "--name", "x" * 201)
+    assert long.code == 1, long
+    assert "invalid name: name is longer than" in long.stderr, long

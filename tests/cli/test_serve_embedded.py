@@ -109,7 +109,8 @@ def _demo_json(lines: list[str]) -> dict[str, object]:
 
 
 async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir: Path) -> None:
-    env = cli_env(COMPASS_DATA_DIR=str(data_dir))
+    # Its own state directory: where `compass serve` says which address it listens on.
+    env = cli_env(COMPASS_DATA_DIR=str(data_dir), XDG_STATE_HOME=str(data_dir.parent / "state"))
     pgdata = data_dir / "pgdata"
     server = Serve(env, "--demo")
     try:
@@ -128,6 +129,7 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
                 "status": "ok",
                 "database": "ok",
                 "listener": "ok",
+                "webhooks": "ok",
             }
             assert (await client.get("/healthz")).json() == {"status": "ok"}
             channels = await call(client, "ListChannels", {}, str(human["token"]))
@@ -137,11 +139,22 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
             )
             assert ask.ok, ask
 
-            # An admin command beside the server attaches to its cluster and leaves it running.
+            # An admin command beside the server attaches to its cluster and leaves it running,
+            # printing its JSON and nothing else (issue 24: "INFO attached to PostgreSQL ..."
+            # on every command).
             admin = run_cli(["admin", "create-workspace", "--name", "beside"], env)
             assert admin.code == 0, admin
             assert json.loads(admin.stdout)["name"] == "beside"
+            assert admin.stderr == "", admin.stderr
             assert cluster.postmaster_pid() == postmaster
+            # Links and demos name the running server's address, not the default port 8000.
+            link = run_cli(["admin", "sign-in-link", "--account", str(human["account_id"])], env)
+            assert link.code == 0, link
+            assert str(json.loads(link.stdout)["url"]).startswith(f"{url.rstrip('/')}/#/sign-in/")
+            other_demo = run_cli(["demo"], env)
+            assert other_demo.code == 0, other_demo
+            assert json.loads(other_demo.stdout)["url"] == url
+            assert other_demo.stderr == "", other_demo.stderr
             assert (await client.get("/readyz")).status_code == 200
     finally:
         exit_code = server.stop()
@@ -150,11 +163,19 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
     assert _postgres_processes_in(pgdata) == [], "".join(server.output)
     assert not (pgdata / "postmaster.pid").exists()
 
-    # A second start finds the data: no new demo (the database has accounts), same tokens.
+    # Stopped: the address is no longer claimed.
+    link = run_cli(["admin", "sign-in-link", "--account", str(human["account_id"])], env)
+    assert str(json.loads(link.stdout)["url"]).startswith("http://127.0.0.1:8000/")
+
+    # A second start finds the data: no new demo (the database has accounts), same tokens,
+    # and a word on how to sign in (the first start's tokens are not shown again).
     again = Serve(env, "--demo")
     try:
         url, before = again.until_ready()
         assert not any(line.rstrip() == "{" for line in before), before
+        hint = again.lines.get(timeout=10)
+        assert hint is not None
+        assert "compass admin sign-in-link --account ACCOUNT_ID" in hint, hint
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             channels = await call(client, "ListChannels", {}, str(human["token"]))
             assert channels.ok, channels

@@ -20,6 +20,9 @@ SPEC_FIELDS: dict[str, dict[str, int]] = {
         "chosen_option_ids": 7,
         "custom_text": 8,
         "timed_out": 9,
+        # Added by issue 22 (what the agent can receive as free text), on purpose: the
+        # question's field set stays closed to anything else.
+        "free_text": 10,
     },
     "AskOption": {"id": 1, "label": 2, "description": 3, "preview": 4},
     "RespondToAskRequest": {"ask_id": 1, "answers": 3},
@@ -154,6 +157,7 @@ def test_services_list_every_rpc() -> None:
         "WatchAsk",
         "CloseAsk",
         "GetChannel",
+        "ReportDelivery",
     }
     streaming = {m.name for s in (comms, agent) for m in s.methods if m.server_streaming}
     assert streaming == {"WatchChannel", "WatchAsk"}

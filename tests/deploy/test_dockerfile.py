@@ -16,7 +16,16 @@ from typing import Any, Final
 import pytest
 
 from compass_server import cli, embedded
-from tests.deploy._files import ENV_NAMES, ROOT, env_of, load_yaml, served_paths, stages
+from tests.deploy._docker import UPSTREAM_PYTHON_IMAGE
+from tests.deploy._files import (
+    ENV_NAMES,
+    ROOT,
+    dockerfile,
+    env_of,
+    load_yaml,
+    served_paths,
+    stages,
+)
 
 REQUIREMENTS: Final = ROOT / "deploy" / "docker" / "requirements.py"
 
@@ -106,6 +115,14 @@ def test_runtime_needs_no_migrations_dir() -> None:
     assert env["COMPASS_HOST"] == "0.0.0.0"  # noqa: S104 - what a container must bind
     assert _args(_runtime(), "EXPOSE") == [env["COMPASS_PORT"]]
     assert _args(_runtime(), "CMD") == ['["compass", "serve"]']
+
+
+def test_the_tests_know_the_default_base() -> None:
+    """tests/deploy/_docker.py names the Dockerfile's default PYTHON_IMAGE (its fallback when
+    COMPASS_TEST_PYTHON_IMAGE is unset); both stages build on that argument."""
+    (arg,) = [args for keyword, args in dockerfile() if keyword == "ARG" and "PYTHON_IMAGE" in args]
+    assert arg == f"PYTHON_IMAGE={UPSTREAM_PYTHON_IMAGE}"
+    assert [stage[0][1].split()[0] for stage in stages()] == ["${PYTHON_IMAGE}"] * 2
 
 
 def test_runtime_runs_as_a_numeric_non_root_user() -> None:

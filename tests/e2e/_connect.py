@@ -49,6 +49,7 @@ SERVICE_OF: Final = {
     "WatchAsk": AGENT,
     "CloseAsk": AGENT,
     "GetChannel": AGENT,
+    "ReportDelivery": AGENT,
 }
 STREAMING: Final = frozenset({"WatchChannel", "WatchAsk"})
 CAUGHT_UP: Final = {"caughtUp": True}

@@ -70,6 +70,9 @@ async def test_an_agent_follows_only_the_asks_of_its_own_channels(
             http, "CloseAsk", {"askId": ask_id, "status": "ASK_STATUS_WITHDRAWN"}, nosy_token
         )
         assert refused.code in ("not_found", "permission_denied"), refused
+        receipt = {"askId": ask_id, "state": "DELIVERY_STATE_NOT_DELIVERED", "detail": "x"}
+        hidden = await call(http, "ReportDelivery", receipt, nosy_token)
+        assert (hidden.code, hidden.message) == ("not_found", "ask not found"), hidden
         # The asking agent (a participant) still follows it, and a person of the
         # workspace who does not participate may still look at it.
         async with open_stream(

@@ -16,8 +16,10 @@ import httpx
 import pytest
 
 from compass_server import config
+from compass_server.cli import ACCEPT_ERROR_LOG_INTERVAL_SECONDS
 from compass_server.transport import netguard
 from tests import _server
+from tests._wait import eventually
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -143,14 +145,28 @@ async def test_out_of_file_descriptors_logs_one_line_per_interval(database_url: 
     with _server.serve(database_url, env=env, prefix=["prlimit", "--nofile=64:64"]) as server:
         host, port = _address(server)
         async with _holding(host, port, 120):
-            # One log line per interval over time is the thing under test.
-            await asyncio.sleep(2.5)  # accept() fails with EMFILE, retried every second
-            accept_lines = [line for line in server.output if "cannot accept" in line]
-            assert len(accept_lines) == 1, server.log()
-            assert "Too many open files" in accept_lines[0]
+
+            def accept_lines() -> list[str]:
+                return [line for line in server.output if "cannot accept" in line]
+
+            # The first failed accept comes when the descriptors run out: on a busy machine
+            # that can take a while, so it is waited for, not assumed within a fixed time.
+            await eventually(accept_lines, "a 'cannot accept' line", within=30, every=0.05)
+            first = time.monotonic()
+            # One log line per interval over time is the thing under test: accept() fails
+            # again every second meanwhile.
+            await asyncio.sleep(2.5)
+            lines = accept_lines()
+            intervals = 1 + int((time.monotonic() - first) // ACCEPT_ERROR_LOG_INTERVAL_SECONDS)
+            assert 1 <= len(lines) <= intervals, server.log()
+            assert "Too many open files" in lines[0]
         # Once the half-sent ones time out, the server accepts again.
         async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
             assert (await client.get("/healthz")).status_code == 200
     log = server.log()
     assert "Traceback" not in log, log
+    # asyncio retried accept() once per failed call, thousands of retries, and each one
+    # still pending at shutdown logged this with a traceback (issue 24 Q).
+    assert "Invalid file descriptor" not in log, log[-3000:]
+    assert len(log.splitlines()) < 40, log[-3000:]
     assert "ulimit -n" in log  # the startup warning: 64 descriptors cannot hold 1000

@@ -72,6 +72,7 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "WatchAsk": agent_pb2.WatchAskRequest,
     "CloseAsk": agent_pb2.CloseAskRequest,
     "GetChannel": agent_pb2.GetChannelRequest,
+    "ReportDelivery": agent_pb2.ReportDeliveryRequest,
 }
 RESPONSE_TYPES: dict[str, type[Message]] = {
     "GetMe": comms_pb2.GetMeResponse,
@@ -87,6 +88,7 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "WatchAsk": agent_pb2.WatchAskResponse,
     "CloseAsk": agent_pb2.CloseAskResponse,
     "GetChannel": agent_pb2.GetChannelResponse,
+    "ReportDelivery": agent_pb2.ReportDeliveryResponse,
 }
 
 #: Connect codes a client may get here, with their HTTP status for unary errors.
@@ -183,6 +185,13 @@ class FuzzWorld:
                     "status": "ASK_STATUS_TIMED_OUT",
                     "reason": "runtime timeout",
                     "answers": [answer("db", "0"), answer("features")],
+                }
+            case "ReportDelivery":
+                return {
+                    "askId": ask_id,
+                    "state": "DELIVERY_STATE_DELIVERED_WITH_CHANGES",
+                    "detail": "the skip went as empty text",
+                    "payload": '{"db":""}',
                 }
             case "AppendMessage":
                 return {
@@ -636,7 +645,9 @@ def test_no_request_gets_a_500_internal_or_exception_text(
     print(f"fuzz: {sum(sent.values())} requests {dict(sent)}; outcomes {dict(outcomes)}")  # noqa: T201 - shown with -s
     assert sum(sent.values()) >= REQUESTS, sent
     assert set(sent) == set(SERVICE_OF), sent  # every RPC was fuzzed
-    assert min(sent.values()) >= REQUESTS // 20, sent
+    # Each RPC at least half an equal share (a fixed 1/20 stopped holding once ReportDelivery
+    # made 14 RPCs: the derandomized run gives GetMe 93 of 2,000).
+    assert min(sent.values()) >= REQUESTS // (2 * len(SERVICE_OF)), sent
     # The fuzz reached past the guards: successes and errors of several kinds.
     assert outcomes["ok"] >= 50, outcomes
     assert {"invalid_argument", "unauthenticated", "permission_denied"} <= set(outcomes), outcomes

@@ -163,6 +163,21 @@ async def test_an_ask_round_trips_over_grpc(
     assert update.ask.questions[1].custom_text == "SSO later"
     watch.cancel()
 
+    # ... and the agent's side reports what the agent received: the receipt, over gRPC too.
+    reported = await unary(
+        channel,
+        AGENT,
+        "ReportDelivery",
+        agent_pb2.ReportDeliveryRequest(
+            ask_id=ask_id, state=comms_pb2.DELIVERY_STATE_DELIVERED, payload='{"db":"1"}'
+        ),
+        agent_pb2.ReportDeliveryResponse,
+        world.agent.token,
+    )
+    assert reported.ask.delivery.state == comms_pb2.DELIVERY_STATE_DELIVERED
+    assert reported.ask.delivery.payload == '{"db":"1"}'
+    assert reported.ask.delivery.reported_by_account_id == world.agent.account_id
+
 
 async def test_grpc_errors_carry_the_same_codes_and_details(
     channel: grpc.aio.Channel, module_world: SeededWorld

@@ -132,7 +132,9 @@ async def test_agent_accounts_may_not_call_comms_service(
     assert error["code"] == "permission_denied"
 
 
-@pytest.mark.parametrize("method", ["AppendMessage", "UpdateMessage", "CloseAsk"])
+@pytest.mark.parametrize(
+    "method", ["AppendMessage", "UpdateMessage", "CloseAsk", "GetChannel", "ReportDelivery"]
+)
 async def test_human_accounts_may_not_call_agent_service(
     http: httpx.AsyncClient, module_world: SeededWorld, method: str
 ) -> None:

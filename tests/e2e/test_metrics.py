@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 TOKEN = "metrics-secret-token-1234"
 SECRET_TEXT = "my very private other answer"
+SECRET_DETAIL = "the runtime dropped the private note"
+SECRET_PAYLOAD = '{"private":"payload handed to the agent"}'
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -59,6 +61,24 @@ async def script(http: httpx.AsyncClient, world: SeededWorld) -> None:
     assert answered.ok, answered
     reply = await call(http, "DeclineAsk", decline(declined, "no"), world.human.token)
     assert reply.ok, reply
+    # Receipts: the answer was not delivered (reported twice: counted once); the decline was.
+    for receipt in (
+        {
+            "askId": other,
+            "state": "DELIVERY_STATE_NOT_DELIVERED",
+            "detail": SECRET_DETAIL,
+            "payload": SECRET_PAYLOAD,
+        },
+        {
+            "askId": other,
+            "state": "DELIVERY_STATE_NOT_DELIVERED",
+            "detail": SECRET_DETAIL,
+            "payload": SECRET_PAYLOAD,
+        },
+        {"askId": declined, "state": "DELIVERY_STATE_DELIVERED"},
+    ):
+        reply = await call(http, "ReportDelivery", receipt, world.agent.token)
+        assert reply.ok, reply
     reply = await call(
         http,
         "CloseAsk",
@@ -105,6 +125,14 @@ async def test_metrics_after_scripted_asks_and_json_logs(database_url: str) -> N
     assert got[("compass_questions_answered_total", ())] == 2
     assert got[("compass_questions_answered_other_total", ())] == 1
     assert got[("compass_questions_auto_picked_total", ())] == 2
+    for state, count in {
+        "delivered": 1,
+        "delivered_with_changes": 0,
+        "not_delivered": 1,
+    }.items():
+        assert got[("compass_ask_deliveries_total", (("state", state),))] == count, state
+    assert got[("compass_ask_answer_to_receipt_seconds_count", ())] == 2
+    assert got[("compass_rpc_total", (("code", "ok"), ("method", "ReportDelivery")))] == 3
     assert got[("compass_ask_time_to_answer_seconds_count", ())] == 1
     assert got[("compass_ask_time_to_first_view_seconds_count", ())] == 5
     assert got[("compass_listener_reconnects_total", ())] == 0
@@ -119,6 +147,8 @@ async def test_metrics_after_scripted_asks_and_json_logs(database_url: str) -> N
     # JSON logs: every line an object; one access line per RPC; no secrets anywhere.
     assert TOKEN not in log
     assert SECRET_TEXT not in log
+    assert SECRET_DETAIL not in log
+    assert "payload handed to the agent" not in log
     for token in (world.human.token, world.agent.token):
         assert token not in log
     records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
@@ -130,7 +160,12 @@ async def test_metrics_after_scripted_asks_and_json_logs(database_url: str) -> N
     assert line["code"] == "ok"
     assert isinstance(line["duration_ms"], float)
     assert len(line["request_id"]) == 32
-    assert {r["method"] for r in access} >= {"AppendMessage", "ListMessages", "CloseAsk"}
+    assert {r["method"] for r in access} >= {
+        "AppendMessage",
+        "ListMessages",
+        "CloseAsk",
+        "ReportDelivery",
+    }
     assert [r["request_id"] for r in access if r["method"] == "ListChannels"] == ["req-abc.1"]
     non_json = [
         line
@@ -170,7 +205,12 @@ async def test_readyz_reports_the_listener_down_until_it_reconnects(database_url
     with _server.serve(database_url, env={"COMPASS_METRICS_TOKEN": TOKEN}) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
             ready = await http.get("/readyz")
-            assert ready.json() == {"status": "ok", "database": "ok", "listener": "ok"}
+            assert ready.json() == {
+                "status": "ok",
+                "database": "ok",
+                "listener": "ok",
+                "webhooks": "ok",
+            }
             conn = await asyncpg.connect(database_url)
             try:
                 killed = await conn.fetchval(
@@ -188,7 +228,12 @@ async def test_readyz_reports_the_listener_down_until_it_reconnects(database_url
                 if reply.status_code == 503:
                     seen_down = reply.json()
                 await asyncio.sleep(0.02)
-            assert seen_down == {"status": "unavailable", "database": "ok", "listener": "down"}
+            assert seen_down == {
+                "status": "unavailable",
+                "database": "ok",
+                "listener": "down",
+                "webhooks": "ok",
+            }
             deadline = time.monotonic() + 15
             while (await http.get("/readyz")).status_code != 200:
                 assert time.monotonic() < deadline, "the listener never reconnected"

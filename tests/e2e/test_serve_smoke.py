@@ -19,6 +19,7 @@ async def test_probes_and_an_authenticated_call(
             "status": "ok",
             "database": "ok",
             "listener": "ok",
+            "webhooks": "ok",
         }
         anonymous = await client.post(
             "/compass.v1.CommsService/ListChannels",

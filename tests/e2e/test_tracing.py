@@ -198,23 +198,54 @@ async def test_a_failed_statement_records_no_value(database_url: str) -> None:
     assert secret not in f"{_attribute_text((span,))}\n{span.status.description}"
 
 
-def test_tracing_off_imports_no_opentelemetry(database_url: str) -> None:
-    """create_app and the lifespan, in a fresh interpreter: no opentelemetry module."""
+def test_tracing_off_imports_only_the_opentelemetry_api(database_url: str) -> None:
+    """create_app, the lifespan and an MCP tool call, in a fresh interpreter: the only
+    OpenTelemetry modules loaded are the API's (the `mcp` SDK imports `opentelemetry-api`),
+    none of the SDK, an exporter or an instrumentation, and no tracer provider is set, so
+    nothing is recorded (README "Tracing")."""
     script = """
-import asyncio, sys
+import asyncio, importlib.metadata, sys
+import httpx
 from compass_server.app import create_app
 from compass_server.config import Settings
-
-app = create_app(Settings(database_url=sys.argv[1]))
+from compass_server.store import AccountKind
+from compass_server.store.postgres import PostgresStore
 
 async def main():
+    async with PostgresStore(sys.argv[1]) as store:
+        workspace = await store.create_workspace("w")
+        channel = await store.create_channel(workspace.workspace_id, "c")
+        agent, token = await store.create_account(AccountKind.AGENT, "a")
+        await store.add_participant(channel.channel_id, agent.account_id)
+    app = create_app(Settings(database_url=sys.argv[1]))
     async with app.router.lifespan_context(app):
-        pass
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+            reply = await http.post(
+                "/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                    "name": "ask", "arguments": {
+                        "questions": [{"id": "q", "question": "?", "options": []}],
+                        "wait_seconds": 0}}},
+                headers={"authorization": f"Bearer {token}",
+                         "accept": "application/json, text/event-stream",
+                         "mcp-protocol-version": "2025-06-18"},
+            )
+            assert reply.status_code == 200 and '\\"pending\\"' in reply.text, reply.text
 
 asyncio.run(main())
+api = {
+    str(f).removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    for f in importlib.metadata.files("opentelemetry-api") or ()
+    if str(f).endswith(".py")
+}
 loaded = sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry")
-print("loaded:", loaded)
-sys.exit(1 if loaded else 0)
+from opentelemetry import trace
+print("api modules:", len(loaded))
+# Namespace packages (opentelemetry, opentelemetry.util, ...) have no file of their own.
+files = {m: getattr(sys.modules[m], "__file__", None) for m in loaded}
+print("outside the api:", [m for m in loaded if m not in api and files[m] is not None])
+print("provider:", type(trace.get_tracer_provider()).__name__)
 """
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k != telemetry.SWITCH
@@ -228,7 +259,8 @@ sys.exit(1 if loaded else 0)
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "loaded: []" in result.stdout
+    assert "outside the api: []" in result.stdout, result.stdout
+    assert "provider: ProxyTracerProvider" in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize(

@@ -125,8 +125,25 @@ class Receiver:
                 await asyncio.wait_for(self.arrived.wait(), remaining)
 
 
+LOOPBACK_ALLOWED = {"COMPASS_WEBHOOK_ALLOW_HOSTS": "127.0.0.1"}
+"""The receivers here run on loopback, which webhooks may not reach unless allowed."""
+
+
+def _admin_run(
+    dsn: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compass_server.cli", "admin", *args],
+        env={**os.environ, "COMPASS_DATABASE_URL": dsn, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def _admin(dsn: str, *args: str) -> dict[str, object]:
-    env = {**os.environ, "COMPASS_DATABASE_URL": dsn}
+    env = {**os.environ, "COMPASS_DATABASE_URL": dsn, **LOOPBACK_ALLOWED}
     done = subprocess.run(
         [sys.executable, "-m", "compass_server.cli", "admin", *args],
         env=env,
@@ -147,6 +164,7 @@ def webhook_server(database_url: str) -> Generator[_server.RunningServer]:
         "COMPASS_WEBHOOK_BACKOFF_SECONDS": "0.5,0.5",
         "COMPASS_REMINDER_AFTER_SECONDS": "0",
         "COMPASS_LOG_FORMAT": "json",
+        **LOOPBACK_ALLOWED,
     }
     with _server.serve(database_url, env=env) as server:
         yield server
@@ -272,3 +290,51 @@ async def test_an_endpoint_that_keeps_failing_is_given_up_on(
     assert delivery["state"] == "failed"  # pyright: ignore[reportIndexIssue, reportUnknownMemberType]
     assert len(receiver.seen) == 3
     assert receiver.verdicts == ["ok"] * 3
+
+
+async def test_a_not_delivered_receipt_is_told_without_its_detail_or_payload(
+    webhook_server: _server.RunningServer, subscribe: Subscribe
+) -> None:
+    hooked = await subscribe(Receiver(fail_first=0), "ask.not_delivered")
+    world, receiver = hooked.world, hooked.receiver
+    lost = await post_ask(hooked.http, world.agent.token, world.channel_id)
+    fine = await post_ask(hooked.http, world.agent.token, world.channel_id)
+    for ask_id in (fine, lost):
+        reply = await call(
+            hooked.http,
+            "RespondToAsk",
+            respond(ask_id, answer("db", "1"), answer("features", custom_text="my own words")),
+            world.human.token,
+        )
+        assert reply.ok, reply
+    delivered = {"askId": fine, "state": "DELIVERY_STATE_DELIVERED", "payload": "{}"}
+    reply = await call(hooked.http, "ReportDelivery", delivered, world.agent.token)
+    assert reply.ok, reply
+    not_delivered = {
+        "askId": lost,
+        "state": "DELIVERY_STATE_NOT_DELIVERED",
+        "detail": 'the runtime dropped "my own words"',
+        "payload": '{"features":"my own words"}',
+    }
+    reply = await call(hooked.http, "ReportDelivery", not_delivered, world.agent.token)
+    assert reply.ok, reply
+    await receiver.wait_for(1)
+
+    assert receiver.verdicts == ["ok"]
+    ((_, body, _),) = receiver.seen  # only the receipt that says "not delivered"
+    event = json.loads(body)
+    assert event["type"] == "ask.not_delivered"
+    data = event["data"]
+    assert (data["ask_id"], data["status"]) == (lost, "answered")
+    assert data["delivery"]["state"] == "not_delivered"
+    assert data["delivery"]["reported_by"]["name"] == "Coding Agent"
+    assert data["link"].endswith(f"#/ask/{lost}")
+    assert [q["question_id"] for q in data["questions"]] == ["db", "features"]
+    assert b"my own words" not in body  # neither the detail nor the payload leaves
+    assert b"detail" not in body
+    assert b"payload" not in body
+    # The outbox holds that one event for this endpoint: none for the delivered receipt.
+    log = _admin(webhook_server.dsn, "webhook-deliveries", "--id", hooked.webhook_id)
+    deliveries = log["deliveries"]
+    assert isinstance(deliveries, list)
+    assert [(d["event_type"], d["ask_id"]) for d in deliveries] == [("ask.not_delivered", lost)]  # pyright: ignore[reportUnknownVariableType] - JSON

@@ -15,7 +15,7 @@ from tests.bridge._harness import call, list_messages
 from tests.realagent.model_server import ScriptedModelServer, omp_launch, write_omp_config
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Sequence
+    from collections.abc import Generator, Mapping, Sequence
     from pathlib import Path
 
     import httpx
@@ -30,7 +30,9 @@ class Run:
 
     process: subprocess.Popen[bytes]
     log_path: Path
-    model: ScriptedModelServer
+    model: Any
+    """The scripted model server (model_server.ScriptedModelServer, or one of
+    wire_models.py)."""
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -42,6 +44,62 @@ class Run:
                 raise AssertionError(f"the bridge did not exit in {within}s:\n{self.log()}")
             await asyncio.sleep(0.05)
         return self.process.returncode
+
+
+@contextlib.contextmanager
+def bridge_process(
+    *,
+    agent: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    tmp_path: Path,
+    server_url: str,
+    world: _server.SeededWorld,
+    protocol: str,
+    model: Any,
+    prompt: str = "Help me set up the new service.",
+    extra: Sequence[str] = (),
+) -> Generator[Run]:
+    """`compass agent-bridge --protocol P --prompt ... [extra] -- AGENT...` as a real process
+    (killed afterwards if still running); its output goes to tmp_path/bridge.log."""
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(world.agent.token + "\n", encoding="utf-8")
+    log_path = tmp_path / "bridge.log"
+    argv = [
+        sys.executable,
+        "-m",
+        "compass_server.cli",
+        "agent-bridge",
+        "--protocol",
+        protocol,
+        "--server",
+        server_url,
+        "--channel",
+        world.channel_id,
+        "--token-file",
+        str(token_file),
+        "--prompt",
+        prompt,
+        *extra,
+        "--",
+        *agent,
+    ]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**env, "PYTHONUNBUFFERED": "1"},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    run = Run(process=process, log_path=log_path, model=model)
+    try:
+        yield run
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 @contextlib.contextmanager
@@ -63,9 +121,6 @@ def bridge_run(
     home = tmp_path / "home"
     workspace = tmp_path / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
-    token_file = tmp_path / "agent.token"
-    token_file.write_text(world.agent.token + "\n", encoding="utf-8")
-    log_path = tmp_path / "bridge.log"
     with ScriptedModelServer(turns) as model:
         write_omp_config(home, model.base_url, ask_timeout=ask_timeout)
         launch = omp_launch(
@@ -75,43 +130,19 @@ def bridge_run(
             workspace=workspace,
             proxy_port=model.port,
         )
-        env = {**launch.env, "PYTHONUNBUFFERED": "1"}
-        argv = [
-            sys.executable,
-            "-m",
-            "compass_server.cli",
-            "agent-bridge",
-            "--protocol",
-            protocol,
-            "--server",
-            server_url,
-            "--channel",
-            world.channel_id,
-            "--token-file",
-            str(token_file),
-            "--prompt",
-            prompt,
-            *extra,
-            "--",
-            *runtime_prefix,
-            *launch.argv,
-        ]
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                argv,
-                cwd=launch.cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        run = Run(process=process, log_path=log_path, model=model)
-        try:
+        with bridge_process(
+            agent=[*runtime_prefix, *launch.argv],
+            env=launch.env,
+            cwd=launch.cwd,
+            tmp_path=tmp_path,
+            server_url=server_url,
+            world=world,
+            protocol=protocol,
+            model=model,
+            prompt=prompt,
+            extra=extra,
+        ) as run:
             yield run
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
 
 
 async def messages(http: httpx.AsyncClient, token: str, channel_id: str) -> list[dict[str, Any]]:

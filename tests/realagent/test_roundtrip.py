@@ -324,7 +324,8 @@ async def test_a_tool_permission_is_a_typed_ask(
         (question,) = ask["questions"]
         assert question["header"] == "Permission"
         assert "echo compass-was-here" in question["question"]
-        (option,) = [o for o in question["options"] if o["description"] == kind]
+        # The option's kind in words ("allow once", "reject once").
+        (option,) = [o for o in question["options"] if o["description"] == kind.replace("_", " ")]
         await respond(comms, world.human.token, ask["askId"], answer("permission", option["id"]))
         assert await run.wait() == 0, run.log()
     result = run.model.completions[1].tool_result_text()

@@ -5,6 +5,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  ASK_STATUS_NAMES,
+  FREE_TEXT,
+  FREE_TEXT_NAMES,
   STATUS,
   answersMatch,
   askStatus,
@@ -13,7 +16,9 @@ import {
   countdownText,
   describeDeclineError,
   describeSendError,
+  enumName,
   formatRemaining,
+  freeTextPolicy,
   interruptedNote,
   isAnswered,
   isFinal,
@@ -44,6 +49,27 @@ test("askStatus reads the status by name or number; unset falls back on the stor
   assert.equal(askStatus({ answeredByAccountId: "a" }), STATUS.ANSWERED);
   assert.equal(askStatus({ status: 9 }), "ASK_STATUS_9");
   assert.equal(askStatus({ status: "ASK_STATUS_LATER" }), "ASK_STATUS_LATER");
+});
+
+test("enumName reads a name or a number; absent is the zero value; an unknown number keeps its number", () => {
+  assert.equal(enumName("FREE_TEXT_REFUSED", FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_REFUSED");
+  assert.equal(enumName(2, FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_REFUSED");
+  assert.equal(enumName(9, FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_9");
+  for (const absent of [undefined, null, "", false, {}]) {
+    assert.equal(enumName(absent, ASK_STATUS_NAMES, "ASK_STATUS_"), "ASK_STATUS_UNSPECIFIED", String(absent));
+  }
+  assert.equal(enumName("FREE_TEXT_NEW", FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_NEW");
+});
+
+test("freeTextPolicy: unset and UNSPECIFIED mean ACCEPTED (asks posted before the field); names and numbers agree", () => {
+  assert.equal(freeTextPolicy({}), FREE_TEXT.ACCEPTED);
+  assert.equal(freeTextPolicy({ freeText: 0 }), FREE_TEXT.ACCEPTED);
+  assert.equal(freeTextPolicy({ freeText: FREE_TEXT.UNSPECIFIED }), FREE_TEXT.ACCEPTED);
+  FREE_TEXT_NAMES.slice(1).forEach((name, i) => {
+    assert.equal(freeTextPolicy({ freeText: name }), name);
+    assert.equal(freeTextPolicy({ freeText: i + 1 }), name);
+  });
+  assert.equal(freeTextPolicy({ freeText: 7 }), "FREE_TEXT_7");
 });
 
 test("every status but PENDING is final, including ones this page does not know", () => {
@@ -117,6 +143,7 @@ function randomQuestion(r) {
     header: string(r, 8),
     allowMultiple: r() < 0.5,
     recommended: pick(r, [undefined, 0, 1, 5]),
+    freeText: pick(r, [undefined, ...FREE_TEXT_NAMES, 1, 2, 3]),
     options: Array.from({ length: int(r, 0, 4) }, (_, i) => ({ id: String(i + 1), label: string(r), description: string(r), preview: string(r) })),
   };
 }
@@ -137,6 +164,11 @@ test("questionSignature ignores answer state and sees every question field", () 
     const flipped = structuredClone(questions);
     flipped[0].allowMultiple = !flipped[0].allowMultiple;
     assert.notEqual(questionSignature({ questions: flipped }), questionSignature(ask));
+    // What the agent can receive as free text changes the form (the "Other" box comes or goes).
+    const refused = structuredClone(questions);
+    const wasRefused = freeTextPolicy(refused[0]) === FREE_TEXT.REFUSED;
+    refused[0].freeText = wasRefused ? FREE_TEXT.ACCEPTED : FREE_TEXT.REFUSED;
+    assert.notEqual(questionSignature({ questions: refused }), questionSignature(ask));
   }
   assert.equal(questionSignature({}), "[]");
 });

@@ -14,8 +14,10 @@ import {
   channelHref,
   compareKeys,
   countByChannel,
+  defaultChannel,
   firstQuestion,
   jittered,
+  moreQuestions,
   nextDelay,
   orderKey,
   parseRoute,
@@ -23,6 +25,7 @@ import {
   signInCode,
   signInRefusal,
   stopsChannel,
+  switchQuestion,
   tickWait,
   toBigInt,
   withoutToken,
@@ -158,4 +161,31 @@ test("uid never repeats and keeps its prefix", () => {
   const ids = Array.from({ length: 1000 }, () => uid("option"));
   assert.equal(new Set(ids).size, ids.length);
   assert.ok(ids.every((id) => /^option-\d+$/.test(id)));
+});
+
+test("switchQuestion names both accounts and makes staying the plain choice", () => {
+  const words = switchQuestion("Ada", "Mallory");
+  assert.equal(words.title, "Switch accounts?");
+  assert.match(words.text, /^You are signed in as Ada\. This sign-in link is for Mallory\./);
+  assert.equal(words.stayLabel, "Stay signed in as Ada");
+  assert.equal(words.switchLabel, "Switch to Mallory");
+});
+
+test("moreQuestions counts questions, not asks", () => {
+  assert.equal(moreQuestions(0), "");
+  assert.equal(moreQuestions(1), "");
+  assert.equal(moreQuestions(2), " · +1 more question");
+  assert.equal(moreQuestions(5), " · +4 more questions");
+});
+
+test("defaultChannel: the last one, else the only one, else where an ask waits longest", () => {
+  const a = { channelId: "ch_a", name: "a" };
+  const b = { channelId: "ch_b", name: "b" };
+  const waiting = [{ channelId: "ch_b" }, { channelId: "ch_a" }];
+  assert.equal(defaultChannel([a, b], "ch_a", waiting), a);
+  assert.equal(defaultChannel([a, b], "ch_gone", waiting), b);
+  assert.equal(defaultChannel([a, b], null, []), null);
+  assert.equal(defaultChannel([a], null, []), a);
+  assert.equal(defaultChannel([a, b], null, [{ channelId: "ch_elsewhere" }, { channelId: "ch_a" }]), a);
+  assert.equal(defaultChannel([], null, waiting), null);
 });

@@ -168,3 +168,13 @@ def test_usable_cpus_honours_a_cgroup_quota(
     assert config.usable_cpus(str(quota)) == (
         affinity if expected is None else min(affinity, expected)
     )
+
+
+def test_the_webhook_allow_list() -> None:
+    assert Settings.from_env({}).webhook_allow.names == frozenset()
+    allow = Settings.from_env(
+        {"COMPASS_WEBHOOK_ALLOW_HOSTS": "hooks.lan, 10.0.0.0/8"}
+    ).webhook_allow
+    assert allow.allows_name("HOOKS.lan.")
+    with pytest.raises(ConfigError, match="COMPASS_WEBHOOK_ALLOW_HOSTS: 'a b' is not"):
+        Settings.from_env({"COMPASS_WEBHOOK_ALLOW_HOSTS": "a b"})

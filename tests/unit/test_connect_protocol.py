@@ -5,9 +5,6 @@ browser's copy of the table and codes (compass_server/static/connect.js) held to
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -24,9 +21,8 @@ from compass_agent.connect_protocol import (
     error_of,
     unary_error,
 )
+from tests.unit._node import import_line, node_json
 
-ROOT = Path(__file__).resolve().parents[2]
-CONNECT_JS = ROOT / "compass_server" / "static" / "connect.js"
 STATUSES = range(100, 600)
 
 # https://connectrpc.com/docs/protocol/#http-to-error-code, row by row.
@@ -52,25 +48,15 @@ def test_the_table_is_the_protocols_and_every_other_status_is_unknown() -> None:
 
 def test_the_browser_client_has_the_same_table_and_codes() -> None:
     """connect.js has no build step, so it keeps a copy: this fails when the two drift."""
-    node = shutil.which("node")
-    assert node is not None, "Node.js is needed for the UI's tests (and the agent runtime)"
     script = (
-        f"import {{ CODES, codeFromHttpStatus }} from {json.dumps(CONNECT_JS.as_uri())};\n"
-        "const table = {};\n"
-        f"for (let s = {STATUSES.start}; s < {STATUSES.stop}; s += 1) "
-        "table[s] = codeFromHttpStatus(s);\n"
-        "process.stdout.write(JSON.stringify({ codes: CODES, table }));\n"
+        import_line("connect", "connect.js")
+        + "const table = {};\n"
+        + f"for (let s = {STATUSES.start}; s < {STATUSES.stop}; s += 1) "
+        + "table[s] = connect.codeFromHttpStatus(s);\n"
+        + "process.stdout.write(JSON.stringify({ codes: connect.CODES, table }));\n"
     )
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    browser = json.loads(done.stdout)
+    browser = node_json(script)
+    assert isinstance(browser, dict)
     assert sorted(browser["codes"]) == sorted(CODES)
     assert {int(s): code for s, code in browser["table"].items()} == {
         s: code_for_http_status(s) for s in STATUSES

@@ -28,7 +28,7 @@ All asyncpg and connection errors are translated into domain errors in
 
 The package: `base` (pool, transactions, error translation, ids), `sql` (the statements),
 `rows` (rows -> dataclasses, answer state, page tokens), and one mixin per side of the store
-(`accounts`, `messages`, `answers`, `listener`) that `PostgresStore` combines."""
+(`accounts`, `messages`, `answers`, `listener`, `mcp`) that `PostgresStore` combines."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from compass_server.store.postgres.accounts import AccountsMixin
 from compass_server.store.postgres.answers import AnswersMixin
 from compass_server.store.postgres.base import PAGE_BYTES, REPLAY_BYTES, TOKEN_PREFIX, new_id
 from compass_server.store.postgres.listener import ListenerMixin
+from compass_server.store.postgres.mcp import McpMixin
 from compass_server.store.postgres.messages import MessagesMixin
 from compass_server.store.postgres.sql import SWEEPER_LOCK_KEY
 
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-class PostgresStore(AccountsMixin, MessagesMixin, AnswersMixin, ListenerMixin, Store):
+class PostgresStore(AccountsMixin, McpMixin, MessagesMixin, AnswersMixin, ListenerMixin, Store):
     """The Store on PostgreSQL. Use as `async with PostgresStore(dsn) as store:`.
 
     No I/O happens until `__aenter__`, which creates the connection pool.

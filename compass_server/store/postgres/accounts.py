@@ -65,7 +65,7 @@ class AccountsMixin(PostgresBase):
     # -- accounts, workspaces, channels -------------------------------------------------------
 
     async def create_workspace(self, name: str) -> WorkspaceRow:
-        domain.check_text("name", name, max_length=domain.MAX_NAME_LENGTH)
+        domain.check_name(name)
         async with self._connection() as conn:
             row = await self._insert_minted(conn, "ws", INSERT_WORKSPACE, name)
         return WorkspaceRow(
@@ -73,13 +73,13 @@ class AccountsMixin(PostgresBase):
         )
 
     async def create_channel(self, workspace_id: str, name: str) -> ChannelRow:
-        domain.check_text("name", name, max_length=domain.MAX_NAME_LENGTH)
+        domain.check_name(name)
         async with self._connection() as conn:
             row = await self._insert_minted(conn, "ch", INSERT_CHANNEL, workspace_id, name)
         return channel_row(row)
 
     async def create_account(self, kind: AccountKind, name: str) -> tuple[AccountRow, str]:
-        domain.check_text("name", name, max_length=domain.MAX_NAME_LENGTH)
+        domain.check_name(name)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         async with self._write() as conn:
             row = await self._insert_minted(conn, "acct", INSERT_ACCOUNT, kind.value, name)

@@ -1,4 +1,5 @@
-"""Answers and outcomes: RespondToAsk, DeclineAsk, CloseAsk and the deadline sweep."""
+"""Answers and outcomes: RespondToAsk, DeclineAsk, CloseAsk, the deadline sweep and delivery
+receipts (ReportDelivery)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from compass_server.domain.errors import (
 )
 from compass_server.store import (
     EVENTS_CHANNEL,
+    AccountKind,
     AccountRow,
     AskRow,
     ChangeEvent,
@@ -29,6 +31,7 @@ from compass_server.store.postgres.sql import (
     BUMP_REVISION,
     CLOSE_ASK,
     LOCK_CHANNEL,
+    REPORT_DELIVERY,
     SELECT_ASK,
     SELECT_DUE_ASKS,
     SWEEPER_LOCK_KEY,
@@ -45,7 +48,7 @@ if TYPE_CHECKING:
     import asyncpg
     from asyncpg.pool import PoolConnectionProxy
 
-    from compass_server.domain.verdicts import Judge, Outcome
+    from compass_server.domain.verdicts import DeliveryJudge, Judge, Outcome
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
@@ -106,22 +109,53 @@ async def write_answer(
     )
 
 
+def authored(row: asyncpg.Record | None, actor: AccountRow) -> asyncpg.Record:
+    """ReportDelivery's visibility and authorship on an ask as `SELECT_ASK` read it: visible
+    as `get_ask` sees it (an agent: in the channels it takes part in), then appended by
+    `actor`."""
+    if row is None or (actor.kind is AccountKind.AGENT and not row["participant"]):
+        raise NotFoundError("ask not found")
+    if row["author_account_id"] != actor.account_id:
+        raise PermissionDeniedError(
+            "only the agent account that posted the ask may report its delivery"
+        )
+    return row
+
+
+async def locked_ask(conn: _Conn, actor: AccountRow, row: asyncpg.Record) -> AskRow:
+    """The ask `SELECT_ASK` read as `row`, read again under its channel's lock (in a
+    transaction): what a judge decides on."""
+    await conn.fetchval(LOCK_CHANNEL, row["channel_id"])
+    locked = await conn.fetchrow(SELECT_ASK, row["ask_id"], actor.account_id)
+    if locked is None:  # pragma: no cover - asks are never deleted
+        raise NotFoundError("ask not found")
+    return ask_row(locked)
+
+
+async def changed(conn: _Conn, actor: AccountRow, current: AskRow) -> AskRow:
+    """After a write to the ask `current` under its channel lock: bump the revision, touch
+    its message, notify, and read the ask as written."""
+    ask_id = current.ask.ask_id
+    revision = int(await conn.fetchval(BUMP_REVISION, current.channel_id))
+    await conn.execute(TOUCH_MESSAGE, current.message_id, revision)
+    await notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
+    written = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
+    if written is None:  # pragma: no cover - asks are never deleted
+        raise NotFoundError("ask not found")
+    return ask_row(written)
+
+
 async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judge: Judge) -> AskRow:
     """Close the ask `SELECT_ASK` read as `row` (in a transaction): lock its channel, read
     it again, let `judge` decide (an outcome to write; None: an identical retry, return it
     as is; or raise), then write the outcome, bump the revision and notify."""
-    await conn.fetchval(LOCK_CHANNEL, row["channel_id"])
-    ask_id: str = row["ask_id"]
-    locked = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-    if locked is None:  # pragma: no cover - asks are never deleted
-        raise NotFoundError("ask not found")
-    current = ask_row(locked)
+    current = await locked_ask(conn, actor, row)
     outcome = judge(current.ask)
     if outcome is None:
         return current
     closed_at = await conn.fetchval(
         CLOSE_ASK,
-        ask_id,
+        current.ask.ask_id,
         domain.STATUS_NAMES[outcome.status],
         actor.account_id,
         outcome.reason,
@@ -129,13 +163,27 @@ async def close_locked(conn: _Conn, actor: AccountRow, row: asyncpg.Record, judg
     )
     if closed_at is None:  # pragma: no cover - judged pending under the channel lock
         raise FailedPreconditionError("the ask is no longer pending")
-    revision = int(await conn.fetchval(BUMP_REVISION, current.channel_id))
-    await conn.execute(TOUCH_MESSAGE, current.message_id, revision)
-    await notify(conn, current.channel_id, revision, current.message_id, (ask_id,))
-    closed = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-    if closed is None:  # pragma: no cover - asks are never deleted
-        raise NotFoundError("ask not found")
-    return ask_row(closed)
+    return await changed(conn, actor, current)
+
+
+async def close_swept(
+    conn: _Conn, ask: asyncpg.Record, status: str, closed_by: str | None, reason: str
+) -> bool:
+    """Close the ask a sweep found (`ask`: its ask_id, channel_id and message_id) as `status`
+    if it is still pending, in the sweep's transaction: lock its channel (ordered by channel:
+    no cycles), write, bump the revision, notify.
+
+    Returns:
+        Whether it was closed (False: answered or closed since the scan).
+    """
+    await conn.fetchval(LOCK_CHANNEL, ask["channel_id"])
+    closed_at = await conn.fetchval(CLOSE_ASK, ask["ask_id"], status, closed_by, reason, None)
+    if closed_at is None:
+        return False
+    revision = int(await conn.fetchval(BUMP_REVISION, ask["channel_id"]))
+    await conn.execute(TOUCH_MESSAGE, ask["message_id"], revision)
+    await notify(conn, ask["channel_id"], revision, ask["message_id"], (ask["ask_id"],))
+    return True
 
 
 class AnswersMixin(PostgresBase):
@@ -192,6 +240,25 @@ class AnswersMixin(PostgresBase):
                 raise NotFoundError("ask not found")
             return await close_locked(conn, actor, row, judge)
 
+    async def report_delivery(self, actor: AccountRow, ask_id: str, judge: DeliveryJudge) -> AskRow:
+        async with self._write() as conn:
+            row = authored(await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id), actor)
+            current = await locked_ask(conn, actor, row)
+            delivery = judge(current.ask)
+            if delivery is None:
+                return current  # an identical repeat
+            reported_at = await conn.fetchval(
+                REPORT_DELIVERY,
+                ask_id,
+                domain.DELIVERY_STATE_NAMES[delivery.state],
+                delivery.detail,
+                delivery.payload,
+                actor.account_id,
+            )
+            if reported_at is None:  # pragma: no cover - judged under the channel lock
+                raise FailedPreconditionError("the ask's delivery was already reported")
+            return await changed(conn, actor, current)
+
     async def expire_due(
         self, now: datetime, grace: timedelta, *, limit: int = 100
     ) -> Sequence[str]:
@@ -202,16 +269,12 @@ class AnswersMixin(PostgresBase):
             if not await conn.fetchval(TRY_SWEEPER_LOCK, SWEEPER_LOCK_KEY):
                 return expired
             due = await conn.fetch(SELECT_DUE_ASKS, now, grace.total_seconds(), limit)
-            for ask in due:
-                # The channel lock first, like every write (ordered by channel: no cycles).
-                await conn.fetchval(LOCK_CHANNEL, ask["channel_id"])
-                closed_at = await conn.fetchval(CLOSE_ASK, ask["ask_id"], "expired", None, "", None)
-                if closed_at is None:
-                    continue  # answered or closed since the scan
-                revision = int(await conn.fetchval(BUMP_REVISION, ask["channel_id"]))
-                await conn.execute(TOUCH_MESSAGE, ask["message_id"], revision)
-                await notify(conn, ask["channel_id"], revision, ask["message_id"], (ask["ask_id"],))
-                expired.append(str(ask["ask_id"]))
+            # Each closed unless answered or closed since the scan.
+            expired = [
+                str(ask["ask_id"])
+                for ask in due
+                if await close_swept(conn, ask, "expired", None, "")
+            ]
         if expired:
             logger.info("expired %d ask(s) past their deadline: %s", len(expired), expired)
         return expired

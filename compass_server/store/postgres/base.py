@@ -113,6 +113,12 @@ def translate_errors() -> Generator[None]:
         ) from exc
     except (asyncpg.SerializationError, asyncpg.DeadlockDetectedError) as exc:
         raise ConflictError("concurrent update; retry") from exc
+    except asyncpg.CheckViolationError as exc:
+        # The checks in front should have refused the value; never let the server's DETAIL
+        # ("Failing row contains (...)", a webhook secret among it) reach a message or a log.
+        raise InvalidArgumentError(
+            f"the database refused the value (constraint {exc.constraint_name or 'unknown'})"
+        ) from None
     except (asyncpg.UntranslatableCharacterError, asyncpg.CharacterNotInRepertoireError) as exc:
         # The domain checks refuse NUL up front; this catches any other text PostgreSQL
         # cannot store (e.g. an unpaired surrogate) without letting it become INTERNAL.

@@ -90,6 +90,20 @@ async def idempotent_repeat(
     return stored
 
 
+async def lock_channel_to_post(conn: _Conn, actor: AccountRow, channel_id: str) -> None:
+    """Lock a channel for a new message by `actor` (in a transaction), who must take part.
+
+    Raises:
+        NotFoundError: no such channel, or not visible to `actor`.
+        PermissionDeniedError: `actor` sees the channel but is not a participant.
+    """
+    lock = await conn.fetchrow(LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
+    if lock is None or not lock["member"]:
+        raise NotFoundError("channel not found")
+    if not lock["participant"]:
+        raise PermissionDeniedError("only participants of the channel may post in it")
+
+
 class MessagesMixin(PostgresBase):
     """The message side of PostgresStore."""
 
@@ -186,37 +200,45 @@ class MessagesMixin(PostgresBase):
         client_message_id: str = "",
     ) -> MessageRow:
         async with self._write() as conn:
-            lock = await conn.fetchrow(LOCK_CHANNEL_FOR_ACTOR, channel_id, actor.account_id)
-            if lock is None or not lock["member"]:
-                raise NotFoundError("channel not found")
-            if not lock["participant"]:
-                raise PermissionDeniedError("only participants of the channel may post in it")
+            await lock_channel_to_post(conn, actor, channel_id)
             if client_message_id:
                 existing = await conn.fetchrow(
                     SELECT_MESSAGE_BY_CLIENT_ID, channel_id, client_message_id
                 )
                 if existing is not None:
                     return await idempotent_repeat(conn, existing, actor, blocks)
-            minted = [copy_block(block) for block in blocks]
-            asks = [block.ask for block in minted if block.HasField("ask")]
-            for ask in asks:
-                ask.ask_id = self._new_id("ask")
-            revision = int(await conn.fetchval(BUMP_REVISION, channel_id))
-            row = await self._insert_minted(
-                conn,
-                "msg",
-                INSERT_MESSAGE,
-                channel_id,
-                actor.account_id,
-                client_message_id or None,
-                encode_blocks(minted),
-                revision,
-            )
-            message_id = str(row["message_id"])
-            if asks:
-                await self._insert_asks(conn, message_id, channel_id, minted, asks)
-            ask_ids = tuple(ask.ask_id for ask in asks)
-            await notify(conn, channel_id, revision, message_id, ask_ids)
+            return await self._append_locked(conn, actor, channel_id, blocks, client_message_id)
+
+    async def _append_locked(
+        self,
+        conn: _Conn,
+        actor: AccountRow,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        client_message_id: str,
+    ) -> MessageRow:
+        """Store a new message in a transaction that holds the channel's lock (its author a
+        participant), minting its ask ids."""
+        minted = [copy_block(block) for block in blocks]
+        asks = [block.ask for block in minted if block.HasField("ask")]
+        for ask in asks:
+            ask.ask_id = self._new_id("ask")
+        revision = int(await conn.fetchval(BUMP_REVISION, channel_id))
+        row = await self._insert_minted(
+            conn,
+            "msg",
+            INSERT_MESSAGE,
+            channel_id,
+            actor.account_id,
+            client_message_id or None,
+            encode_blocks(minted),
+            revision,
+        )
+        message_id = str(row["message_id"])
+        if asks:
+            await self._insert_asks(conn, message_id, channel_id, minted, asks)
+        ask_ids = tuple(ask.ask_id for ask in asks)
+        await notify(conn, channel_id, revision, message_id, ask_ids)
         # Decoded from what was stored, so the caller sees exactly what a read returns.
         stored_blocks = decode_blocks(encode_blocks(minted), message_id=message_id)
         sent = {ask.ask_id: ask for ask in asks}

@@ -25,6 +25,7 @@ from compass_server.store import (
 )
 from compass_server.store.blocks import (
     apply_answer_state,
+    apply_delivery,
     decode_blocks,
 )
 from compass_server.store.postgres.sql import (
@@ -114,7 +115,8 @@ def message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Messa
 
 def apply_stored_state(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: str) -> None:
     """Merge the state read from the asks table (`ASK_STATE_COLUMNS`) into `ask`: its
-    answers and who gave them, its status, deadline, timeout policy and who closed it."""
+    answers and who gave them, its status, deadline, timeout policy, who closed it, and its
+    delivery receipt."""
     if record["answered_by_account_id"] is not None:
         apply_answer_state(
             ask,
@@ -140,6 +142,17 @@ def apply_stored_state(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: s
     ask.closed_by_account_id = record["closed_by_account_id"] or ""
     ask.closed_by_name = record["closed_by_name"] or ""
     ask.close_reason = record["close_reason"]
+    if record["delivery_state"] is not None:
+        apply_delivery(
+            ask,
+            state=record["delivery_state"],
+            detail=record["delivery_detail"],
+            payload=record["delivery_payload"],
+            reported_by_account_id=record["delivery_reported_by"],
+            reported_by_name=record["delivery_reported_by_name"],
+            reported_at=record["delivery_reported_at"],
+            message_id=message_id,
+        )
 
 
 def set_new_ask_state(target: comms_pb2.Ask, sent: comms_pb2.Ask) -> None:
@@ -200,6 +213,8 @@ def copy_ask_state(source: MessageRow, target: MessageRow, added: Sequence[comms
         ask.closed_by_account_id = before.closed_by_account_id
         ask.closed_by_name = before.closed_by_name
         ask.close_reason = before.close_reason
+        if before.HasField("delivery"):
+            ask.delivery.CopyFrom(before.delivery)
         if not before.answered_by_account_id:
             continue
         by_question = {question.question_id: question for question in before.questions}

@@ -153,14 +153,23 @@ SELECT_MEMBER_WORKSPACES: Final = """
 
 # Pages and replay batches are bounded by bytes as well as by count (issue 12 F1: one
 # ListMessages of 500 x 1 MB messages took the server to ~1 GB). The sizes are read first
-# (only integers come back), then only the rows that fit, in the same snapshot.
-SELECT_PAGE_SIZES: Final = """
-    SELECT created_revision AS position, octet_length(blocks::text) AS bytes
+# (only integers come back), then only the rows that fit, in the same snapshot. A message's
+# size includes its asks' delivery receipts (up to 64 KiB of payload each, read with it):
+# one index probe of asks(message_id) per message sized.
+MESSAGE_BYTES: Final = """
+    octet_length(blocks::text) + COALESCE((
+        SELECT sum(octet_length(a.delivery_detail) + octet_length(a.delivery_payload))
+        FROM asks a
+        WHERE a.message_id = messages.message_id
+    ), 0)
+"""
+SELECT_PAGE_SIZES: Final = f"""
+    SELECT created_revision AS position, {MESSAGE_BYTES} AS bytes
     FROM messages
     WHERE channel_id = $1 AND created_revision > $2
     ORDER BY created_revision
     LIMIT $3
-"""
+"""  # noqa: S608 -- only our own SQL text is interpolated
 
 SELECT_MESSAGE_PAGE: Final = f"""
     SELECT {MESSAGE_COLUMNS}
@@ -169,13 +178,13 @@ SELECT_MESSAGE_PAGE: Final = f"""
     ORDER BY created_revision
 """  # noqa: S608 -- only our own column list is interpolated
 
-SELECT_REPLAY_SIZES: Final = """
-    SELECT revision AS position, octet_length(blocks::text) AS bytes
+SELECT_REPLAY_SIZES: Final = f"""
+    SELECT revision AS position, {MESSAGE_BYTES} AS bytes
     FROM messages
     WHERE channel_id = $1 AND revision > $2
     ORDER BY revision
     LIMIT $3
-"""
+"""  # noqa: S608 -- only our own SQL text is interpolated
 
 SELECT_MESSAGES_AFTER: Final = f"""
     SELECT {MESSAGE_COLUMNS}
@@ -196,12 +205,15 @@ SELECT_MESSAGE_BY_CLIENT_ID: Final = f"""
 ASK_STATE_COLUMNS: Final = """
     a.answers, a.answered_by_account_id, a.answered_at, ans.name AS answered_by_name,
     a.status, a.deadline, a.on_timeout, a.closed_by_account_id, a.closed_at,
-    cls.name AS closed_by_name, a.close_reason
+    cls.name AS closed_by_name, a.close_reason,
+    a.delivery_state, a.delivery_detail, a.delivery_payload, a.delivery_reported_by,
+    a.delivery_reported_at, rep.name AS delivery_reported_by_name
 """
 
 ASK_STATE_JOINS: Final = """
     LEFT JOIN accounts ans ON ans.account_id = a.answered_by_account_id
     LEFT JOIN accounts cls ON cls.account_id = a.closed_by_account_id
+    LEFT JOIN accounts rep ON rep.account_id = a.delivery_reported_by
 """
 
 SELECT_ASK_STATE_OF_MESSAGES: Final = f"""
@@ -359,6 +371,17 @@ CLOSE_ASK: Final = """
         answered_at = CASE WHEN $5::jsonb IS NULL THEN NULL ELSE now() END
     WHERE ask_id = $1 AND status = 'pending'
     RETURNING closed_at
+"""
+
+# Records an ANSWERED or DECLINED ask's delivery receipt (the caller holds the channel lock):
+# $2 state, $3 detail, $4 payload, $5 who reported it. No row when a receipt is already
+# stored or the ask has nothing to deliver (judged before, under the same lock).
+REPORT_DELIVERY: Final = """
+    UPDATE asks
+    SET delivery_state = $2, delivery_detail = $3, delivery_payload = $4,
+        delivery_reported_by = $5, delivery_reported_at = now()
+    WHERE ask_id = $1 AND delivery_state IS NULL AND status IN ('answered', 'declined')
+    RETURNING delivery_reported_at
 """
 
 TOUCH_MESSAGE: Final = """

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from gen.compass.v1 import comms_pb2 as compass_dot_v1_dot_comms__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x63ompass/v1/agent.proto\x12\ncompass.v1\x1a\x16\x63ompass/v1/comms.proto\"g\n\x14\x41ppendMessageRequest\x12\x1d\n\nchannel_id\x18\x01 \x01(\tR\tchannelId\x12\x30\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x1a.compass.v1.MessageUpdatedR\x05\x66rame\"F\n\x15\x41ppendMessageResponse\x12-\n\x07message\x18\x01 \x01(\x0b\x32\x13.compass.v1.MessageR\x07message\"H\n\x14UpdateMessageRequest\x12\x30\n\x05\x66rame\x18\x01 \x01(\x0b\x32\x1a.compass.v1.MessageUpdatedR\x05\x66rame\"F\n\x15UpdateMessageResponse\x12-\n\x07message\x18\x01 \x01(\x0b\x32\x13.compass.v1.MessageR\x07message\"(\n\x0fWatchAskRequest\x12\x15\n\x06\x61sk_id\x18\x01 \x01(\tR\x05\x61skId\"5\n\x10WatchAskResponse\x12!\n\x03\x61sk\x18\x01 \x01(\x0b\x32\x0f.compass.v1.AskR\x03\x61sk\"\xa8\x01\n\x0f\x43loseAskRequest\x12\x15\n\x06\x61sk_id\x18\x01 \x01(\tR\x05\x61skId\x12-\n\x06status\x18\x02 \x01(\x0e\x32\x15.compass.v1.AskStatusR\x06status\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\x12\x37\n\x07\x61nswers\x18\x04 \x03(\x0b\x32\x1d.compass.v1.AskQuestionAnswerR\x07\x61nswers\"5\n\x10\x43loseAskResponse\x12!\n\x03\x61sk\x18\x01 \x01(\x0b\x32\x0f.compass.v1.AskR\x03\x61sk\"\x91\x01\n\x15ReportDeliveryRequest\x12\x15\n\x06\x61sk_id\x18\x01 \x01(\tR\x05\x61skId\x12/\n\x05state\x18\x02 \x01(\x0e\x32\x19.compass.v1.DeliveryStateR\x05state\x12\x16\n\x06\x64\x65tail\x18\x03 \x01(\tR\x06\x64\x65tail\x12\x18\n\x07payload\x18\x04 \x01(\tR\x07payload\";\n\x16ReportDeliveryResponse\x12!\n\x03\x61sk\x18\x01 \x01(\x0b\x32\x0f.compass.v1.AskR\x03\x61sk\"2\n\x11GetChannelRequest\x12\x1d\n\nchannel_id\x18\x01 \x01(\tR\tchannelId\"C\n\x12GetChannelResponse\x12-\n\x07\x63hannel\x18\x01 \x01(\x0b\x32\x13.compass.v1.ChannelR\x07\x63hannel2\xf0\x03\n\x0c\x41gentService\x12T\n\rAppendMessage\x12 .compass.v1.AppendMessageRequest\x1a!.compass.v1.AppendMessageResponse\x12T\n\rUpdateMessage\x12 .compass.v1.UpdateMessageRequest\x1a!.compass.v1.UpdateMessageResponse\x12G\n\x08WatchAsk\x12\x1b.compass.v1.WatchAskRequest\x1a\x1c.compass.v1.WatchAskResponse0\x01\x12\x45\n\x08\x43loseAsk\x12\x1b.compass.v1.CloseAskRequest\x1a\x1c.compass.v1.CloseAskResponse\x12K\n\nGetChannel\x12\x1d.compass.v1.GetChannelRequest\x1a\x1e.compass.v1.GetChannelResponse\x12W\n\x0eReportDelivery\x12!.compass.v1.ReportDeliveryRequest\x1a\".compass.v1.ReportDeliveryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x63ompass/v1/agent.proto\x12\ncompass.v1\x1a\x16\x63ompass/v1/comms.proto\"g\n\x14\x41ppendMessageRequest\x12\x1d\n\nchannel_id\x18\x01 \x01(\tR\tchannelId\x12\x30\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x1a.compass.v1.MessageUpdatedR\x05\x66rame\"F\n\x15\x41ppendMessageResponse\x12-\n\x07message\x18\x01 \x01(\x0b\x32\x13.compass.v1.MessageR\x07message\"H\n\x14UpdateMessageRequest\x12\x30\n\x05\x66rame\x18\x01 \x01(\x0b\x32\x1a.compass.v1.MessageUpdatedR\x05\x66rame\"F\n\x15UpdateMessageResponse\x12-\n\x07message\x18\x01 \x01(\x0b\x32\x13.compass.v1.MessageR\x07message\"(\n\x0fWatchAskRequest\x12\x15\n\x06\x61sk_id\x18\x01 \x01(\tR\x05\x61skId\"S\n\x10WatchAskResponse\x12!\n\x03\x61sk\x18\x01 \x01(\x0b\x32\x0f.compass.v1.AskR\x03\x61sk\x12\x1c\n\tkeepalive\x18\x02 \x01(\x08R\tkeepalive\"\xa8\x01\n\x0f\x43loseAskRequest\x12\x15\n\x06\x61sk_id\x18\x01 \x01(\tR\x05\x61skId\x12-\n\x06status\x18\x02 \x01(\x0e\x32\x15.compass.v1.AskStatusR\x06status\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\x12\x37\n\x07\x61nswers\x18\x04 \x03(\x0b\x32\x1d.compass.v1.AskQuestionAnswerR\x07\x61nswers\"5\n\x10\x43loseAskResponse\x12!\n\x03\x61sk\x18\x01 \x01(\x0b\x32\x0f.compass.v1.AskR\x03\x61sk\"\x91\x01\n\x15ReportDeliveryRequest\x12\x15\n\x06\x61sk_id\x18\x01 \x01(\tR\x05\x61skId\x12/\n\x05state\x18\x02 \x01(\x0e\x32\x19.compass.v1.DeliveryStateR\x05state\x12\x16\n\x06\x64\x65tail\x18\x03 \x01(\tR\x06\x64\x65tail\x12\x18\n\x07payload\x18\x04 \x01(\tR\x07payload\";\n\x16ReportDeliveryResponse\x12!\n\x03\x61sk\x18\x01 \x01(\x0b\x32\x0f.compass.v1.AskR\x03\x61sk\"2\n\x11GetChannelRequest\x12\x1d\n\nchannel_id\x18\x01 \x01(\tR\tchannelId\"C\n\x12GetChannelResponse\x12-\n\x07\x63hannel\x18\x01 \x01(\x0b\x32\x13.compass.v1.ChannelR\x07\x63hannel2\xf0\x03\n\x0c\x41gentService\x12T\n\rAppendMessage\x12 .compass.v1.AppendMessageRequest\x1a!.compass.v1.AppendMessageResponse\x12T\n\rUpdateMessage\x12 .compass.v1.UpdateMessageRequest\x1a!.compass.v1.UpdateMessageResponse\x12G\n\x08WatchAsk\x12\x1b.compass.v1.WatchAskRequest\x1a\x1c.compass.v1.WatchAskResponse0\x01\x12\x45\n\x08\x43loseAsk\x12\x1b.compass.v1.CloseAskRequest\x1a\x1c.compass.v1.CloseAskResponse\x12K\n\nGetChannel\x12\x1d.compass.v1.GetChannelRequest\x1a\x1e.compass.v1.GetChannelResponse\x12W\n\x0eReportDelivery\x12!.compass.v1.ReportDeliveryRequest\x1a\".compass.v1.ReportDeliveryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,19 +43,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WATCHASKREQUEST']._serialized_start=385
   _globals['_WATCHASKREQUEST']._serialized_end=425
   _globals['_WATCHASKRESPONSE']._serialized_start=427
-  _globals['_WATCHASKRESPONSE']._serialized_end=480
-  _globals['_CLOSEASKREQUEST']._serialized_start=483
-  _globals['_CLOSEASKREQUEST']._serialized_end=651
-  _globals['_CLOSEASKRESPONSE']._serialized_start=653
-  _globals['_CLOSEASKRESPONSE']._serialized_end=706
-  _globals['_REPORTDELIVERYREQUEST']._serialized_start=709
-  _globals['_REPORTDELIVERYREQUEST']._serialized_end=854
-  _globals['_REPORTDELIVERYRESPONSE']._serialized_start=856
-  _globals['_REPORTDELIVERYRESPONSE']._serialized_end=915
-  _globals['_GETCHANNELREQUEST']._serialized_start=917
-  _globals['_GETCHANNELREQUEST']._serialized_end=967
-  _globals['_GETCHANNELRESPONSE']._serialized_start=969
-  _globals['_GETCHANNELRESPONSE']._serialized_end=1036
-  _globals['_AGENTSERVICE']._serialized_start=1039
-  _globals['_AGENTSERVICE']._serialized_end=1535
+  _globals['_WATCHASKRESPONSE']._serialized_end=510
+  _globals['_CLOSEASKREQUEST']._serialized_start=513
+  _globals['_CLOSEASKREQUEST']._serialized_end=681
+  _globals['_CLOSEASKRESPONSE']._serialized_start=683
+  _globals['_CLOSEASKRESPONSE']._serialized_end=736
+  _globals['_REPORTDELIVERYREQUEST']._serialized_start=739
+  _globals['_REPORTDELIVERYREQUEST']._serialized_end=884
+  _globals['_REPORTDELIVERYRESPONSE']._serialized_start=886
+  _globals['_REPORTDELIVERYRESPONSE']._serialized_end=945
+  _globals['_GETCHANNELREQUEST']._serialized_start=947
+  _globals['_GETCHANNELREQUEST']._serialized_end=997
+  _globals['_GETCHANNELRESPONSE']._serialized_start=999
+  _globals['_GETCHANNELRESPONSE']._serialized_end=1066
+  _globals['_AGENTSERVICE']._serialized_start=1069
+  _globals['_AGENTSERVICE']._serialized_end=1565
 # @@protoc_insertion_point(module_scope)

@@ -40,10 +40,12 @@ class WatchAskRequest(_message.Message):
     def __init__(self, ask_id: _Optional[str] = ...) -> None: ...
 
 class WatchAskResponse(_message.Message):
-    __slots__ = ("ask",)
+    __slots__ = ("ask", "keepalive")
     ASK_FIELD_NUMBER: _ClassVar[int]
+    KEEPALIVE_FIELD_NUMBER: _ClassVar[int]
     ask: _comms_pb2.Ask
-    def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ...) -> None: ...
+    keepalive: bool
+    def __init__(self, ask: _Optional[_Union[_comms_pb2.Ask, _Mapping]] = ..., keepalive: _Optional[bool] = ...) -> None: ...
 
 class CloseAskRequest(_message.Message):
     __slots__ = ("ask_id", "status", "reason", "answers")

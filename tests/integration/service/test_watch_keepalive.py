@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
 
 from compass_server.hub import ChangeHub
 from compass_server.service import CommsHandlers
@@ -22,9 +24,10 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 
-async def _next(
-    stream: AsyncIterator[comms_pb2.WatchChannelResponse], within: float = 5.0
-) -> comms_pb2.WatchChannelResponse:
+T = TypeVar("T")
+
+
+async def _next(stream: AsyncIterator[T], within: float = 5.0) -> T:
     async with asyncio.timeout(within):
         return await anext(stream)
 
@@ -69,5 +72,41 @@ async def test_caught_up_after_replay_then_as_keepalive(database_url: str) -> No
                 while live.caught_up:  # a re-check may have fired just before the post
                     live = await _next(stream)
                 assert live.message.message_id == second.message_id
+            finally:
+                await stream.aclose()
+
+
+async def test_watch_ask_sends_keepalives_while_the_ask_waits(database_url: str) -> None:
+    """Issue 24 T: WatchAsk sent nothing while a person took their time, so the bridge's read
+    timeout (90 s) ended the stream with a WARNING every 90 s."""
+    from compass_server.service import AgentHandlers
+    from gen.compass.v1 import agent_pb2
+    from tests.integration.store._seed import answer, answer_ask, ask, question
+
+    async with PostgresStore(database_url) as store:
+        world = await seed(store)
+        message = await world.post(store, ask(question("db", "0", "1")))
+        (ask_id,) = message.ask_ids
+        auth: AuthContext[AccountRow] = AuthContext()
+        hub = ChangeHub()
+        handlers = AgentHandlers(store, auth, hub, recheck_seconds=0.2)
+        with auth.bound(world.agent):
+            stream = handlers.watch_ask(agent_pb2.WatchAskRequest(ask_id=ask_id), None)  # type: ignore[arg-type] # the handler never reads ctx
+            assert isinstance(stream, AsyncGenerator)
+            try:
+                first = await _next(stream)
+                assert first.ask.ask_id == ask_id
+                assert not first.keepalive
+                for _ in range(2):  # unchanged: a keepalive per re-check, with no ask
+                    keepalive = await _next(stream, within=2.0)
+                    assert keepalive.keepalive
+                    assert not keepalive.HasField("ask")
+                await answer_ask(store, world.human, ask_id, [answer("db", "1")])
+                final = await _next(stream)
+                while final.keepalive:  # a re-check may have fired before the answer
+                    final = await _next(stream)
+                assert final.ask.answered_by_account_id == world.human.account_id
+                with pytest.raises(StopAsyncIteration):
+                    await _next(stream)
             finally:
                 await stream.aclose()

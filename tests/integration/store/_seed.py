@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from compass_server.domain.verdicts import fit_update, judge_answer, judge_close, judge_decline
+from compass_server.domain.verdicts import (
+    fit_update,
+    judge_answer,
+    judge_close,
+    judge_decline,
+    judge_delivery,
+)
 from compass_server.store import (
     AccountKind,
     AccountRow,
@@ -93,6 +99,18 @@ async def close_ask(
 ) -> AskRow:
     judge = judge_close(actor.account_id, status, reason, answers)
     return await store.close_ask(actor, ask_id, judge)
+
+
+async def report_delivery(
+    store: AskStore,
+    actor: AccountRow,
+    ask_id: str,
+    state: comms_pb2.DeliveryState,
+    detail: str = "",
+    payload: str = "",
+) -> AskRow:
+    judge = judge_delivery(actor.account_id, state, detail, payload)
+    return await store.report_delivery(actor, ask_id, judge)
 
 
 async def update_message(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 import asyncpg
 import pytest
@@ -15,10 +14,8 @@ from compass_server.domain.errors import (
     PermissionDeniedError,
 )
 from compass_server.store.postgres import PostgresStore, new_id
+from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import World, answer_ask, ask, question, seed, text
-
-if TYPE_CHECKING:
-    from gen.compass.v1 import comms_pb2
 
 
 async def test_each_ask_block_gets_its_own_minted_ask_id(
@@ -215,3 +212,27 @@ async def test_minting_retries_on_collision(database_url: str) -> None:
         await conn.close()
     assert taken_ask not in stored
     assert {row["ask_id"] for row in asks} == set(second.ask_ids)
+
+
+async def test_free_text_is_stored_per_question_and_part_of_an_idempotent_repeat(
+    store: PostgresStore, world: World
+) -> None:
+    def block(refused: comms_pb2.FreeText) -> comms_pb2.MessageBlock:
+        made = ask(question("db", "0", "1"), question("why"), question("x", "a", multi=True))
+        made.ask.questions[0].free_text = refused
+        made.ask.questions[2].free_text = comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS
+        return made
+
+    message = await world.post(store, block(comms_pb2.FREE_TEXT_REFUSED), client_message_id="k")
+    stored = (await store.get_ask(world.human, message.ask_ids[0])).ask
+    assert [q.free_text for q in stored.questions] == [
+        comms_pb2.FREE_TEXT_REFUSED,
+        comms_pb2.FREE_TEXT_UNSPECIFIED,
+        comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+    ]
+    page = await store.list_messages(world.human, world.channel.channel_id)
+    assert page.messages == (message,)
+    repeat = await world.post(store, block(comms_pb2.FREE_TEXT_REFUSED), client_message_id="k")
+    assert repeat.ask_ids == message.ask_ids
+    with pytest.raises(AlreadyExistsError):
+        await world.post(store, block(comms_pb2.FREE_TEXT_ACCEPTED), client_message_id="k")

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compass_server.store.postgres import PostgresStore
-from tests.integration.store._seed import seed, text
+from gen.compass.v1 import comms_pb2
+from tests.integration.store._seed import (
+    answer,
+    answer_ask,
+    ask,
+    question,
+    report_delivery,
+    seed,
+    text,
+)
 
 if TYPE_CHECKING:
     from compass_server.store import MessageRow
@@ -72,3 +81,47 @@ def test_pages_and_replays_fit_their_byte_budget_and_miss_nothing(
     database_url: str, sizes: list[int]
 ) -> None:
     asyncio.run(_check(database_url, sizes))
+
+
+def _receipt_bytes(row: MessageRow) -> int:
+    return sum(
+        len(block.ask.delivery.detail) + len(block.ask.delivery.payload)
+        for block in row.blocks
+        if block.HasField("ask")
+    )
+
+
+async def test_delivery_receipts_count_towards_the_byte_budget(database_url: str) -> None:
+    # A receipt's payload (up to 64 KiB per ask) is read with its message: a page or a batch
+    # counts it, so small messages with large receipts are not read 500 at a time.
+    async with PostgresStore(
+        database_url, pool_min=1, pool_max=2, page_bytes=BUDGET, replay_bytes=BUDGET
+    ) as store:
+        world = await seed(store, prefix=f"{uuid.uuid4().hex[:8]}-")
+        posted: list[str] = []
+        for index in range(6):
+            message = await world.post(store, ask(question("db", "0", "1")))
+            (ask_id,) = message.ask_ids
+            await answer_ask(store, world.human, ask_id, [answer("db", "0")])
+            payload = "p" * (BUDGET * 3 // 4 if index % 2 else 10)
+            await report_delivery(
+                store, world.agent, ask_id, comms_pb2.DELIVERY_STATE_DELIVERED, "", payload
+            )
+            posted.append(message.message_id)
+        paged: list[list[MessageRow]] = []
+        token = ""
+        while True:
+            page = await store.list_messages(
+                world.human, world.channel.channel_id, page_size=500, page_token=token
+            )
+            paged.append(list(page.messages))
+            token = page.next_page_token
+            if not token:
+                break
+        assert [m.message_id for page in paged for m in page] == posted
+        batch = await store.messages_after(world.human, world.channel.channel_id, 0, limit=1000)
+        for rows in [*paged, list(batch)]:
+            if len(rows) > 1:
+                assert sum(_receipt_bytes(m) for m in rows) <= BUDGET
+        assert len(paged) > 1  # the receipts alone split the channel into pages
+        assert batch.more

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from compass_server.domain.errors import CompassError
+from compass_server.domain.errors import CompassError, InvalidArgumentError
 from compass_server.store import AskRow, ChannelRow, MessagePage, MessageRow, PendingAskPage
 from compass_server.store.postgres import PostgresStore
 from gen.compass.v1 import comms_pb2
@@ -21,6 +21,7 @@ from tests.integration.store._seed import (
     close_ask,
     decline_ask,
     question,
+    report_delivery,
     seed,
     text,
     update_message,
@@ -63,7 +64,7 @@ def _ask_summary(a: comms_pb2.Ask) -> tuple[object, ...]:
         a.ask_id,
         S.AskStatus.Name(a.status),
         [
-            (q.question_id, list(q.chosen_option_ids), q.custom_text, q.timed_out)
+            (q.question_id, list(q.chosen_option_ids), q.custom_text, q.timed_out, q.free_text)
             for q in a.questions
         ],
         a.answered_by_account_id,
@@ -72,6 +73,16 @@ def _ask_summary(a: comms_pb2.Ask) -> tuple[object, ...]:
         a.close_reason,
         a.HasField("answered_at"),
         a.HasField("closed_at"),
+        (
+            a.delivery.state,
+            a.delivery.detail,
+            a.delivery.payload,
+            a.delivery.reported_by_account_id,
+            a.delivery.reported_by_name,
+            a.delivery.HasField("reported_at"),
+        )
+        if a.HasField("delivery")
+        else None,
     )
 
 
@@ -86,6 +97,10 @@ async def _trace(store: Seedable) -> list[object]:
     async def step(label: str, call: Callable[[], Awaitable[object]]) -> object:
         try:
             result = await call()
+        except InvalidArgumentError as exc:  # with the fields it names
+            fields = [(v.field, v.question_id) for v in exc.violations]
+            trace.append((label, type(exc).__name__, rename(str(exc)), fields))
+            return None
         except CompassError as exc:
             trace.append((label, type(exc).__name__, rename(str(exc))))
             return None
@@ -135,7 +150,68 @@ async def _trace(store: Seedable) -> list[object]:
         "time out",
         lambda: close_ask(store, world.agent, ids[1], S.ASK_STATUS_TIMED_OUT, "", timeout),
     )
+    refusing = ask(question("db", "0", "1"), question("why"))
+    refusing.ask.questions[0].free_text = S.FREE_TEXT_REFUSED
+    refusing.ask.questions[1].free_text = S.FREE_TEXT_ACCEPTED
+    posted2 = await step(
+        "post refusing", lambda: world.post(store, refusing, client_message_id="k2")
+    )
+    assert isinstance(posted2, MessageRow)
+    (refusing_id,) = posted2.ask_ids
+    changed = ask(question("db", "0", "1"), question("why"))
+    await step("repeat changed", lambda: world.post(store, changed, client_message_id="k2"))
+    await step(
+        "receipt pending",
+        lambda: report_delivery(store, world.agent, refusing_id, S.DELIVERY_STATE_DELIVERED),
+    )
+    text_where_refused = [answer("db", custom_text="neither"), answer("why", custom_text="ok")]
+    await step(
+        "refused text", lambda: answer_ask(store, world.human, refusing_id, text_where_refused)
+    )
+    await step(
+        "answer refusing",
+        lambda: answer_ask(
+            store, world.human, refusing_id, [answer("db", "0"), answer("why", custom_text="ok")]
+        ),
+    )
+    gone = S.DELIVERY_STATE_NOT_DELIVERED
+    await step(
+        "receipt by human",
+        lambda: report_delivery(store, world.human, ids[0], gone, "lost", "{}"),
+    )
+    await step(
+        "receipt hidden",
+        lambda: report_delivery(store, world.outsider, ids[0], gone, "lost", "{}"),
+    )
+    await step("receipt", lambda: report_delivery(store, world.agent, ids[0], gone, "lost", "{}"))
+    await step(
+        "receipt again", lambda: report_delivery(store, world.agent, ids[0], gone, "lost", "{}")
+    )
+    await step(
+        "receipt changed",
+        lambda: report_delivery(store, world.agent, ids[0], S.DELIVERY_STATE_DELIVERED),
+    )
+    await step(
+        "receipt timed out",
+        lambda: report_delivery(store, world.agent, ids[1], S.DELIVERY_STATE_DELIVERED),
+    )
+    await step(
+        "receipt declined",
+        lambda: report_delivery(store, world.agent, new_id, S.DELIVERY_STATE_DELIVERED),
+    )
+    await step(
+        "receipt refusing",
+        lambda: report_delivery(
+            store,
+            world.agent,
+            refusing_id,
+            S.DELIVERY_STATE_DELIVERED_WITH_CHANGES,
+            "why: sent as a note",
+            '{"db":"0"}',
+        ),
+    )
     await step("get", lambda: store.get_ask(world.member, ids[1]))
+    await step("get receipt", lambda: store.get_ask(world.agent, ids[0]))
     await step("agent elsewhere", lambda: store.get_ask(world.outsider, ids[1]))
     await step("replay", lambda: store.messages_after(world.member, channel, 0))
     await step("replay late", lambda: store.messages_after(world.member, channel, 3, limit=1))

@@ -28,6 +28,7 @@ from tests.integration.store._seed import (
     close_ask,
     decline_ask,
     question,
+    report_delivery,
     seed,
     text,
     update_message,
@@ -108,6 +109,12 @@ async def test_store_calls_leave_no_session_state_on_their_connection(database_u
         await answer_ask(store, world.human, ask_id, [answer("db", "0")])  # identical retry
         with contextlib.suppress(CompassError):
             await answer_ask(store, world.human2, ask_id, [answer("db", "1")])  # answered
+        # A delivery receipt, its identical repeat, and a refused one.
+        delivered = comms_pb2.DELIVERY_STATE_DELIVERED
+        await report_delivery(store, world.agent, ask_id, delivered)
+        await report_delivery(store, world.agent, ask_id, delivered)
+        with contextlib.suppress(CompassError):
+            await report_delivery(store, world.agent, closed, delivered)  # withdrawn
         await store.get_ask(world.human, ask_id)
         await store.list_channels(world.human)
         await store.list_messages(world.human, world.channel.channel_id, page_size=1)

@@ -41,6 +41,18 @@ def ask_questions(draw: st.DrawFn, question_id: str) -> comms_pb2.AskQuestion:
     recommended = draw(st.none() | st.integers(min_value=-(2**31), max_value=2**31 - 1))
     if recommended is not None:
         question.recommended = recommended
+    # Any FreeText but REFUSED on a question without options (it would be unanswerable).
+    refusable = [comms_pb2.FREE_TEXT_REFUSED] if question.options else []
+    question.free_text = draw(
+        st.sampled_from(
+            [
+                comms_pb2.FREE_TEXT_UNSPECIFIED,
+                comms_pb2.FREE_TEXT_ACCEPTED,
+                comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+                *refusable,
+            ]
+        )
+    )
     return question
 
 

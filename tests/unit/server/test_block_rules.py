@@ -30,6 +30,17 @@ def ask_block(*questions: comms_pb2.AskQuestion, ask_id: str = "") -> comms_pb2.
 TEXT = comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text="hello"))
 
 
+def with_free_text(question: comms_pb2.AskQuestion, free_text: int) -> comms_pb2.AskQuestion:
+    question.free_text = free_text  # pyright: ignore[reportAttributeAccessIssue] - any int: proto3 enums are open, a client can send an undefined value
+    return question
+
+
+def delivered_ask() -> comms_pb2.MessageBlock:
+    block = ask_block(q("db", "0"))
+    block.ask.delivery.state = comms_pb2.DELIVERY_STATE_DELIVERED
+    return block
+
+
 # (blocks, field, question_id) for the append path (minted=False).
 APPEND_REJECTIONS = [
     pytest.param([TEXT, comms_pb2.MessageBlock()], "blocks[1]", "", id="no-kind"),
@@ -107,6 +118,21 @@ APPEND_REJECTIONS = [
         "",
         id="too-many-asks",
     ),
+    pytest.param(
+        [ask_block(with_free_text(q("db", "0"), 7))],
+        "blocks[0].ask.questions[0].free_text",
+        "db",
+        id="undefined-free-text",
+    ),
+    pytest.param(
+        [ask_block(with_free_text(q("why"), comms_pb2.FREE_TEXT_REFUSED))],
+        "blocks[0].ask.questions[0].free_text",
+        "why",
+        id="free-text-refused-without-options",
+    ),
+    pytest.param(
+        [delivered_ask()], "blocks[0].ask.delivery", "", id="delivery-receipt-on-a-new-ask"
+    ),
 ]
 
 
@@ -155,6 +181,49 @@ def test_minted_asks_may_carry_answer_state(minted: bool | None) -> None:
     # Stored answer state always wins; what an update sends for a minted ask is dropped,
     # not refused (a NEW ask's answer state is refused by ask_update_violations).
     block = with_answer_state(chosen=1, custom_text=1, timed_out=1, by=1, at=1, name=1)
+    block.ask.ask_id = "ask_1"
+    assert block_violations([block], minted=minted) == []
+
+
+@pytest.mark.parametrize(
+    "free_text",
+    [
+        comms_pb2.FREE_TEXT_UNSPECIFIED,
+        comms_pb2.FREE_TEXT_ACCEPTED,
+        comms_pb2.FREE_TEXT_REFUSED,
+        comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+    ],
+)
+def test_every_free_text_value_is_fine_on_a_question_with_options(free_text: int) -> None:
+    blocks = [ask_block(with_free_text(q("db", "0", "1"), free_text))]
+    assert block_violations(blocks, minted=False) == []
+
+
+@pytest.mark.parametrize(
+    "free_text",
+    [
+        comms_pb2.FREE_TEXT_UNSPECIFIED,
+        comms_pb2.FREE_TEXT_ACCEPTED,
+        comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+    ],
+)
+def test_a_question_without_options_may_take_free_text(free_text: int) -> None:
+    assert block_violations([ask_block(with_free_text(q("why"), free_text))], minted=False) == []
+
+
+def test_a_refused_free_text_without_options_is_refused_on_every_path() -> None:
+    # Unanswerable: no option to pick and no text allowed. Stored rows are held to it too.
+    block = ask_block(with_free_text(q("why"), comms_pb2.FREE_TEXT_REFUSED), ask_id="ask_1")
+    for minted in (True, None):
+        (violation,) = block_violations([block], minted=minted)
+        assert violation.field == "blocks[0].ask.questions[0].free_text"
+        assert "without options" in violation.description
+
+
+@pytest.mark.parametrize("minted", [True, None])
+def test_a_minted_ask_may_carry_its_delivery_receipt(minted: bool | None) -> None:
+    # As answer state: what an update sends for a minted ask is dropped, the stored wins.
+    block = delivered_ask()
     block.ask.ask_id = "ask_1"
     assert block_violations([block], minted=minted) == []
 

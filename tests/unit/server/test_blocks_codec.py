@@ -14,6 +14,7 @@ from compass_server.store.blocks import (
     decode_blocks,
     encode_answers,
     encode_blocks,
+    same_content,
 )
 from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import block_sets
@@ -70,6 +71,48 @@ def test_keep_ask_ids_false_blanks_them() -> None:
             ],
         }
     }
+
+
+@pytest.mark.parametrize(
+    ("free_text", "stored"),
+    [
+        (comms_pb2.FREE_TEXT_ACCEPTED, "accepted"),
+        (comms_pb2.FREE_TEXT_REFUSED, "refused"),
+        (comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS, "instead_of_picks"),
+    ],
+)
+def test_free_text_is_stored_by_name(free_text: comms_pb2.FreeText, stored: str) -> None:
+    question = comms_pb2.AskQuestion(
+        question_id="db", options=[comms_pb2.AskOption(id="0")], free_text=free_text
+    )
+    block = comms_pb2.MessageBlock(ask=comms_pb2.Ask(ask_id="ask_1", questions=[question]))
+    encoded = roundtrip(encode_blocks([block]))
+    assert f'"free_text": "{stored}"' in json.dumps(encoded)
+    assert decode_blocks(encoded, message_id="msg_1") == [block]
+
+
+def test_rows_stored_before_free_text_existed_decode_as_unspecified() -> None:
+    (block,) = decode_blocks([stored_ask(stored_question())], message_id="msg_1")
+    assert block.ask.questions[0].free_text == comms_pb2.FREE_TEXT_UNSPECIFIED
+    # And an UNSPECIFIED question is stored as they were: without the key.
+    assert "free_text" not in json.dumps(encode_blocks([block]))
+
+
+def test_free_text_is_part_of_the_stored_content() -> None:
+    # An AppendMessage repeat (same client_message_id) with another free_text is not the same.
+    def block(free_text: comms_pb2.FreeText) -> comms_pb2.MessageBlock:
+        question = comms_pb2.AskQuestion(
+            question_id="db", options=[comms_pb2.AskOption(id="0")], free_text=free_text
+        )
+        return comms_pb2.MessageBlock(ask=comms_pb2.Ask(questions=[question]))
+
+    assert same_content([block(comms_pb2.FREE_TEXT_REFUSED)], [block(comms_pb2.FREE_TEXT_REFUSED)])
+    assert not same_content(
+        [block(comms_pb2.FREE_TEXT_REFUSED)], [block(comms_pb2.FREE_TEXT_ACCEPTED)]
+    )
+    assert not same_content(
+        [block(comms_pb2.FREE_TEXT_UNSPECIFIED)], [block(comms_pb2.FREE_TEXT_ACCEPTED)]
+    )
 
 
 def stored_question(**override: object) -> dict[str, object]:
@@ -145,6 +188,24 @@ CORRUPT = [
         [stored_ask(stored_question(allow_multiple="yes"))], "expected a boolean", id="wrong-type"
     ),
     pytest.param([stored_ask(stored_question(recommended=True))], "int32", id="bool-recommended"),
+    pytest.param(
+        [stored_ask(stored_question(free_text="sometimes"))],
+        "expected one of",
+        id="unknown-free-text",
+    ),
+    pytest.param(
+        [stored_ask(stored_question(free_text="unspecified"))],
+        "expected one of",
+        id="unspecified-free-text-is-never-written",
+    ),
+    pytest.param(
+        [stored_ask(stored_question(free_text=2))], "expected one of", id="numeric-free-text"
+    ),
+    pytest.param(
+        [stored_ask(stored_question(options=[], free_text="refused"))],
+        "without options",
+        id="refused-free-text-without-options",
+    ),
     pytest.param({"not": "an array"}, "expected an array", id="not-an-array"),
     pytest.param([{"text": "bare"}], "expected an object", id="text-not-object"),
 ]

@@ -96,3 +96,55 @@ def test_what_it_remembers_about_asks_is_bounded() -> None:
     assert _value(metrics, "compass_sweeps_total", {"result": "ok"}) == 1000
     metrics.swept(None)
     assert _value(metrics, "compass_sweeps_total", {"result": "failed"}) == 1
+
+
+def _receipt(
+    ask_id: str,
+    status: comms_pb2.AskStatus,
+    state: comms_pb2.DeliveryState,
+    since: datetime,
+    reported: datetime,
+) -> AskRow:
+    ask = comms_pb2.Ask(ask_id=ask_id, status=status)
+    (ask.answered_at if status == comms_pb2.ASK_STATUS_ANSWERED else ask.closed_at).FromDatetime(
+        since
+    )
+    ask.delivery.state = state
+    ask.delivery.reported_at.FromDatetime(reported)
+    return AskRow(ask=ask, message_id="msg_1", channel_id="ch_1")
+
+
+def test_receipts_count_once_by_state_and_time_answer_to_receipt_from_stored_times() -> None:
+    # The clock is far from the stored times: the histogram reads only what was stored, so
+    # an ask answered through another process (or before a restart) is timed all the same.
+    metrics = Metrics(lambda: datetime(2040, 1, 1, tzinfo=UTC))
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    answered = _receipt(
+        "ask_1",
+        comms_pb2.ASK_STATUS_ANSWERED,
+        comms_pb2.DELIVERY_STATE_NOT_DELIVERED,
+        t0,
+        t0 + timedelta(seconds=2),
+    )
+    metrics.delivery(answered)
+    metrics.delivery(answered)  # an identical ReportDelivery retry
+    declined = _receipt(
+        "ask_2",
+        comms_pb2.ASK_STATUS_DECLINED,
+        comms_pb2.DELIVERY_STATE_DELIVERED,
+        t0,
+        t0 + timedelta(milliseconds=250),
+    )
+    metrics.delivery(declined)
+    for state, count in {
+        "delivered": 1,
+        "delivered_with_changes": 0,
+        "not_delivered": 1,
+    }.items():
+        assert _value(metrics, "compass_ask_deliveries_total", {"state": state}) == count, state
+    assert _value(metrics, "compass_ask_answer_to_receipt_seconds_count") == 2
+    assert _value(metrics, "compass_ask_answer_to_receipt_seconds_sum") == 2.25
+    assert _value(metrics, "compass_ask_answer_to_receipt_seconds_bucket", {"le": "0.25"}) == 1
+    # An ask without a receipt (a bug's row) counts nothing.
+    metrics.delivery(AskRow(ask=comms_pb2.Ask(ask_id="ask_3"), message_id="m", channel_id="c"))
+    assert _value(metrics, "compass_ask_answer_to_receipt_seconds_count") == 2

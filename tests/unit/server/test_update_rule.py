@@ -280,9 +280,9 @@ def test_unminted_repeats_of_the_stored_asks_are_those_asks(
     ]
 
 
-_NOT_CONTENT = ("ask_id", "answer", "status", "deadline", "on_timeout")
+_NOT_CONTENT = ("ask_id", "answer", "status", "deadline", "on_timeout", "delivery")
 _CONTENT = (
-    "question_id", "question", "header", "allow_multiple", "recommended",
+    "question_id", "question", "header", "allow_multiple", "recommended", "free_text",
     "option_id", "label", "description", "preview", "add_option", "add_question",
 )  # fmt: skip
 
@@ -309,6 +309,15 @@ def _changed(ask: comms_pb2.Ask, change: str) -> comms_pb2.Ask:
             copy.deadline.GetCurrentTime()
         case "on_timeout":
             copy.on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_FAIL
+        case "delivery":
+            copy.delivery.state = comms_pb2.DELIVERY_STATE_NOT_DELIVERED
+            copy.delivery.detail = "the form was cancelled"
+        case "free_text":
+            question.free_text = (
+                comms_pb2.FREE_TEXT_ACCEPTED
+                if question.free_text == comms_pb2.FREE_TEXT_REFUSED
+                else comms_pb2.FREE_TEXT_REFUSED
+            )
         case "question_id":
             question.question_id += "z"
         case "question" | "header":

@@ -107,6 +107,70 @@ def test_accepted_answers(answers: list[comms_pb2.AskQuestionAnswer]) -> None:
     assert validate_answers(ASK, answers) == []
 
 
+def free(question: comms_pb2.AskQuestion, free_text: comms_pb2.FreeText) -> comms_pb2.AskQuestion:
+    question.free_text = free_text
+    return question
+
+
+REFUSING = comms_pb2.Ask(
+    ask_id="ask_1",
+    questions=[
+        free(q("db", "pg", "my"), comms_pb2.FREE_TEXT_REFUSED),
+        free(q("auth", "pw", "sso", multi=True), comms_pb2.FREE_TEXT_REFUSED),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [
+        pytest.param(
+            [a("db", text="neither"), a("auth", "pw")],
+            [("answers[0].custom_text", "db")],
+            id="text-instead-of-a-pick",
+        ),
+        pytest.param(
+            [a("db", "pg"), a("auth", "pw", text="and a note")],
+            [("answers[1].custom_text", "auth")],
+            id="text-with-picks-multi",
+        ),
+        pytest.param(
+            [a("auth", text="x"), a("db", "pg", text="y")],
+            [("answers[0].custom_text", "auth"), ("answers[1].custom_text", "db")],
+            id="both-one-violation-each",
+        ),
+    ],
+)
+def test_free_text_is_refused_where_the_agent_cannot_receive_it(
+    answers: list[comms_pb2.AskQuestionAnswer], expected: list[tuple[str, str]]
+) -> None:
+    violations = validate_answers(REFUSING, answers)
+    assert fields(violations) == expected
+    for violation in violations:
+        assert violation.description.startswith(f'question "{violation.question_id}": ')
+        assert "free text" in violation.description
+
+
+def test_a_refusing_question_still_takes_picks_and_skips() -> None:
+    assert validate_answers(REFUSING, [a("db", "my"), a("auth", "pw", "sso")]) == []
+    assert validate_answers(REFUSING, [a("db"), a("auth")]) == []
+
+
+@pytest.mark.parametrize(
+    "free_text",
+    [
+        comms_pb2.FREE_TEXT_UNSPECIFIED,
+        comms_pb2.FREE_TEXT_ACCEPTED,
+        comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+    ],
+)
+def test_free_text_is_accepted_unless_refused(free_text: comms_pb2.FreeText) -> None:
+    ask = comms_pb2.Ask(
+        questions=[free(q("db", "pg"), free_text), free(q("auth", "pw", multi=True), free_text)]
+    )
+    assert validate_answers(ask, [a("db", text="neither"), a("auth", "pw", text="note")]) == []
+
+
 def test_every_violation_is_reported_at_once() -> None:
     answers = [a("db", "pg", "nope"), a("db"), a("zz"), a("")]
     violations = validate_answers(ASK, answers)
@@ -144,6 +208,8 @@ def oracle_accepts(ask: comms_pb2.Ask, answers: list[comms_pb2.AskQuestionAnswer
         if len(set(chosen)) != len(chosen):
             return False
         if not question.allow_multiple and (len(chosen) > 1 or (chosen and answer.custom_text)):
+            return False
+        if question.free_text == comms_pb2.FREE_TEXT_REFUSED and answer.custom_text:
             return False
     return True
 

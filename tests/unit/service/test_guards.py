@@ -121,3 +121,45 @@ async def test_watch_ask_ends_with_the_answer(service: Service) -> None:
             with pytest.raises(StopAsyncIteration):  # final: the stream ends
                 await anext(stream)
     assert [first.ask.status, second.ask.status] == [S.ASK_STATUS_PENDING, S.ASK_STATUS_ANSWERED]
+
+
+def _refusing() -> comms_pb2.MessageBlock:
+    block = ask(question("db", "0", "1"), question("features", "a", "b", multi=True))
+    for q in block.ask.questions:
+        q.free_text = S.FREE_TEXT_REFUSED
+    return block
+
+
+async def test_free_text_is_refused_where_the_agent_cannot_receive_it(service: Service) -> None:
+    world = service.world
+    message = await service.post(_refusing())
+    ask_id = message.blocks[0].ask.ask_id
+    assert [q.free_text for q in message.blocks[0].ask.questions] == [S.FREE_TEXT_REFUSED] * 2
+    with pytest.raises(InvalidArgumentError) as caught:
+        await service.respond(
+            world.human, ask_id, [answer("db", custom_text="neither"), answer("features", "a")]
+        )
+    ((field, qid),) = [(v.field, v.question_id) for v in caught.value.violations]
+    assert (field, qid) == ("answers[0].custom_text", "db")
+    # Nothing was stored: the ask is still pending, and a fitting answer goes through.
+    assert (await service.get_ask(world.human, ask_id)).status == S.ASK_STATUS_PENDING
+    await service.respond(world.human, ask_id, [answer("db", "1"), answer("features", "a")])
+    got = await service.get_ask(world.human, ask_id)
+    assert got.status == S.ASK_STATUS_ANSWERED
+    assert [q.free_text for q in got.questions] == [S.FREE_TEXT_REFUSED] * 2
+
+
+async def test_the_runtime_auto_answer_follows_the_same_free_text_rule(service: Service) -> None:
+    message = await service.post(_refusing())
+    ask_id = message.blocks[0].ask.ask_id
+    with pytest.raises(InvalidArgumentError) as caught:
+        await service.close(
+            ask_id,
+            S.ASK_STATUS_TIMED_OUT,
+            "",
+            [answer("db", "0"), answer("features", "a", custom_text="typed")],
+        )
+    assert [(v.field, v.question_id) for v in caught.value.violations] == [
+        ("answers[1].custom_text", "features")
+    ]
+    assert (await service.get_ask(service.world.human, ask_id)).status == S.ASK_STATUS_PENDING

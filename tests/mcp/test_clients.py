@@ -1,0 +1,280 @@
+"""Real MCP clients, as published on npm, against `compass serve`'s /mcp: the TypeScript MCP
+SDK's client, Gemini CLI and Claude Code (`claude -p`). The agents run against scripted model
+servers on 127.0.0.1 (wire_models.py), every other request of theirs sent to a proxy that
+refuses it (proxy.py), HOME in a temp dir; a person answers over Connect-JSON, and each test
+asserts what the client (or the agent's next model request) received.
+
+Installed by scripts/ensure-npm (mcp-sdk, gemini, claude; pinned in tests/realagent/NAME/),
+failing loudly when npm cannot install them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from tests.mcp import _mcp
+from tests.mcp._mcp import Person, answer
+from tests.realagent.acp_agents import ensure_npm
+from tests.realagent.model_server import Turn
+from tests.realagent.proxy import RefusingProxy
+from tests.realagent.wire_models import AnthropicModel, GeminiModel
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Callable
+    from pathlib import Path
+
+    from tests import _server
+
+CLIENT_SCRIPT = os.path.join(os.path.dirname(__file__), "ts_sdk_client.mjs")  # noqa: PTH118, PTH120 - a path for node
+
+ASK = {
+    "questions": [
+        {
+            "id": "db",
+            "question": "Which database should the service use?",
+            "options": [{"label": "Postgres"}, {"label": "SQLite"}],
+        }
+    ]
+}
+
+
+# -- the TypeScript SDK's client ------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def ts_client(
+    server: _server.RunningServer, token: str, *, timeout_ms: int, reset: bool
+) -> AsyncGenerator[asyncio.subprocess.Process]:
+    sdk = ensure_npm("mcp-sdk").parent / "@modelcontextprotocol" / "sdk"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "MCP_SDK_DIR": str(sdk),
+        "MCP_URL": f"{server.url}mcp",
+        "MCP_TOKEN": token,
+        "MCP_TOOL": "ask",
+        "MCP_ARGS": json.dumps({**ASK, "wait_seconds": 60}),
+        "MCP_TIMEOUT_MS": str(timeout_ms),
+        "MCP_RESET": "1" if reset else "0",
+    }
+    process = await asyncio.create_subprocess_exec(
+        "node", CLIENT_SCRIPT, env=env, stdout=asyncio.subprocess.PIPE
+    )
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+async def _events(process: asyncio.subprocess.Process) -> AsyncGenerator[dict[str, Any]]:
+    assert process.stdout is not None
+    while line := await asyncio.wait_for(process.stdout.readline(), 60):
+        yield json.loads(line)
+
+
+async def _first(
+    events: AsyncGenerator[dict[str, Any]], wanted: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    async for event in events:
+        if wanted(event):
+            return event
+    raise AssertionError("the client ended first")
+
+
+async def test_the_ts_sdk_client_outlives_its_timeout_because_progress_resets_it(
+    server: _server.RunningServer, world: _server.SeededWorld, person: Person
+) -> None:
+    """The SDK's timeout (60 s by default, 2 s here: `RequestOptions.timeout`) restarts at
+    each progress notification when `resetTimeoutOnProgress` is set, so a call waiting
+    longer than it survives: the person answers only after 2.5 timeouts of waiting."""
+    async with ts_client(server, world.agent.token, timeout_ms=2000, reset=True) as process:
+        events = _events(process)
+        first = await anext(events)
+        assert first == {"event": "tools", "names": ["ask", "ask_wait", "ask_cancel"]}
+        ask_id = await person.one_pending_id()
+        waited = await _first(events, lambda e: e["event"] != "progress" or e["elapsed"] >= 5)
+        assert waited["event"] == "progress", waited
+        await person.respond(ask_id, answer("db", "1"))
+        event = await _first(events, lambda e: e["event"] != "progress")
+    assert event["event"] == "result", event
+    assert event["elapsed"] >= 5.0
+    result = event["result"]
+    assert result["structuredContent"]["status"] == "answered"
+    assert result["structuredContent"]["answers"][0]["chosen_labels"] == ["SQLite"]
+    assert result["content"][0]["text"].startswith("User selected: SQLite")
+    assert (await _mcp.until_delivered(server.dsn, ask_id))["delivery_state"] == "delivered"
+
+
+async def test_without_the_reset_the_ts_sdk_times_out_and_the_ask_is_withdrawn(
+    server: _server.RunningServer, world: _server.SeededWorld, person: Person
+) -> None:
+    """Its timeout sends `notifications/cancelled` in a POST of its own and stops reading:
+    the call ends, and after the grace the ask is WITHDRAWN."""
+    async with ts_client(server, world.agent.token, timeout_ms=2000, reset=False) as process:
+        events = _events(process)
+        await anext(events)
+        ask_id = await person.one_pending_id()
+        event = await _first(events, lambda e: e["event"] != "progress")
+    assert event["event"] == "error", event
+    assert event["code"] == -32001  # RequestTimeout
+    assert 1.5 <= event["elapsed"] < 5.0
+    stored = await _mcp.until_status(server.dsn, ask_id, "withdrawn")
+    assert stored["close_reason"] == "agent stopped waiting"
+
+
+# -- agent CLIs ------------------------------------------------------------------------------
+
+
+async def _run_agent(
+    argv: list[str], env: dict[str, str], cwd: Path, person: Person, choice: str
+) -> tuple[str, str]:
+    """Run an agent until it exits, answering its one ask with option `choice`."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        ask_id = await person.one_pending_id()
+        await person.respond(ask_id, answer("db", choice))
+        out, err = await asyncio.wait_for(process.communicate(), 180)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, err.decode()[-3000:]
+    return ask_id, out.decode()
+
+
+async def test_gemini_cli_reads_the_answer(
+    server: _server.RunningServer, world: _server.SeededWorld, person: Person, tmp_path: Path
+) -> None:
+    bin_dir = ensure_npm("gemini")
+    home, workspace = tmp_path / "home", tmp_path / "workspace"
+    (home / ".gemini").mkdir(parents=True)
+    workspace.mkdir()
+    script = [Turn.call("mcp_compass_ask", ASK, "call_1"), Turn.say("SQLite it is.")]
+    with GeminiModel(script) as model, RefusingProxy() as proxy:
+        # The settings README "Connecting an agent over MCP" gives for Gemini CLI.
+        settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "mcpServers": {
+                "compass": {
+                    "type": "http",
+                    "url": f"{server.url}mcp",
+                    "headers": {
+                        "Authorization": f"Bearer {world.agent.token}",
+                        "X-Compass-Wait-Seconds": "540",
+                    },
+                    "timeout": 600000,
+                    "trust": True,
+                }
+            },
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+        }
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        env = {
+            "HOME": str(home),
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "GEMINI_API_KEY": "compass-test",
+            "GOOGLE_GEMINI_BASE_URL": model.base_url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            "NO_COLOR": "1",
+            **proxy.env(),
+        }
+        argv = [
+            str(bin_dir / "gemini"),
+            "-p",
+            "Ask which database the service should use.",
+            "--skip-trust",
+            # A model named: no routing classifier (a side call to the model) first.
+            "--model",
+            "gemini-2.5-pro",
+        ]
+        ask_id, out = await _run_agent(argv, env, workspace, person, "1")
+        turns = model.wait_for_turns(2)
+    assert "mcp_compass_ask" in turns[0].tool_names()
+    # Gemini CLI hands the model the text block alone, wrapped as untrusted context.
+    assert turns[1].tool_result("call_1") == (
+        "<untrusted_context>\n"
+        "User selected: SQLite\n"
+        "(answered by Ada in Compass)\n"
+        "</untrusted_context>"
+    )
+    assert "SQLite it is." in out
+    assert (await _mcp.until_delivered(server.dsn, ask_id))["delivery_state"] == "delivered"
+    assert not any(r.path.startswith("/v1beta/models/gemini-3") for r in model.requests)
+
+
+async def test_claude_code_reads_the_answer(
+    server: _server.RunningServer, world: _server.SeededWorld, person: Person, tmp_path: Path
+) -> None:
+    bin_dir = ensure_npm("claude")
+    claude = bin_dir.parent / "@anthropic-ai" / "claude-agent-sdk-linux-x64" / "claude"
+    home, workspace = tmp_path / "home", tmp_path / "workspace"
+    (home / ".claude").mkdir(parents=True)
+    workspace.mkdir()
+    script = [Turn.call("mcp__compass__ask", ASK, "toolu_1"), Turn.say("Postgres it is.")]
+    with AnthropicModel(script) as model, RefusingProxy() as proxy:
+        # The configuration README "Connecting an agent over MCP" gives for Claude Code.
+        config = tmp_path / "mcp.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "compass": {
+                            "type": "http",
+                            "url": f"{server.url}mcp",
+                            "headers": {"Authorization": f"Bearer {world.agent.token}"},
+                        }
+                    }
+                }
+            )
+        )
+        env = {
+            "HOME": str(home),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "ANTHROPIC_BASE_URL": model.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-compass-test",
+            "MCP_TOOL_TIMEOUT": "600000",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            **proxy.env(),
+        }
+        argv = [
+            str(claude),
+            "-p",
+            "Ask which database the service should use.",
+            "--mcp-config",
+            str(config),
+            "--strict-mcp-config",
+            "--allowedTools",
+            "mcp__compass__ask",
+        ]
+        ask_id, out = await _run_agent(argv, env, workspace, person, "0")
+        turns = model.wait_for_turns(2)
+    # Claude Code 2.1.318 defers MCP tools behind its ToolSearch tool: the model is told
+    # their names in the request rather than sent their schemas.
+    assert "ToolSearch" in turns[0].tool_names()
+    assert "mcp__compass__ask" in json.dumps(turns[0].body)
+    # Claude Code hands the model the structured content (JSON) when a result has it.
+    read = json.loads(turns[1].tool_result("toolu_1"))
+    assert read["status"] == "answered"
+    assert read["ask_id"] == ask_id
+    assert read["answers"][0]["chosen_labels"] == ["Postgres"]
+    assert read["answered_by"] == "Ada"
+    assert "Postgres it is." in out
+    assert (await _mcp.until_delivered(server.dsn, ask_id))["delivery_state"] == "delivered"

@@ -1,0 +1,135 @@
+"""Claude Code and Codex as published on npm, over ACP, for `compass agent-bridge --protocol
+acp`: installed (scripts/ensure-npm, pinned in tests/realagent/claude/ and codex/), pointed at
+a scripted model on 127.0.0.1 (wire_models.py), every other request sent to a refusing
+proxy (proxy.py), telemetry, update checks and auto-updates off, HOME and config dirs in a
+temp dir, the environment built from scratch (no key or setting of the caller leaks in).
+
+- Claude Code: `claude-agent-acp` (the adapter; it runs the Claude Code binary of
+  `@anthropic-ai/claude-agent-sdk-linux-x64`), `ANTHROPIC_BASE_URL` at the model and a
+  dummy `ANTHROPIC_API_KEY`. `IS_SANDBOX` is never set: as root with it set, the adapter
+  offers bypassPermissions and Claude Code refuses the flag that comes with it as root. It
+  starts in `auto` (a classifier decides permissions, nothing reaches the client): the
+  bridge runs it with `--mode default` (Manual).
+- Codex: `codex-acp` (it runs the codex binary of `@openai/codex`'s linux-x64 package) with
+  `$CODEX_HOME/config.toml` naming a loopback `responses` provider, and
+  `default_mode_request_user_input` on so `request_user_input` is offered outside plan
+  mode; the bridge runs it with `--mode read-only`, so approvals reach the client.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["AgentLaunch", "claude_launch", "codex_launch", "ensure_npm"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ENSURE_NPM = REPO_ROOT / "scripts" / "ensure-npm"
+CODEX_MODEL = "gpt-5.5"
+"""A model Codex 0.166 has metadata for (another name makes it warn in the conversation)."""
+
+
+@functools.cache
+def ensure_npm(name: str) -> Path:
+    """Install tests/realagent/NAME's pinned packages (scripts/ensure-npm; once per process)
+    if needed and return their node_modules/.bin. Raises RuntimeError with the script's
+    message ("cannot install ... from npm: ...") when that fails."""
+    result = subprocess.run(
+        [str(ENSURE_NPM), name], check=False, capture_output=True, text=True, timeout=900
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"scripts/ensure-npm {name} failed:\n{result.stderr}{result.stdout}")
+    lines = result.stdout.strip().splitlines()
+    if not lines:
+        raise RuntimeError(f"scripts/ensure-npm {name} printed nothing:\n{result.stderr}")
+    return Path(lines[-1])
+
+
+@dataclass(frozen=True)
+class AgentLaunch:
+    """The agent command for the bridge, its environment, its working directory, and the
+    bridge's own options it needs (`--mode ...`)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    bridge_args: list[str]
+
+
+def _base_env(bin_dir: Path, home: Path, proxy_env: dict[str, str]) -> dict[str, str]:
+    path = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "/usr/bin:/bin")])
+    return {
+        "HOME": str(home),
+        "PATH": path,
+        "LANG": "C.UTF-8",
+        "SHELL": "/bin/bash",
+        "TMPDIR": tempfile.gettempdir(),
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(REPO_ROOT),
+        **proxy_env,
+    }
+
+
+def claude_launch(
+    bin_dir: Path, tmp: Path, model_url: str, proxy_env: dict[str, str]
+) -> AgentLaunch:
+    home = tmp / "home"
+    workspace = tmp / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    env = {
+        **_base_env(bin_dir, home, proxy_env),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "ANTHROPIC_BASE_URL": model_url,
+        "ANTHROPIC_API_KEY": "sk-ant-compass-test",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    return AgentLaunch(
+        argv=[str(bin_dir / "claude-agent-acp")],
+        env=env,
+        cwd=workspace,
+        bridge_args=["--mode", "default"],
+    )
+
+
+def codex_launch(
+    bin_dir: Path, tmp: Path, model_url: str, proxy_env: dict[str, str]
+) -> AgentLaunch:
+    home = tmp / "home"
+    codex_home = tmp / "codex-home"
+    workspace = tmp / "workspace"
+    for directory in (home, codex_home, workspace):
+        directory.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f'model = "{CODEX_MODEL}"\n'
+        'model_provider = "scripted"\n'
+        "check_for_update_on_startup = false\n"
+        "[model_providers.scripted]\n"
+        'name = "scripted"\n'
+        f'base_url = "{model_url}/v1"\n'
+        'wire_api = "responses"\n'
+        "requires_openai_auth = false\n"
+        "[features]\n"
+        "default_mode_request_user_input = true\n"
+        "[analytics]\n"
+        "enabled = false\n",
+        encoding="utf-8",
+    )
+    env = {
+        **_base_env(bin_dir, home, proxy_env),
+        "CODEX_HOME": str(codex_home),
+        "NO_BROWSER": "1",
+    }
+    return AgentLaunch(
+        argv=[str(bin_dir / "codex-acp")],
+        env=env,
+        cwd=workspace,
+        bridge_args=["--mode", "read-only"],
+    )
