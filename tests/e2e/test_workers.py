@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
+from compass_server.domain.webhook_targets import AllowList
 from compass_server.store.postgres import PostgresStore
 from compass_server.store.webhooks import WebhookStore
 from tests import _procs, _server
@@ -44,6 +45,7 @@ WORKERS_ENV = {
     "COMPASS_WEBHOOK_POLL_SECONDS": "0.1",
     "COMPASS_REMINDER_AFTER_SECONDS": "1",
     "COMPASS_REMINDER_MAX": "2",
+    "COMPASS_WEBHOOK_ALLOW_HOSTS": "127.0.0.1",  # the receiver is on loopback
 }
 TIMED = 4
 """Asks with a deadline (policy FAIL): the sweepers expire each exactly once."""
@@ -112,7 +114,9 @@ async def test_two_workers_sweep_remind_and_deliver_exactly_once_and_share_chang
         async with contextlib.AsyncExitStack() as stack:
             receiver_url = await stack.enter_async_context(_server.in_process(receiver))
             async with PostgresStore(database_url, pool_min=1, pool_max=1) as store:
-                await WebhookStore(store).add(world.workspace_id, f"{receiver_url}hook")
+                await WebhookStore(store).add(
+                    world.workspace_id, f"{receiver_url}hook", allow=AllowList.parse("127.0.0.1")
+                )
             on = await stack.enter_async_context(clients_on_every_worker(server, workers))
             (first, first_watch), (second, second_watch) = (on[pid] for pid in workers)
 
