@@ -57,6 +57,31 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"ratio 2 processes / 1 worker \(asks/s\): {NUMBER} median",
         ],
     ),
+    "mcp_latency": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"(?s)http: .*ratio MCP / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+            rf"(?s)stdio: .*ratio MCP / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+        ],
+    ),
+    "webhooks": (
+        ["--rounds", "1", "--body-mib", "8"],
+        [
+            rf"beside one answering at 1 byte/s \({NUMBER}x\)",
+            rf"8 MiB body: peak \+{NUMBER} MiB",
+        ],
+    ),
+    "h2_abuse": (
+        [
+            *("--resets", "200", "--attack-connections", "20", "--floor-calls", "20"),
+            *("--connections", "1", "--streams", "5", "--body-bytes", "10000"),
+            *("--hold", "1", "--hostile", "5"),
+        ],
+        [
+            rf"= p99 {NUMBER}x the loaded floor \({NUMBER}x at rest\)",
+            rf"RSS floor {NUMBER} MiB; peak \+{NUMBER} MiB",
+        ],
+    ),
     "ask_latency": (
         ["--asks", "1", "--warmup", "0", "--think", "0"],
         [
