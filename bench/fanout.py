@@ -12,8 +12,10 @@ user starts it; the watchers are streams over real HTTP from this process (one c
 each, Connect-JSON): minimal raw-socket clients that only look for the change's unique text
 in what arrives (`RawWatcher`), or with `--client httpx` the tests' own client.
 
-Measured, for the floor (ONE watcher) and then for `--watchers` watchers of the same channel,
-in the same run and against the same server:
+Measured for the floor (ONE watcher of a channel) and for `--watchers` watchers of another
+channel, in the same run, against the same server, with their changes interleaved (each round
+makes one change for each side, in an order that rotates, after `--warmup` rounds not counted),
+so the machine's noise hits both alike:
 - delivery latency: from just before the AppendMessage request is sent to the moment each
   watcher has the changed message; p50 and p99 over every (change, watcher) pair;
 - store reads per change: the server's own `compass_watch_reads_total` (the database reads
@@ -26,8 +28,8 @@ in the same run and against the same server:
 
 And a second floor, for what bounds the many-watcher figure (issue 25): the same frame (the
 bytes the server wrote for one change, its needle renewed) written by a plain asyncio loop in
-a subprocess to `--watchers` raw sockets, read by the same raw clients: p50/p99 from the
-bench asking for the write to each client having it. Between that floor and Compass lies the
+a subprocess to `--watchers` raw sockets, read by the same raw clients, in the same rounds:
+p50/p99 from the bench asking for the write to each client having it. Between that floor and Compass lies the
 server's per-watcher send path (waking the watch, the handler's generator, connectrpc,
 the interceptors and the ASGI send chain, h11's chunking).
 
@@ -49,7 +51,7 @@ import struct
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -63,6 +65,8 @@ from tests.e2e._asks import post, text_block
 from tests.e2e._connect import CAUGHT_UP, open_stream
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from tests.e2e._connect import Stream
 
 METRICS_TOKEN = "bench-fanout-metrics"  # noqa: S105 - a throwaway bench value
@@ -79,9 +83,6 @@ class Result:
     reads_per_change: float | None = None
     cpu_per_change: float | None = None
     """Server CPU seconds per change."""
-    frame: bytes = b""
-    """The bytes one watcher received for the last change (the floor writes them again)."""
-    needle: bytes = b""
 
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies)
@@ -127,6 +128,7 @@ class RawWatcher(asyncio.Protocol):
     def __init__(self) -> None:
         self.tail = b""
         self.last = b""
+        """The data that completed the last awaited needle (the frame carrying it)."""
         self.needle = b""
         self.found: asyncio.Future[float] | None = None
         self.caught_up = asyncio.get_running_loop().create_future()
@@ -174,62 +176,6 @@ async def open_raw(url: str, token: str, channel_id: str) -> RawWatcher:
     watcher.transport.write(head + framed)
     await asyncio.wait_for(watcher.caught_up, 60)
     return watcher
-
-
-async def run_raw(
-    http: httpx.AsyncClient,
-    server: _server.RunningServer,
-    world: _server.SeededWorld,
-    watchers: int,
-    changes: int,
-    warmup: int = 0,
-) -> Result:
-    url = server.url
-    streams: list[RawWatcher] = []
-    try:
-        for start in range(0, watchers, OPEN_AT_ONCE):
-            batch = range(start, min(start + OPEN_AT_ONCE, watchers))
-            streams.extend(
-                await asyncio.gather(
-                    *(
-                        open_raw(
-                            url,
-                            world.human.token if i % 2 else world.human2.token,
-                            world.channel_id,
-                        )
-                        for i in batch
-                    )
-                )
-            )
-        latencies: list[float] = []
-        text = ""
-        reads_before = await watch_reads(http)
-        cpu_before = cpu_seconds(server.process.pid)
-        for change in range(-warmup, changes):
-            if change == 0:  # the warm-up changes (negative numbers) are not counted
-                latencies.clear()
-                reads_before = await watch_reads(http)
-                cpu_before = cpu_seconds(server.process.pid)
-            text = f"fanout-{change}-{time.time_ns()}"
-            arrivals = [s.expect(text.encode()) for s in streams]
-            sent = time.perf_counter()
-            await post(http, world.agent.token, world.channel_id, text_block(text))
-            done = await asyncio.wait_for(asyncio.gather(*arrivals), 60)
-            latencies.extend(at - sent for at in done)
-        cpu = cpu_seconds(server.process.pid) - cpu_before
-        reads = await watch_reads(http) - reads_before
-    finally:
-        for stream in streams:
-            if stream.transport is not None:
-                stream.transport.close()
-    return Result(
-        watchers=watchers,
-        latencies=tuple(latencies),
-        reads_per_change=reads / changes,
-        cpu_per_change=cpu / changes,
-        frame=streams[0].last,
-        needle=text.encode(),
-    )
 
 
 # -- the raw floor: the same frame to as many sockets from a plain asyncio loop --------------
@@ -283,49 +229,121 @@ def serve_floor() -> None:
     asyncio.run(main())
 
 
-async def run_floor(
-    watchers: int, changes: int, frame: bytes, needle: bytes, warmup: int = 0
-) -> Result:
-    floor = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bench.fanout", "serve-floor", cwd=ROOT, stdout=subprocess.PIPE
-    )
-    try:
-        assert floor.stdout is not None
-        port = int((await floor.stdout.readline()).rsplit(b" ", 1)[1])
-        loop = asyncio.get_running_loop()
-        streams: list[RawWatcher] = []
-        for start in range(0, watchers, OPEN_AT_ONCE):
-            batch = range(start, min(start + OPEN_AT_ONCE, watchers))
-            streams.extend(
-                pair[1]
-                for pair in await asyncio.gather(
-                    *(loop.create_connection(RawWatcher, "127.0.0.1", port) for _ in batch)
-                )
-            )
-        control, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1", port)
-        control.write(b"C")
-        await asyncio.sleep(0.2)  # the server has registered the control connection
-        latencies: list[float] = []
-        for change in range(-warmup, changes):
-            if change == 0:
-                latencies.clear()
-            fresh = f"floor-{change}-{time.time_ns()}".encode().ljust(len(needle), b"x")
-            fresh = fresh[: len(needle)]
-            data = frame.replace(needle, fresh)
-            arrivals = [s.expect(fresh) for s in streams]
-            sent = time.perf_counter()
-            control.write(struct.pack(">I", len(data)) + data)
-            done = await asyncio.wait_for(asyncio.gather(*arrivals), 60)
-            latencies.extend(at - sent for at in done)
-        control.close()
-        for stream in streams:
+@dataclass
+class Side:
+    """Watchers of one channel (or the floor's raw sockets) and what their changes measured."""
+
+    streams: list[RawWatcher]
+    change: Callable[[bytes], Awaitable[None]]
+    """Make one change whose message carries the given unique bytes."""
+    latencies: list[float] = field(default_factory=list[float])
+    cpu: float = 0.0
+    """Server CPU seconds over this side's changes (Compass's sides)."""
+
+    async def once(self, tag: str, server_pid: int | None) -> None:
+        needle = f"fanout-{tag}-{time.time_ns()}".encode()
+        arrivals = [s.expect(needle) for s in self.streams]
+        cpu_before = cpu_seconds(server_pid) if server_pid is not None else 0.0
+        sent = time.perf_counter()
+        await self.change(needle)
+        done = await asyncio.wait_for(asyncio.gather(*arrivals), 60)
+        if server_pid is not None:
+            self.cpu += cpu_seconds(server_pid) - cpu_before
+        self.latencies.extend(at - sent for at in done)
+
+    def close(self) -> None:
+        for stream in self.streams:
             if stream.transport is not None:
                 stream.transport.close()
-        return Result(watchers=watchers, latencies=tuple(latencies))
+
+
+async def open_many(opener: Callable[[int], Awaitable[RawWatcher]], count: int) -> list[RawWatcher]:
+    streams: list[RawWatcher] = []
+    for start in range(0, count, OPEN_AT_ONCE):
+        batch = range(start, min(start + OPEN_AT_ONCE, count))
+        streams.extend(await asyncio.gather(*(opener(i) for i in batch)))
+    return streams
+
+
+async def run_interleaved(
+    http: httpx.AsyncClient,
+    server: _server.RunningServer,
+    world: _server.SeededWorld,
+    args: argparse.Namespace,
+) -> tuple[Result, Result, Result]:
+    """ONE watcher of one channel, `--watchers` of another and the raw floor's sockets, all
+    open at once; each round makes one change for each, in an order that rotates, so the
+    machine's noise hits the three alike. Returns (one, many, raw floor)."""
+    url, pid = server.url, server.process.pid
+
+    def poster(token: str, channel_id: str) -> Callable[[bytes], Awaitable[None]]:
+        async def change(needle: bytes) -> None:
+            await post(http, token, channel_id, text_block(needle.decode()))
+
+        return change
+
+    single = Side(
+        await open_many(lambda _i: open_raw(url, world.outsider.token, world.other_channel_id), 1),
+        poster(world.other_agent.token, world.other_channel_id),
+    )
+    tokens = (world.human.token, world.human2.token)
+    many = Side(
+        await open_many(lambda i: open_raw(url, tokens[i % 2], world.channel_id), args.watchers),
+        poster(world.agent.token, world.channel_id),
+    )
+    floor_server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.fanout", "serve-floor", cwd=ROOT, stdout=subprocess.PIPE
+    )
+    floor: Side | None = None
+    try:
+        assert floor_server.stdout is not None
+        port = int((await floor_server.stdout.readline()).rsplit(b" ", 1)[1])
+        loop = asyncio.get_running_loop()
+
+        async def raw_socket(_index: int) -> RawWatcher:
+            return (await loop.create_connection(RawWatcher, "127.0.0.1", port))[1]
+
+        raw_streams = await open_many(raw_socket, args.watchers)
+        control, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1", port)
+        control.write(b"C")
+        await many.once("frame0", pid)  # the bytes the server writes for one change
+        frame, needle = many.streams[0].last, many.streams[0].needle
+
+        async def write_floor(fresh: bytes) -> None:
+            assert len(fresh) == len(needle)  # the frame keeps its length (and chunk size)
+            data = frame.replace(needle, fresh)
+            control.write(struct.pack(">I", len(data)) + data)
+
+        floor = Side(raw_streams, write_floor)
+        await asyncio.sleep(0.2)  # the floor server has taken the control connection
+        sides = [single, many, floor]
+        reads_before = 0.0
+        for change in range(-args.warmup, args.changes):
+            if change == 0:  # the warm-up changes (negative numbers) are not counted
+                for side in sides:
+                    side.latencies.clear()
+                    side.cpu = 0.0
+                reads_before = await watch_reads(http)
+            shift = change % len(sides)
+            for side in sides[shift:] + sides[:shift]:
+                # A tag of fixed length: the floor's frame must keep its length.
+                await side.once(f"{change:06d}", None if side is floor else pid)
+        control.close()
+        reads = (await watch_reads(http) - reads_before) / (2 * args.changes)
     finally:
-        if floor.returncode is None:
-            floor.terminate()
-        await floor.wait()
+        for side in (single, many, floor):
+            if side is not None:
+                side.close()
+        if floor_server.returncode is None:
+            floor_server.terminate()
+        await floor_server.wait()
+    assert floor is not None
+    changes = args.changes
+    return (
+        Result(1, tuple(single.latencies), reads, single.cpu / changes),
+        Result(args.watchers, tuple(many.latencies), reads, many.cpu / changes),
+        Result(args.watchers, tuple(floor.latencies)),
+    )
 
 
 async def run(
@@ -395,12 +413,7 @@ async def measure(args: argparse.Namespace) -> int:
                 ) as http:
                     raw: Result | None = None
                     if args.client == "raw":
-                        counts = (args.changes, args.warmup)
-                        floor = await run_raw(http, server, world, 1, *counts)
-                        many = await run_raw(http, server, world, args.watchers, *counts)
-                        raw = await run_floor(
-                            args.watchers, args.changes, many.frame, many.needle, args.warmup
-                        )
+                        floor, many, raw = await run_interleaved(http, server, world, args)
                     else:
                         floor = await run(http, world, 1, args.changes)
                         many = await run(http, world, args.watchers, args.changes)
