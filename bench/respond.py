@@ -44,8 +44,9 @@ SQL, so the composed floor is 1/(1/echo + 1/sql) answers/s, and the figure of me
 respond / composed floor (1.0 = the server adds nothing beyond the two; target >= 0.9).
 
 - respond, N workers (`--workers N`, default 2; 1 skips it): the same requests to a second
-  `compass serve` with COMPASS_WORKERS=N on the same database (its pools, N x `--pool`), in the
-  same interleaved rounds. Figure: N workers / 1 worker (target >= 1.6 for 2 workers on 2
+  `compass serve` with COMPASS_WORKERS=N (its pools, N x `--pool`), in the same interleaved
+  rounds, on a database of its own prepared the same way (so the servers' change listeners
+  never parse each other's notifications). Figure: N workers / 1 worker (target >= 1.6 for 2 workers on 2
   cores). The clients share the machine with the servers and PostgreSQL: on 2 cores they
   compete with them for CPU.
 What is left is the server's own work per answer: decoding the stored blocks, domain
@@ -545,7 +546,9 @@ def serve_argv() -> list[str]:
     ]
 
 
-async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
+async def measure(
+    args: argparse.Namespace, dsn: str, where: str, many_dsn: str | None = None
+) -> float:
     from compass_server.store.postgres import PostgresStore
 
     settings = await commit_settings(dsn)
@@ -558,6 +561,12 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
         "COMPASS_DB_POOL_MAX": str(args.pool),
     }
     cursor = Cursor(world.asks, [0] * args.clients, [])
+    # The N-worker server has a database (and asks) of its own: NOTIFY is per database, so
+    # neither server's listeners parse the other's answers while it sits out a block.
+    many_world = many_cursor = None
+    if many_dsn is not None:
+        many_world = await prepare(many_dsn, clients=args.clients, asks_per_client=args.asks)
+        many_cursor = Cursor(many_world.asks, [0] * args.clients, [])
     with contextlib.ExitStack() as children:
         server = Child(serve_argv(), server_env | {"COMPASS_WORKERS": "1"})
         children.callback(server.stop)
@@ -567,8 +576,9 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
         )
         children.callback(echo.stop)
         many: Child | None = None
-        if args.workers > 1:
-            many = Child(serve_argv(), server_env | {"COMPASS_WORKERS": str(args.workers)})
+        if many_dsn is not None:
+            many_env = server_env | {"COMPASS_DATABASE_URL": many_dsn}
+            many = Child(serve_argv(), many_env | {"COMPASS_WORKERS": str(args.workers)})
             children.callback(many.stop)
         async with contextlib.AsyncExitStack() as stack:
             # One httpx client (one keep-alive connection per server) per client: a single
@@ -587,12 +597,13 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
                 "sql": sql_side(store, world.token, world.account_id, cursor),
                 "respond": http_side(clients, server.url, world.token, cursor),
             }
-            if many is not None:
-                sides[f"respond, {args.workers} workers"] = http_side(
-                    clients, many.url, world.token, cursor
-                )
+            databases = dict.fromkeys(sides, (dsn, cursor))
+            if many is not None and many_world is not None and many_cursor is not None:
+                name = f"respond, {args.workers} workers"
+                sides[name] = http_side(clients, many.url, many_world.token, many_cursor)
+                databases[name] = (many_dsn or "", many_cursor)
             per_round: dict[str, list[float]] = {name: [] for name in sides}
-            await run_rounds(args, sides, dsn, cursor, per_round)
+            await run_rounds(args, sides, databases, per_round)
 
     rates = {name: Rate(name=name, rounds=tuple(values)) for name, values in per_round.items()}
     echo_rate, sql_rate, respond_rate = rates["echo"], rates["sql"], rates["respond"]
@@ -630,19 +641,21 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
 async def run_rounds(
     args: argparse.Namespace,
     sides: dict[str, Callable[[int], Awaitable[None]]],
-    dsn: str,
-    cursor: Cursor,
+    databases: dict[str, tuple[str, Cursor]],
     per_round: dict[str, list[float]],
 ) -> None:
-    """Warm every side up, then time `args.rounds` interleaved rounds into `per_round`."""
-    for one in sides.values():  # warm-up: connections, pools, caches
+    """Warm every side up, then time `args.rounds` interleaved rounds into `per_round`; after
+    each block, the asks it answered in its side's database are reset."""
+    for name, one in sides.items():  # warm-up: connections, pools, caches
         await timed(args.clients, args.warmup, one)
+        dsn, cursor = databases[name]
         await reset(dsn, cursor.rewind())
     names = list(sides)
     for round_number in range(args.rounds):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
             per_round[name].append(await timed(args.clients, args.seconds, sides[name]))
+            dsn, cursor = databases[name]
             await reset(dsn, cursor.rewind())
 
 
@@ -687,8 +700,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     async def run(admin: str, where: str) -> float:
-        async with bench_database(admin) as dsn:
-            return await measure(args, dsn, where)
+        async with contextlib.AsyncExitStack() as databases:
+            dsn = await databases.enter_async_context(bench_database(admin))
+            many = None
+            if args.workers > 1:
+                many = await databases.enter_async_context(bench_database(admin))
+            return await measure(args, dsn, where, many)
 
     with admin_dsn() as (admin, where):
         ratio = asyncio.run(run(admin, where))

@@ -28,8 +28,8 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "respond": (
         [
-            *("--clients", "2", "--asks", "150", "--rounds", "1", "--seconds", "0.3"),
-            *("--warmup", "0.2", "--workers", "2"),
+            *("--clients", "2", "--asks", "300", "--rounds", "1", "--seconds", "0.2"),
+            *("--warmup", "0.1", "--workers", "2"),
         ],
         [
             rf"ratio respond / composed floor: {NUMBER} best-against-best, {NUMBER} median",
