@@ -311,6 +311,21 @@ class Child:
             self.stop()  # never leave a half-started server behind
             raise
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server so far, its workers included (/proc)."""
+        total = 0.0
+        pids = [self.process.pid]
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pids[0]:
+                        pids.append(int(entry.name))
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
     @property
     def output(self) -> list[str]:
         """Everything the server printed so far, line by line."""
@@ -505,13 +520,16 @@ def sql_side(
             row = await conn.fetchrow(SELECT_ACCOUNT_BY_TOKEN, digest)
         if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
             raise RuntimeError("token lookup failed")
-        async with connection() as conn:  # answer_ask(), the path every answer here takes
+        # answer_ask(), the path every answer here takes: each statement on a pooled
+        # connection of its own, as the store takes them.
+        async with connection() as conn:
             found = await conn.fetchrow(SELECT_ASK, ask.ask_id, account_id)
-            if found is None or not found["participant"] or found["answered_by_account_id"]:
-                raise RuntimeError(f"ask {ask.ask_id} is not answerable")
-            head, tail = ChangeEvent.payload_around_revision(
-                channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask_id,)
-            )
+        if found is None or not found["participant"] or found["answered_by_account_id"]:
+            raise RuntimeError(f"ask {ask.ask_id} is not answerable")
+        head, tail = ChangeEvent.payload_around_revision(
+            channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask_id,)
+        )
+        async with connection() as conn:
             answered_at = await conn.fetchval(
                 ANSWER_ASK,
                 ask.channel_id,
@@ -524,8 +542,8 @@ def sql_side(
                 head,
                 tail,
             )
-            if answered_at is None:
-                raise RuntimeError(f"ask {ask.ask_id}: its channel changed under the answer")
+        if answered_at is None:
+            raise RuntimeError(f"ask {ask.ask_id}: its channel changed under the answer")
 
     return one
 
@@ -598,12 +616,14 @@ async def measure(
                 "respond": http_side(clients, server.url, world.token, cursor),
             }
             databases = dict.fromkeys(sides, (dsn, cursor))
+            servers = {"respond": server}
             if many is not None and many_world is not None and many_cursor is not None:
                 name = f"respond, {args.workers} workers"
                 sides[name] = http_side(clients, many.url, many_world.token, many_cursor)
                 databases[name] = (many_dsn or "", many_cursor)
+                servers[name] = many
             per_round: dict[str, list[float]] = {name: [] for name in sides}
-            await run_rounds(args, sides, databases, per_round)
+            cpu = await run_rounds(args, sides, databases, per_round, servers)
 
     rates = {name: Rate(name=name, rounds=tuple(values)) for name, values in per_round.items()}
     echo_rate, sql_rate, respond_rate = rates["echo"], rates["sql"], rates["respond"]
@@ -627,6 +647,10 @@ async def measure(
         f"ratio respond / composed floor: {best_ratio:.2f} best-against-best, "
         f"{paired_ratio:.2f} median of per-round ratios (target >= {TARGET})"
     )
+    print(
+        "server CPU per answer: "
+        + ", ".join(f"{name} {seconds * 1e3:.2f} ms" for name, seconds in cpu.items())
+    )
     if many is not None:
         scaled = rates[f"respond, {args.workers} workers"]
         print(
@@ -643,20 +667,30 @@ async def run_rounds(
     sides: dict[str, Callable[[int], Awaitable[None]]],
     databases: dict[str, tuple[str, Cursor]],
     per_round: dict[str, list[float]],
-) -> None:
+    servers: dict[str, Child],
+) -> dict[str, float]:
     """Warm every side up, then time `args.rounds` interleaved rounds into `per_round`; after
-    each block, the asks it answered in its side's database are reset."""
+    each block, the asks it answered in its side's database are reset. Returns the CPU
+    seconds per answer of the `servers` (side name -> its server, workers included)."""
     for name, one in sides.items():  # warm-up: connections, pools, caches
         await timed(args.clients, args.warmup, one)
         dsn, cursor = databases[name]
         await reset(dsn, cursor.rewind())
     names = list(sides)
+    spent = dict.fromkeys(servers, 0.0)
+    answered = dict.fromkeys(servers, 0)
     for round_number in range(args.rounds):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
+            child = servers.get(name)
+            before = child.cpu_seconds() if child is not None else 0.0
             per_round[name].append(await timed(args.clients, args.seconds, sides[name]))
             dsn, cursor = databases[name]
+            if child is not None:
+                spent[name] += child.cpu_seconds() - before
+                answered[name] += len(cursor.used)
             await reset(dsn, cursor.rewind())
+    return {name: spent[name] / max(answered[name], 1) for name in servers}
 
 
 def main(argv: list[str] | None = None) -> int:
