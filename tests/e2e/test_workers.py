@@ -9,15 +9,21 @@ the other (the LISTEN connection of each). Which worker serves a connection is r
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import json
+import signal
+import socket
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import grpc
+import grpc.aio
 import httpx
 from starlette.applications import Starlette
 from starlette.responses import Response
@@ -26,9 +32,10 @@ from starlette.routing import Route
 from compass_server.domain.webhook_targets import AllowList
 from compass_server.store.postgres import PostgresStore
 from compass_server.store.webhooks import WebhookStore
+from gen.compass.v1 import agent_pb2, comms_pb2
 from tests import _procs, _server
 from tests._wait import eventually
-from tests.e2e._asks import DEFAULT_ASK, ask_ids, post, text_block
+from tests.e2e._asks import DEFAULT_ASK, answer, ask_ids, post, respond, text_block
 from tests.e2e._connect import CAUGHT_UP, call, open_stream
 from tests.e2e.test_outcomes import timed_ask
 
@@ -206,3 +213,73 @@ async def _more_ticks(dsn: str) -> None:
             return int(now) >= int(start) + 40
 
         await eventually(advanced, "more sweeps and webhook ticks", within=30, every=0.2)
+
+
+async def test_the_side_listeners_run_in_worker_0_and_ctrl_c_stops_everything(
+    database_url: str,
+) -> None:
+    """gRPC (COMPASS_GRPC_PORT, HTTP/2) and the metrics port are served by worker 0 of a
+    two-worker server; an answer given over Connect (either worker) reaches a gRPC WatchAsk;
+    SIGINT (Ctrl-C) stops the workers and the supervisor quietly, with 128 + SIGINT."""
+    grpc_port, metrics_port = _free_port(), _free_port()
+    env = {
+        "COMPASS_WORKERS": "2",
+        "COMPASS_GRPC_PORT": str(grpc_port),
+        "COMPASS_METRICS_PORT": str(metrics_port),
+    }
+    with _server.serve(database_url, env=env, timeout=60) as server:
+        workers = _procs.children(server.process.pid)
+        world = await _server.seed_world(database_url)
+        async with (
+            grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}") as channel,
+            httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+        ):
+            await asyncio.wait_for(channel.channel_ready(), 10)
+            ask_id = ask_ids(await post(http, world.agent.token, world.channel_id, DEFAULT_ASK))[0]
+            watch = channel.unary_stream(
+                "/compass.v1.AgentService/WatchAsk",
+                request_serializer=agent_pb2.WatchAskRequest.SerializeToString,
+                response_deserializer=agent_pb2.WatchAskResponse.FromString,
+            )(
+                agent_pb2.WatchAskRequest(ask_id=ask_id),
+                metadata=(("authorization", f"Bearer {world.agent.token}"),),
+                timeout=30,
+            )
+            first = await watch.read()
+            assert isinstance(first, agent_pb2.WatchAskResponse)
+            assert first.ask.status == comms_pb2.ASK_STATUS_PENDING
+            reply = await call(
+                http,
+                "RespondToAsk",
+                respond(ask_id, answer("db", "1"), answer("features", "0")),
+                world.human.token,
+            )
+            assert reply.ok, reply
+            while True:  # past WatchAsk's keepalives, to the answer
+                state = await watch.read()
+                assert isinstance(state, agent_pb2.WatchAskResponse)
+                if state.ask.status == comms_pb2.ASK_STATUS_ANSWERED:
+                    break
+            scraped = await http.get(f"http://127.0.0.1:{metrics_port}/metrics")
+            assert scraped.status_code == 200
+            assert "compass_rpc_total" in scraped.text
+        server.process.send_signal(signal.SIGINT)
+        code = server.process.wait(timeout=30)
+        assert code == 128 + signal.SIGINT, server.log()
+        assert "Traceback" not in server.log()
+        assert "all 2 workers stopped" in server.log()
+        assert [w for w in workers if _alive(w)] == [], workers
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
