@@ -11,7 +11,7 @@ afterwards).
 
 The world: `--agents` agent accounts, each posting in a channel of its own, and one person
 per channel. Each agent loops: think (`--think` seconds, +-50% jitter), AppendMessage with a
-2-question ask, then WatchAsk on it until it is answered. Each person holds a WatchChannel on
+2-question ask (the tests' DEFAULT_ASK), then WatchAsk on it until it is answered. Each person holds a WatchChannel on
 their channel and, for every ask it shows them that is still pending, re-reads their inbox
 (ListPendingAsks, as the browser does on every change) and answers (RespondToAsk). Everything
 is Connect-JSON over httpx, one kept-alive client per agent and per person (the browser and
@@ -63,42 +63,14 @@ import httpx
 from bench._timing import load_average, machine
 from bench.respond import Child, admin_dsn, bench_database, commit_settings, serve_argv
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
+from tests.e2e._asks import DEFAULT_ASK, answer, append_request
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
 AGENT = "compass.v1.AgentService"
 COMMS = "compass.v1.CommsService"
-ASK_BLOCK: dict[str, object] = {
-    "ask": {
-        "questions": [
-            {
-                "questionId": "db",
-                "question": "Which database should the new service use?",
-                "options": [
-                    {"id": "0", "label": "Postgres"},
-                    {"id": "1", "label": "SQLite"},
-                    {"id": "2", "label": "MongoDB"},
-                ],
-                "recommended": 0,
-            },
-            {
-                "questionId": "features",
-                "question": "Which auth flows should ship in v1?",
-                "options": [
-                    {"id": "0", "label": "Email + password"},
-                    {"id": "1", "label": "OAuth"},
-                    {"id": "2", "label": "Magic links"},
-                ],
-                "allowMultiple": True,
-            },
-        ]
-    }
-}
-ANSWERS: list[dict[str, object]] = [
-    {"questionId": "db", "chosenOptionIds": ["0"]},
-    {"questionId": "features", "chosenOptionIds": ["0", "1"]},
-]
+ANSWERS = [answer("db", "0"), answer("features", "0", "1")]
 STEP_TIMEOUT = 30.0
 
 
@@ -220,7 +192,7 @@ async def agent_loop(url: str, pair: Pair, think: float, tally: Tally) -> None:
                 http,
                 AGENT,
                 "AppendMessage",
-                {"channelId": pair.channel_id, "frame": {"blocks": [ASK_BLOCK]}},
+                append_request(pair.channel_id, DEFAULT_ASK),
                 pair.agent_token,
             )
             ask_id = appended["message"]["blocks"][0]["ask"]["askId"]
