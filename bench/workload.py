@@ -248,6 +248,8 @@ class Block:
     """This process (every agent and person) over the window."""
     machine_cpu: float
     """Every CPU of the machine, busy seconds over the window (/proc/stat)."""
+    kernel_cpu: float
+    """Of which interrupts (network softirqs on loopback) and time stolen by the hypervisor."""
 
     @property
     def rate(self) -> float:
@@ -280,7 +282,9 @@ async def run_block(setup: Setup, args: argparse.Namespace) -> Block:
         cpu = {label: cpu_seconds(pid) - cpu_before[label] for label, pid in pids.items()}
         postgres = postgres_cpu() - postgres_before
         client = own_cpu() - client_before
-        busy = busy_cpu() - machine_before
+        busy = tuple(
+            after - before for after, before in zip(busy_cpu(), machine_before, strict=True)
+        )
         if (error := failed()) is not None:
             raise WorkloadError(f"{setup.name}: {error!r}") from error
     finally:
@@ -294,7 +298,8 @@ async def run_block(setup: Setup, args: argparse.Namespace) -> Block:
         cpu=cpu,
         postgres_cpu=postgres,
         client_cpu=client,
-        machine_cpu=busy,
+        machine_cpu=busy[0],
+        kernel_cpu=busy[1],
     )
 
 
@@ -335,11 +340,13 @@ def own_cpu() -> float:
     return times.user + times.system
 
 
-def busy_cpu() -> float:
-    """Busy CPU seconds of the whole machine so far (every CPU; /proc/stat, less idle)."""
+def busy_cpu() -> tuple[float, float]:
+    """Busy CPU seconds of the whole machine so far (every CPU; /proc/stat, less idle), and
+    of those the interrupts' and the time the hypervisor stole."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(fields[:8]) - idle) / tick, sum(fields[5:8]) / tick  # irq, softirq, steal
 
 
 def postgres_cpu() -> float:
@@ -376,13 +383,15 @@ def line(name: str, blocks: Sequence[Block]) -> str:
     postgres = sum(b.postgres_cpu for b in blocks) / seconds * 100
     client = sum(b.client_cpu for b in blocks) / seconds * 100
     machine_busy = sum(b.machine_cpu for b in blocks) / seconds * 100
-    others = machine_busy - server / seconds * 100 - postgres - client
+    kernel = sum(b.kernel_cpu for b in blocks) / seconds * 100
+    others = machine_busy - server / seconds * 100 - postgres - client - kernel
     return (
         f"  {name:<12} {asks / seconds:7.1f} asks/s  p50 {percentile(latencies, 0.5) * 1e3:6.1f} ms"
         f"  p99 {percentile(latencies, 0.99) * 1e3:6.1f} ms  server CPU/ask "
         f"{(server / asks * 1e3) if asks else float('nan'):5.2f} ms\n"
         f"  {'':<12} CPU, % of one core: server {busy}; postgres {postgres:.0f}%; "
-        f"the clients {client:.0f}%; everything else {max(others, 0):.0f}%; "
+        f"the clients {client:.0f}%; interrupts and steal {kernel:.0f}%; "
+        f"everything else {max(others, 0):.0f}%; "
         f"machine busy {machine_busy:.0f}% of {os.cpu_count() or 1}00%"
     )
 
