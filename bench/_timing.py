@@ -14,6 +14,7 @@ each other).
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -107,6 +108,18 @@ def _time_block(fn: Callable[[], object], calls: int) -> float:
     return time.perf_counter() - start
 
 
+def machine() -> str:
+    """One line on what the figures ran on: CPUs and the load average (other processes on a
+    shared machine compete with the bench; ratios within one run stay comparable)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"machine: {cpus} CPUs, {load_average()}"
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min)"
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear interpolation between closest ranks (numpy's default)."""
     ordered = sorted(values)
@@ -117,11 +130,16 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def latency_table(
-    subject: tuple[str, Sequence[float]], floor: tuple[str, Sequence[float]], *, ratio: str
+    subject: tuple[str, Sequence[float]],
+    floor: tuple[str, Sequence[float]],
+    *,
+    ratio: str,
+    parts: Sequence[tuple[str, Sequence[float]]] = (),
 ) -> list[str]:
     """Latencies (seconds) of a subject and its floor measured on the same events, as lines:
-    p50, p99 and max of each in ms, then `ratio <ratio>: p50/p50 ..x, p99/p99 ..x`."""
-    rows = dict((subject, floor))
+    p50, p99 and max of each in ms (and of the subject's `parts`, between the two), then
+    `ratio <ratio>: p50/p50 ..x, p99/p99 ..x`."""
+    rows = dict((subject, *parts, floor))
     width = max(len(name) for name in rows)
     lines = [f"  {'':<{width}}  {'p50':>9}  {'p99':>9}  {'max':>9}"]
     for name, values in rows.items():

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from bench._timing import latency_table
+from bench._timing import latency_table, percentile
 from bench.respond import ROOT, Child, bench_database, commit_settings, run_on_database
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from compass_bridge.client import AgentClient, RpcError
@@ -97,6 +97,7 @@ CHOSEN_LABEL = "SQLite"
 """Option "1" of the db question: the tool result the model receives must name it."""
 SERVE_ARGS = ("serve", "--host", "127.0.0.1", "--port", "0")
 OMP_MODE = {"acp": "acp", "rpc": "rpc-ui"}
+COMPASS_ABOVE_FLOOR_MS = 5.0
 
 STARTUP_TIMEOUT = 120.0
 """From starting the bridge to the first ask in the channel (omp starts, the model answers)."""
@@ -115,6 +116,50 @@ class Sample:
     """t1 - t0: the runtime's next model request arrived, seconds after RespondToAsk's OK."""
     floor: float
     """The plain WatchAsk watcher saw the answered state, seconds after RespondToAsk's OK."""
+    compass: float
+    """tw - t0: the bridge wrote the runtime's reply (its first line of it), seconds after
+    RespondToAsk's OK: Compass's part (the server, the bridge); below 0 when the reply
+    overtook RespondToAsk's response, as the floor's can."""
+
+    @property
+    def runtime(self) -> float:
+        """t1 - tw: the runtime's part (reading the reply, finishing the tool call, formatting
+        the result, the next model request), plus the tap's pipe hop."""
+        return self.agent - self.compass
+
+
+async def tapped(tap_log: Path, after: float, marker: bytes) -> float | None:
+    """`reply_written`, waiting up to TAP_SECONDS for the line: the tap notes a line just
+    after passing it on, so the runtime may already have acted on it."""
+    deadline = time.monotonic() + TAP_SECONDS
+    while (found := reply_written(tap_log, after, marker)) is None:
+        if time.monotonic() > deadline:
+            return None
+        await asyncio.sleep(0.01)
+    return found
+
+
+TAP_SECONDS = 2.0
+REPLY_MARKERS = {"acp": b'"result"', "rpc": b'"extension_ui_response"'}
+"""What the bridge's reply to the runtime's ask looks like: a JSON-RPC result (the form's
+answer) over ACP, an extension_ui_response (a dialog's answer) over omp's RPC mode."""
+
+
+def reply_written(tap_log: Path, after: float, marker: bytes) -> float | None:
+    """When the bridge wrote its first reply line to the runtime after `after` (the tap's
+    time.monotonic(); the bench passes the moment it sent RespondToAsk: like the floor's
+    stream, the bridge may have written the reply before RespondToAsk's response arrived),
+    or None if it has not."""
+    try:
+        lines = tap_log.read_bytes().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        stamp, _, text = line.partition(b" ")
+        at = float(stamp)
+        if at >= after and marker in text:
+            return at
+    return None
 
 
 # -- Connect-JSON as a browser speaks it --------------------------------------------------------
@@ -333,75 +378,95 @@ async def measure_transport(
     world = await _server.seed_world(dsn, prefix=f"{protocol}-")
     total = warmup + asks
     samples: list[Sample] = []
-    with (
-        tempfile.TemporaryDirectory(prefix=f"compass-ask-latency-{protocol}-") as tmp,
-        bridge_run(
+    with tempfile.TemporaryDirectory(prefix=f"compass-ask-latency-{protocol}-") as tmp:
+        tap_log = Path(tmp) / "stdin-tap.log"
+        tap = (sys.executable, str(ROOT / "bench" / "_stdin_tap.py"), str(tap_log), "--")
+        with bridge_run(
             omp_bin=omp_bin,
             tmp_path=Path(tmp),
             server_url=server_url,
             world=world,
             protocol=protocol,
             turns=script(gallery, total),
-        ) as run,
-    ):
-        try:
-            async with (
-                httpx.AsyncClient(base_url=server_url, timeout=STEP_TIMEOUT) as comms,
-                httpx.AsyncClient() as agent_http,
-            ):
-                agent = AgentClient(server_url, world.agent.token, http=agent_http)
-                new_asks: asyncio.Queue[str] = asyncio.Queue()
-                following = asyncio.create_task(
-                    follow_asks(comms, world.human.token, world.channel_id, new_asks)
-                )
-                try:
-                    for i in range(total):
-                        ask_id = await within(
-                            next_ask(new_asks, following),
-                            STARTUP_TIMEOUT if i == 0 else STEP_TIMEOUT,
-                            f"ask {i + 1} of {total} in the channel",
-                            run,
-                        )
-                        floor = FloorWatcher(agent, ask_id)
-                        try:
-                            await within(floor.started(), STEP_TIMEOUT, "WatchAsk", run)
-                            await asyncio.sleep(think)
-                            await respond_to_ask(comms, world.human.token, ask_id)
-                            t0 = time.monotonic()
-                            request = await model_request(run.model, i + 1, run)
-                            await within(floor.task, STEP_TIMEOUT, "the floor's watcher", run)
-                        finally:
-                            floor.task.cancel()
-                            with contextlib.suppress(asyncio.CancelledError):
-                                await floor.task
-                        result = tool_result(request, f"call_{i}")
-                        if CHOSEN_LABEL not in result:
-                            raise BenchError(f"ask {i + 1}: the model got {result!r}")
-                        assert floor.answered_at is not None
-                        if i >= warmup:
-                            samples.append(Sample(request.at - t0, floor.answered_at - t0))
-                finally:
-                    following.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, BenchError, httpx.HTTPError):
-                        await following
-            if len(run.model.completions) != total + 1:
-                raise BenchError(
-                    f"{len(run.model.completions)} model requests, expected {total + 1}"
-                )
-            if protocol == "acp":  # the prompt turn ended: the ACP bridge exits on its own
-                try:
-                    code = await run.wait(EXIT_TIMEOUT)
-                except AssertionError:
-                    raise BenchError("the bridge did not exit after the prompt turn") from None
-                if code != 0:
-                    raise BenchError(f"the bridge exited with {code}")
-        except BaseException as exc:
-            await stop_bridge(run)
-            if isinstance(exc, BenchError):
-                raise BenchError(f"{exc}\n--- bridge log (tail) ---\n{tail(run.log())}") from exc
-            raise
-        await stop_bridge(run)  # rpc: omp waits for the next prompt until it is stopped
+            runtime_prefix=tap,
+        ) as run:
+            await drive(run, protocol, server_url, world, total, warmup, think, tap_log, samples)
     return samples
+
+
+async def drive(
+    run: Run,
+    protocol: str,
+    server_url: str,
+    world: _server.SeededWorld,
+    total: int,
+    warmup: int,
+    think: float,
+    tap_log: Path,
+    samples: list[Sample],
+) -> None:
+    """Answer every ask of the run's prompt turn, measuring each (see the module docstring)."""
+    try:
+        async with (
+            httpx.AsyncClient(base_url=server_url, timeout=STEP_TIMEOUT) as comms,
+            httpx.AsyncClient() as agent_http,
+        ):
+            agent = AgentClient(server_url, world.agent.token, http=agent_http)
+            new_asks: asyncio.Queue[str] = asyncio.Queue()
+            following = asyncio.create_task(
+                follow_asks(comms, world.human.token, world.channel_id, new_asks)
+            )
+            try:
+                for i in range(total):
+                    ask_id = await within(
+                        next_ask(new_asks, following),
+                        STARTUP_TIMEOUT if i == 0 else STEP_TIMEOUT,
+                        f"ask {i + 1} of {total} in the channel",
+                        run,
+                    )
+                    floor = FloorWatcher(agent, ask_id)
+                    try:
+                        await within(floor.started(), STEP_TIMEOUT, "WatchAsk", run)
+                        await asyncio.sleep(think)
+                        asked = time.monotonic()  # no reply to the runtime can precede this
+                        await respond_to_ask(comms, world.human.token, ask_id)
+                        t0 = time.monotonic()
+                        request = await model_request(run.model, i + 1, run)
+                        await within(floor.task, STEP_TIMEOUT, "the floor's watcher", run)
+                    finally:
+                        floor.task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await floor.task
+                    result = tool_result(request, f"call_{i}")
+                    if CHOSEN_LABEL not in result:
+                        raise BenchError(f"ask {i + 1}: the model got {result!r}")
+                    assert floor.answered_at is not None
+                    written = await tapped(tap_log, asked, REPLY_MARKERS[protocol])
+                    if written is None or written > request.at:
+                        raise BenchError(f"ask {i + 1}: no reply to the runtime in the tap")
+                    if i >= warmup:
+                        samples.append(
+                            Sample(request.at - t0, floor.answered_at - t0, written - t0)
+                        )
+            finally:
+                following.cancel()
+                with contextlib.suppress(asyncio.CancelledError, BenchError, httpx.HTTPError):
+                    await following
+        if len(run.model.completions) != total + 1:
+            raise BenchError(f"{len(run.model.completions)} model requests, expected {total + 1}")
+        if protocol == "acp":  # the prompt turn ended: the ACP bridge exits on its own
+            try:
+                code = await run.wait(EXIT_TIMEOUT)
+            except AssertionError:
+                raise BenchError("the bridge did not exit after the prompt turn") from None
+            if code != 0:
+                raise BenchError(f"the bridge exited with {code}")
+    except BaseException as exc:
+        await stop_bridge(run)
+        if isinstance(exc, BenchError):
+            raise BenchError(f"{exc}\n--- bridge log (tail) ---\n{tail(run.log())}") from exc
+        raise
+    await stop_bridge(run)  # rpc: omp waits for the next prompt until it is stopped
 
 
 def tail(text: str, lines: int = 40) -> str:
@@ -417,12 +482,23 @@ def report(protocol: str, samples: Sequence[Sample]) -> str:
         f"{protocol}: compass agent-bridge --protocol {protocol} -- omp --mode {mode} "
         f"({len(samples)} asks)"
     )
+    compass = [s.compass for s in samples]
+    floor = [s.floor for s in samples]
     table = latency_table(
         ("agent (model got the result)", [s.agent for s in samples]),
-        ("floor (WatchAsk client)", [s.floor for s in samples]),
+        ("floor (WatchAsk client)", floor),
         ratio="agent / floor",
+        parts=[
+            ("  Compass (reply written to omp)", compass),
+            ("  runtime (reply -> model request)", [s.runtime for s in samples]),
+        ],
     )
-    return "\n".join([title, *table])
+    above = [(percentile(compass, q) - percentile(floor, q)) * 1e3 for q in (0.5, 0.99)]
+    line = (
+        f"  Compass's part above the floor: p50 {above[0]:.2f} ms, p99 {above[1]:.2f} ms "
+        f"(target: p99 <= {COMPASS_ABOVE_FLOOR_MS:g} ms)"
+    )
+    return "\n".join([title, *table, line])
 
 
 # -- main ----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python -m bench.respond               # answers/s for each side, and the ratio
-    .venv/bin/python -m bench.respond --check       # also exits 1 when the ratio is < 0.8
+    .venv/bin/python -m bench.respond --check       # also exits 1 when the ratio is < 0.9
 
 Where the database comes from: `COMPASS_BENCH_DATABASE_URL`, else `COMPASS_TEST_DATABASE_URL`
 (an admin DSN: the bench creates a database of its own there and drops it afterwards), else a
@@ -41,7 +41,14 @@ What each side does per event:
 
 The two floors compose serially: a RespondToAsk cannot cost less than the stack plus the
 SQL, so the composed floor is 1/(1/echo + 1/sql) answers/s, and the figure of merit is
-respond / composed floor (1.0 = the server adds nothing beyond the two; target >= 0.8).
+respond / composed floor (1.0 = the server adds nothing beyond the two; target >= 0.9).
+
+- respond, N workers (`--workers N`, default 2; 1 skips it): the same requests to a second
+  `compass serve` with COMPASS_WORKERS=N (its pools, N x `--pool`), in the same interleaved
+  rounds, on a database of its own prepared the same way (so the servers' change listeners
+  never parse each other's notifications). Figure: N workers / 1 worker (target >= 1.6 for 2 workers on 2
+  cores). The clients share the machine with the servers and PostgreSQL: on 2 cores they
+  compete with them for CPU.
 What is left is the server's own work per answer: decoding the stored blocks, domain
 validation, building the Ask, protobuf <-> JSON, and handing off between HTTP and database.
 
@@ -61,12 +68,11 @@ import hashlib
 import hmac
 import json
 import os
-import queue
 import signal
 import statistics
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -76,7 +82,7 @@ from typing import TYPE_CHECKING, Any, cast
 import asyncpg
 import httpx
 
-from bench._timing import Rate, report
+from bench._timing import Rate, load_average, machine, report
 from compass_server.cli.demo import GALLERY_ASK_ARGS
 
 if TYPE_CHECKING:
@@ -97,7 +103,8 @@ if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 0.8
+TARGET = 0.9
+WORKERS_TARGET = 1.6
 READY_PREFIXES = ("Compass is running at ", "echo listening at ")
 RPC_PATH = "/compass.v1.CommsService/RespondToAsk"
 
@@ -248,8 +255,10 @@ async def reset(dsn: str, used: Sequence[str]) -> None:
     conn = await asyncpg.connect(dsn)
     try:
         await conn.execute(
-            "UPDATE asks SET answers = NULL, answered_by_account_id = NULL, answered_at = NULL "
-            "WHERE ask_id = ANY($1::text[])",
+            # Every column RespondToAsk wrote: the row must be PENDING again as the outcome
+            # check (migration 0002) defines it, else the next block's answers fail.
+            "UPDATE asks SET status = 'pending', answers = NULL, answered_by_account_id = NULL, "
+            "answered_at = NULL WHERE ask_id = ANY($1::text[])",
             list(used),
         )
     finally:
@@ -272,43 +281,56 @@ async def commit_settings(dsn: str) -> str:
 
 
 class Child:
-    """A server subprocess; `url` once it printed its ready line."""
+    """A server subprocess; `url` once it printed its ready line.
+
+    Its output goes to a file, not a pipe: a pipe drained by a thread of this (busy) process
+    fills up, and the server's next log line then blocks its event loop, which measured the
+    bench's own reader instead of the server."""
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self._log = tempfile.TemporaryFile(mode="w+", prefix="compass-bench-")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(  # noqa: S603 - our own server commands
-            argv,
-            env=env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
+            argv, env=env, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, text=True
         )
-        self.output: list[str] = []
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def pump() -> None:
-            assert self.process.stdout is not None
-            for line in self.process.stdout:
-                self.output.append(line)
-                lines.put(line)
-            lines.put(None)
-
-        self._reader = threading.Thread(target=pump, daemon=True)
-        self._reader.start()
         deadline = time.monotonic() + 120
         self.url = ""
         try:
             while not self.url:
-                line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-                if line is None:
+                for line in self.output:
+                    for prefix in READY_PREFIXES:
+                        if line.startswith(prefix):
+                            self.url = line[len(prefix) :].strip()
+                if self.url:
+                    break
+                if self.process.poll() is not None:
                     raise RuntimeError("server exited early:\n" + "".join(self.output))
-                for prefix in READY_PREFIXES:
-                    if line.startswith(prefix):
-                        self.url = line[len(prefix) :].strip()
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server did not start:\n" + "".join(self.output))
+                time.sleep(0.05)
         except BaseException:
             self.stop()  # never leave a half-started server behind
             raise
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server so far, its workers included (/proc)."""
+        total = 0.0
+        pids = [self.process.pid]
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pids[0]:
+                        pids.append(int(entry.name))
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
+    @property
+    def output(self) -> list[str]:
+        """Everything the server printed so far, line by line."""
+        self._log.seek(0)
+        return self._log.readlines()
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -318,9 +340,7 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self._reader.join(timeout=5)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        self._log.close()
 
 
 def echo_app(token: str, account_id: str) -> Starlette:
@@ -500,13 +520,16 @@ def sql_side(
             row = await conn.fetchrow(SELECT_ACCOUNT_BY_TOKEN, digest)
         if row is None or not hmac.compare_digest(bytes(row["token_hash"]), digest):
             raise RuntimeError("token lookup failed")
-        async with connection() as conn:  # answer_ask(), the path every answer here takes
+        # answer_ask(), the path every answer here takes: each statement on a pooled
+        # connection of its own, as the store takes them.
+        async with connection() as conn:
             found = await conn.fetchrow(SELECT_ASK, ask.ask_id, account_id)
-            if found is None or not found["participant"] or found["answered_by_account_id"]:
-                raise RuntimeError(f"ask {ask.ask_id} is not answerable")
-            head, tail = ChangeEvent.payload_around_revision(
-                channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask_id,)
-            )
+        if found is None or not found["participant"] or found["answered_by_account_id"]:
+            raise RuntimeError(f"ask {ask.ask_id} is not answerable")
+        head, tail = ChangeEvent.payload_around_revision(
+            channel_id=ask.channel_id, message_id=ask.message_id, ask_ids=(ask.ask_id,)
+        )
+        async with connection() as conn:
             answered_at = await conn.fetchval(
                 ANSWER_ASK,
                 ask.channel_id,
@@ -519,8 +542,8 @@ def sql_side(
                 head,
                 tail,
             )
-            if answered_at is None:
-                raise RuntimeError(f"ask {ask.ask_id}: its channel changed under the answer")
+        if answered_at is None:
+            raise RuntimeError(f"ask {ask.ask_id}: its channel changed under the answer")
 
     return one
 
@@ -528,41 +551,57 @@ def sql_side(
 # -- main ------------------------------------------------------------------------------------
 
 
-async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
+def serve_argv() -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "compass_server.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+    ]
+
+
+async def measure(
+    args: argparse.Namespace, dsn: str, where: str, many_dsn: str | None = None
+) -> float:
     from compass_server.store.postgres import PostgresStore
 
     settings = await commit_settings(dsn)
+    started_on = machine()
     world = await prepare(dsn, clients=args.clients, asks_per_client=args.asks)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_")}
+    server_env = env | {
+        "COMPASS_DATABASE_URL": dsn,
+        "COMPASS_DB_POOL_MIN": "1",
+        "COMPASS_DB_POOL_MAX": str(args.pool),
+    }
     cursor = Cursor(world.asks, [0] * args.clients, [])
+    # The N-worker server has a database (and asks) of its own: NOTIFY is per database, so
+    # neither server's listeners parse the other's answers while it sits out a block.
+    many_world = many_cursor = None
+    if many_dsn is not None:
+        many_world = await prepare(many_dsn, clients=args.clients, asks_per_client=args.asks)
+        many_cursor = Cursor(many_world.asks, [0] * args.clients, [])
     with contextlib.ExitStack() as children:
-        server = Child(
-            [
-                sys.executable,
-                "-m",
-                "compass_server.cli",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-            ],
-            env
-            | {
-                "COMPASS_DATABASE_URL": dsn,
-                "COMPASS_DB_POOL_MIN": "1",
-                "COMPASS_DB_POOL_MAX": str(args.pool),
-            },
-        )
+        server = Child(serve_argv(), server_env | {"COMPASS_WORKERS": "1"})
         children.callback(server.stop)
         echo = Child(
             [sys.executable, "-m", "bench.respond", "serve-echo"],
             env | {"BENCH_ECHO_TOKEN": world.token, "BENCH_ECHO_ACCOUNT": world.account_id},
         )
         children.callback(echo.stop)
+        many: Child | None = None
+        if many_dsn is not None:
+            many_env = server_env | {"COMPASS_DATABASE_URL": many_dsn}
+            many = Child(serve_argv(), many_env | {"COMPASS_WORKERS": str(args.workers)})
+            children.callback(many.stop)
         async with contextlib.AsyncExitStack() as stack:
-            # One httpx client (one keep-alive connection) per client: a single AsyncClient
-            # shared by 32 tasks spends more time in its own pool than on the requests.
+            # One httpx client (one keep-alive connection per server) per client: a single
+            # AsyncClient shared by 32 tasks spends more time in its own pool than on the
+            # requests.
             clients = [
                 await stack.enter_async_context(httpx.AsyncClient(timeout=60))
                 for _ in range(args.clients)
@@ -576,16 +615,15 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
                 "sql": sql_side(store, world.token, world.account_id, cursor),
                 "respond": http_side(clients, server.url, world.token, cursor),
             }
-            for one in sides.values():  # warm-up: connections, pools, caches
-                await timed(args.clients, 0.5, one)
-                await reset(dsn, cursor.rewind())
+            databases = dict.fromkeys(sides, (dsn, cursor))
+            servers = {"respond": server}
+            if many is not None and many_world is not None and many_cursor is not None:
+                name = f"respond, {args.workers} workers"
+                sides[name] = http_side(clients, many.url, many_world.token, many_cursor)
+                databases[name] = (many_dsn or "", many_cursor)
+                servers[name] = many
             per_round: dict[str, list[float]] = {name: [] for name in sides}
-            names = list(sides)
-            for round_number in range(args.rounds):
-                shift = round_number % len(names)
-                for name in names[shift:] + names[:shift]:
-                    per_round[name].append(await timed(args.clients, args.seconds, sides[name]))
-                    await reset(dsn, cursor.rewind())
+            cpu = await run_rounds(args, sides, databases, per_round, servers)
 
     rates = {name: Rate(name=name, rounds=tuple(values)) for name, values in per_round.items()}
     echo_rate, sql_rate, respond_rate = rates["echo"], rates["sql"], rates["respond"]
@@ -598,8 +636,9 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
         r / c for r, c in zip(respond_rate.rounds, composed_rounds, strict=True)
     )
     print(f"database: {where}; {settings}")
+    print(f"{started_on}; at the end: {load_average()}")
     print(
-        f"RespondToAsk end to end: {args.clients} clients, pool {args.pool}, "
+        f"RespondToAsk end to end: {args.clients} clients, pool {args.pool} per worker, "
         f"{args.rounds} interleaved rounds of {args.seconds:g} s"
     )
     print(report({**rates, "composed floor": composed}, unit="answers/s"))
@@ -608,7 +647,50 @@ async def measure(args: argparse.Namespace, dsn: str, where: str) -> float:
         f"ratio respond / composed floor: {best_ratio:.2f} best-against-best, "
         f"{paired_ratio:.2f} median of per-round ratios (target >= {TARGET})"
     )
+    print(
+        "server CPU per answer: "
+        + ", ".join(f"{name} {seconds * 1e3:.2f} ms" for name, seconds in cpu.items())
+    )
+    if many is not None:
+        scaled = rates[f"respond, {args.workers} workers"]
+        print(
+            f"ratio {args.workers} workers / 1 worker: {scaled.best / respond_rate.best:.2f} "
+            "best-against-best, "
+            f"{statistics.median(m / o for m, o in zip(scaled.rounds, respond_rate.rounds, strict=True)):.2f}"
+            f" median of per-round ratios (target >= {WORKERS_TARGET} with 2 workers on 2 cores)"
+        )
     return paired_ratio
+
+
+async def run_rounds(
+    args: argparse.Namespace,
+    sides: dict[str, Callable[[int], Awaitable[None]]],
+    databases: dict[str, tuple[str, Cursor]],
+    per_round: dict[str, list[float]],
+    servers: dict[str, Child],
+) -> dict[str, float]:
+    """Warm every side up, then time `args.rounds` interleaved rounds into `per_round`; after
+    each block, the asks it answered in its side's database are reset. Returns the CPU
+    seconds per answer of the `servers` (side name -> its server, workers included)."""
+    for name, one in sides.items():  # warm-up: connections, pools, caches
+        await timed(args.clients, args.warmup, one)
+        dsn, cursor = databases[name]
+        await reset(dsn, cursor.rewind())
+    names = list(sides)
+    spent = dict.fromkeys(servers, 0.0)
+    answered = dict.fromkeys(servers, 0)
+    for round_number in range(args.rounds):
+        shift = round_number % len(names)
+        for name in names[shift:] + names[:shift]:
+            child = servers.get(name)
+            before = child.cpu_seconds() if child is not None else 0.0
+            per_round[name].append(await timed(args.clients, args.seconds, sides[name]))
+            dsn, cursor = databases[name]
+            if child is not None:
+                spent[name] += child.cpu_seconds() - before
+                answered[name] += len(cursor.used)
+            await reset(dsn, cursor.rewind())
+    return {name: spent[name] / max(answered[name], 1) for name in servers}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -632,6 +714,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--asks", type=int, default=200, help="asks per client (reused between blocks; default 200)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="also measure a server with this many workers (`compass serve --workers N`), "
+        "interleaved with the others; 1: skip (default 2)",
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=0.5, help="seconds of warm-up per side (default 0.5)"
+    )
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument(
         "--check", action="store_true", help=f"exit 1 when the ratio is below {TARGET}"
@@ -642,8 +734,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     async def run(admin: str, where: str) -> float:
-        async with bench_database(admin) as dsn:
-            return await measure(args, dsn, where)
+        async with contextlib.AsyncExitStack() as databases:
+            dsn = await databases.enter_async_context(bench_database(admin))
+            many = None
+            if args.workers > 1:
+                many = await databases.enter_async_context(bench_database(admin))
+            return await measure(args, dsn, where, many)
 
     with admin_dsn() as (admin, where):
         ratio = asyncio.run(run(admin, where))

@@ -136,12 +136,12 @@ async def measure(args: argparse.Namespace) -> int:
                     await hook(dsn, a.workspace_id, slow_a_url)
                     beside = await delays(http, a, b, fast_b, args.rounds)
                     c = await _server.seed_world(dsn, prefix="c-")
-                    big = b"x" * (256 << 20)
+                    big = b"x" * (args.body_mib << 20)
                     head = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(big)
                     plain = await rss_during(server, c, head, big, http)
                     del big
                     d = await _server.seed_world(dsn, prefix="d-")
-                    bomb = gzip.compress(b"\0" * (256 << 20), 9)
+                    bomb = gzip.compress(b"\0" * (args.body_mib << 20), 9)
                     head = (
                         b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n"
                         % len(bomb)
@@ -156,8 +156,9 @@ async def measure(args: argparse.Namespace) -> int:
     over_plain = (plain[1] - plain[0]) / MIB
     over_zip = (zipped[1] - zipped[0]) / MIB
     print(
-        f"2. RSS floor {plain[0] / MIB:.1f} MiB; 256 MiB body: peak +{over_plain:.1f} MiB; "
-        f"{len(bomb) / 1024:.0f} KiB of gzip (256 MiB decoded): peak +{over_zip:.1f} MiB"
+        f"2. RSS floor {plain[0] / MIB:.1f} MiB; {args.body_mib} MiB body: peak "
+        f"+{over_plain:.1f} MiB; {len(bomb) / 1024:.0f} KiB of gzip ({args.body_mib} MiB "
+        f"decoded): peak +{over_zip:.1f} MiB"
     )
     missed = b50 > 2 * f50 + 0.5 or over_plain > 16 or over_zip > 16
     if args.check and missed:
@@ -169,6 +170,9 @@ async def measure(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--body-mib", type=int, default=256, help="the big and the gzip-bomb bodies' size"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     return asyncio.run(measure(parser.parse_args(argv)))
 

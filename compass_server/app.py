@@ -146,6 +146,8 @@ def create_app(
             pool_min=settings.pool_min,
             pool_max=settings.pool_max,
             timeout=settings.db_timeout_seconds,
+            listen_dsn=settings.listen_database_url,
+            statement_cache_size=settings.statement_cache_size,
         )
     auth: AuthContext[AccountRow] = AuthContext()
     hub = ChangeHub()

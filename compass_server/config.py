@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 DATABASE_URL: Final = "COMPASS_DATABASE_URL"
+LISTEN_DATABASE_URL: Final = "COMPASS_LISTEN_DATABASE_URL"
+STATEMENT_CACHE: Final = "COMPASS_DB_STATEMENT_CACHE_SIZE"
+WORKERS: Final = "COMPASS_WORKERS"
 HOST: Final = "COMPASS_HOST"
 PORT: Final = "COMPASS_PORT"
 PUBLIC_URL: Final = "COMPASS_PUBLIC_URL"
@@ -48,6 +51,9 @@ MCP_PROGRESS: Final = "COMPASS_MCP_PROGRESS_SECONDS"
 ENV_VARS: Final = frozenset(
     {
         DATABASE_URL,
+        LISTEN_DATABASE_URL,
+        STATEMENT_CACHE,
+        WORKERS,
         HOST,
         PORT,
         PUBLIC_URL,
@@ -93,6 +99,16 @@ class Settings:
 
     database_url: str | None = None
     """PostgreSQL DSN; None means: start the embedded server under `data_dir`."""
+    listen_database_url: str | None = None
+    """DSN of the change listener's LISTEN connection when it must differ from
+    `database_url` (a pooler in transaction mode, e.g. PgBouncer, cannot carry LISTEN: point
+    the pool at the pooler and this at PostgreSQL itself). None: `database_url`."""
+    statement_cache_size: int = 100
+    """asyncpg's prepared-statement cache per pooled connection (its default, 100); 0 behind
+    a pooler in transaction mode that does not track prepared statements (PgBouncer before
+    1.21, or with max_prepared_statements = 0)."""
+    workers: int = 1
+    """Server processes sharing the port, each with its own pool and change listener."""
     host: str = "127.0.0.1"
     port: int = 8000
     public_url: str | None = None
@@ -170,6 +186,9 @@ class Settings:
         source = os.environ if env is None else env
         return cls(
             database_url=source.get(DATABASE_URL) or None,
+            listen_database_url=source.get(LISTEN_DATABASE_URL) or None,
+            statement_cache_size=_int(source, STATEMENT_CACHE, 100, low=0, high=100_000),
+            workers=_workers(source.get(WORKERS) or "1"),
             host=source.get(HOST) or "127.0.0.1",
             port=_int(source, PORT, 8000, low=0, high=65535),
             public_url=source.get(PUBLIC_URL) or None,
@@ -204,6 +223,37 @@ class Settings:
             mcp_wait_seconds=_float(source, MCP_WAIT, 50.0, low=0.0, high=3600.0),
             mcp_progress_seconds=_float(source, MCP_PROGRESS, 15.0, low=0.05, high=600.0),
         )
+
+
+MAX_WORKERS: Final = 64
+
+
+def _workers(raw: str) -> int:
+    """A count of 1 to MAX_WORKERS, or `auto`: the CPUs this process may use."""
+    if raw.strip().lower() == "auto":
+        return min(usable_cpus(), MAX_WORKERS)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{WORKERS} must be a number of processes or auto, got {raw!r}") from None
+    if not 1 <= value <= MAX_WORKERS:
+        raise ConfigError(f"{WORKERS} must be between 1 and {MAX_WORKERS}, got {value}")
+    return value
+
+
+def usable_cpus(cgroup_cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
+    """CPUs this process may run on: its affinity, lowered by a cgroup v2 CPU quota (a
+    container's CPU limit), at least 1."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = cpus or 1
+    try:
+        with open(cgroup_cpu_max, encoding="ascii") as quota_file:  # noqa: PTH123 - one small read
+            quota, _, period = quota_file.read().partition(" ")
+        if quota != "max":
+            cpus = min(cpus, max(1, -(-int(quota) // int(period))))  # the quota, rounded up
+    except (OSError, ValueError):
+        pass  # no cgroup v2 limit to honour
+    return cpus
 
 
 def _log_format(raw: str) -> str:

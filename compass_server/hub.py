@@ -15,28 +15,43 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
 
     from compass_server.store import ChangeEvent, Store
+
+    Prefetch = Callable[[str], "asyncio.Future[object] | None"]
+    """Given a changed channel: a future done once its watchers' shared read has its rows
+    (they are woken then), or None (woken at once)."""
 
 logger = logging.getLogger(__name__)
 
 
 class Signal:
-    """A wake-up flag for one watcher: set by the hub, awaited and cleared by the watcher."""
+    """A wake-up flag for one watcher: set by the hub (or anything else that must wake the
+    watcher), awaited and cleared by the watcher. (What asyncio.Event does for one waiter,
+    with less to do on each of a change's 1,000 wake-ups.)"""
 
-    __slots__ = ("_event",)
+    __slots__ = ("_set", "_waiter")
 
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self._set = False
+        self._waiter: asyncio.Future[None] | None = None
 
     def set(self) -> None:
-        self._event.set()
+        self._set = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self) -> None:
-        """Wait until set, then clear it (callers bound the wait with `asyncio.timeout`)."""
-        await self._event.wait()
-        self._event.clear()
+        """Wait until set, then clear it (callers bound the wait themselves)."""
+        if not self._set:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        self._set = False
 
 
 class ChangeHub:
@@ -50,6 +65,20 @@ class ChangeHub:
         self._seen: dict[str, int] = {}
         self._resyncs = 0
         self._closed = False
+        self._prefetch: Prefetch | None = None
+        self._unwatched: Callable[[str], None] = lambda _channel_id: None
+
+    def prefetch_with(self, prefetch: Prefetch, unwatched: Callable[[str], None]) -> None:
+        """Read a changed channel once BEFORE waking its watchers (shared_reads.SharedReads):
+        each watcher then finds its rows ready instead of waking, joining the read, and
+        being woken again when it completes (two wake-ups per watcher per change).
+        `unwatched` is told when the last watcher of a channel leaves."""
+        self._prefetch = prefetch
+        self._unwatched = unwatched
+
+    def watched(self, channel_id: str) -> bool:
+        """Whether a watcher of `channel_id` is subscribed here."""
+        return channel_id in self._by_channel
 
     @property
     def closed(self) -> bool:
@@ -75,12 +104,21 @@ class ChangeHub:
         return self._seen.get(channel_id, 0) + self._resyncs
 
     def publish(self, event: ChangeEvent) -> None:
-        self._seen[event.channel_id] = self._seen.get(event.channel_id, 0) + 1
-        for signal in self._by_channel.get(event.channel_id, ()):
-            signal.set()
+        channel_id = event.channel_id
+        self._seen[channel_id] = self._seen.get(channel_id, 0) + 1
+        if channel_id in self._by_channel:
+            ready = self._prefetch(channel_id) if self._prefetch is not None else None
+            if ready is None:
+                self._wake_channel(channel_id)
+            else:  # whether the read succeeded or not: a woken watcher re-reads if it must
+                ready.add_done_callback(lambda _done: self._wake_channel(channel_id))
         for ask_id in event.ask_ids:
             for signal in self._by_ask.get(ask_id, ()):
                 signal.set()
+
+    def _wake_channel(self, channel_id: str) -> None:
+        for signal in self._by_channel.get(channel_id, ()):
+            signal.set()
 
     def resync(self) -> None:
         self._resyncs += 1
@@ -91,8 +129,12 @@ class ChangeHub:
     @contextlib.contextmanager
     def channel(self, channel_id: str) -> Generator[Signal]:
         """A signal set on every change to `channel_id` (subscribe before the first read)."""
-        with _subscribed(self._by_channel, channel_id) as signal:
-            yield signal
+        try:
+            with _subscribed(self._by_channel, channel_id) as signal:
+                yield signal
+        finally:
+            if channel_id not in self._by_channel:
+                self._unwatched(channel_id)
 
     @contextlib.contextmanager
     def ask(self, ask_id: str) -> Generator[Signal]:

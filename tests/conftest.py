@@ -15,6 +15,8 @@ from tests import _pg, _server
 if TYPE_CHECKING:
     from collections.abc import Generator
 
+    from tests._pgbouncer import Bouncer
+
 # As `compass` runs (compass_server.cli._quiet_stamina): the retry loops log for themselves.
 stamina.instrumentation.set_on_retry_hooks(())
 
@@ -24,6 +26,15 @@ def pg_admin_dsn() -> Generator[str]:
     """DSN of the session's PostgreSQL server, with a role allowed to create databases."""
     with _pg.test_server() as dsn:
         yield dsn
+
+
+@pytest.fixture(scope="session")
+def pgbouncer(pg_admin_dsn: str) -> Generator[Bouncer]:
+    """Debian's PgBouncer in transaction mode in front of the session's PostgreSQL."""
+    from tests import _pgbouncer
+
+    with _pgbouncer.running(pg_admin_dsn) as bouncer:
+        yield bouncer
 
 
 @pytest.fixture(scope="session")

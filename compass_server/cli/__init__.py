@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
 
     from compass_server.app import ServerApp
+    from compass_server.cli.workers import WorkerLink
     from compass_server.domain.errors import CompassError as CompassErrorType
     from compass_server.embedded import LocalPostgres
     from compass_server.store.postgres import PostgresStore
@@ -138,7 +139,11 @@ async def _open_store(dsn: str, settings: Settings) -> AsyncGenerator[PostgresSt
     from compass_server.store.postgres import PostgresStore
 
     async with PostgresStore(
-        dsn, pool_min=1, pool_max=2, timeout=settings.db_timeout_seconds
+        dsn,
+        pool_min=1,
+        pool_max=2,
+        timeout=settings.db_timeout_seconds,
+        statement_cache_size=settings.statement_cache_size,
     ) as store:
         yield store
 
@@ -171,44 +176,97 @@ def _print_json(value: object) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    from compass_server.allocator import keep_big_buffers_on_mmap
-    from compass_server.app import create_app
+    from compass_server.allocator import collect_less, keep_big_buffers_on_mmap
 
     keep_big_buffers_on_mmap()
+    collect_less()
 
     host: str = args.host or settings.host
     port: int = settings.port if args.port is None else args.port
+    if args.worker is not None:  # one of the processes a `--workers N` server started
+        from compass_server.cli import workers
+
+        return workers.run_worker(args.worker, args.worker_fds, settings, host, port)
+    count: int = settings.workers if args.workers is None else args.workers
+    if not 1 <= count <= config_names.MAX_WORKERS:
+        raise CliError(f"--workers must be between 1 and {config_names.MAX_WORKERS}")
     with _database(settings, owner=True) as dsn:
-        applied = asyncio.run(_migrate(dsn))
+        # Migrations take a session-level lock: on the direct connection, never a pooler's.
+        applied = asyncio.run(_migrate(settings.listen_database_url or dsn))
         if applied:
             logger.info("applied migrations %s", applied)
-        app = create_app(_with_database(settings, dsn))
-        _check_open_files(settings)
-        config = uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            lifespan="on",
-            log_level="info",
-            access_log=False,
-            # JSON logs: uvicorn's loggers propagate to the root's JSON handler.
-            log_config=None if settings.log_format == "json" else LOGGING_CONFIG,
-            # Live watches are ended by begin_shutdown; this bounds anything else that
-            # would keep the process from stopping (a stalled client, a hung query).
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-            # Connection caps and a request-read deadline (uvicorn has neither for a client
-            # that sends half a request); see compass_server/transport/netguard.py.
-            http=guarded_protocol(
-                max_connections=settings.max_connections,
-                max_per_client=settings.max_connections_per_client,
-                read_timeout=settings.request_read_timeout_seconds,
-            ),
-            timeout_keep_alive=settings.keepalive_timeout_seconds,
-            backlog=min(2048, settings.max_connections),
-        )
-        server = _AnnouncingServer(config, app=app, settings=settings, dsn=dsn, demo=args.demo)
-        asyncio.run(_serve_all(server, app, host, settings))
+        if count > 1:
+            from compass_server.cli import workers
+
+            return workers.supervise(
+                _with_database(settings, dsn), host=host, port=port, count=count, demo=args.demo
+            )
+        serve_one(_with_database(settings, dsn), host, port, demo=args.demo)
     return 0
+
+
+def serve_one(
+    settings: Settings,
+    host: str,
+    port: int,
+    *,
+    demo: bool = False,
+    worker: WorkerLink | None = None,
+) -> None:
+    """Run one server process on `settings.database_url` until it is told to stop: the whole
+    server (`--workers 1`), or one worker of several (`worker`: its link to the supervisor)."""
+    from compass_server.app import create_app
+
+    if settings.database_url is None:
+        raise CliError("serve_one needs settings.database_url")
+    app = create_app(settings)
+    _check_open_files(settings)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        lifespan="on",
+        log_level="info",
+        access_log=False,
+        # JSON logs: uvicorn's loggers propagate to the root's JSON handler.
+        log_config=None if settings.log_format == "json" else LOGGING_CONFIG,
+        # Live watches are ended by begin_shutdown; this bounds anything else that
+        # would keep the process from stopping (a stalled client, a hung query).
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        # Connection caps and a request-read deadline (uvicorn has neither for a client
+        # that sends half a request); see compass_server/transport/netguard.py.
+        http=guarded_protocol(
+            max_connections=settings.max_connections,
+            max_per_client=settings.max_connections_per_client,
+            read_timeout=settings.request_read_timeout_seconds,
+        ),
+        timeout_keep_alive=settings.keepalive_timeout_seconds,
+        backlog=min(2048, settings.max_connections),
+    )
+    server = _AnnouncingServer(
+        config, app=app, settings=settings, dsn=settings.database_url, demo=demo, worker=worker
+    )
+    sides = worker is None or worker.index == 0
+    asyncio.run(_serve_all(server, app, host, settings, side_listeners=sides))
+
+
+async def announce(settings: Settings, dsn: str, host: str, port: int, *, demo: bool) -> None:
+    """The server listens: record where (cli/address.py), with `demo` seed a demo workspace
+    on a first start (printing its tokens), and print the URL people open."""
+    url = _public_url(settings, host, port)
+    from compass_server.cli import address
+
+    address.record(dsn, url)
+    seeded = None
+    if demo:
+        seeded = await _seed_demo_if_empty(dsn, settings, url)
+        if seeded is not None:
+            _print_json(seeded)
+    sys.stdout.write(f"Compass is running at {url}\n")
+    if demo and seeded is None:
+        # A restart: the first start's tokens were printed once and are not stored.
+        sys.stdout.write(SIGN_IN_HINT)
+    sys.stdout.flush()
 
 
 def _check_open_files(settings: Settings) -> None:
@@ -230,14 +288,21 @@ def _check_open_files(settings: Settings) -> None:
         )
 
 
-async def _serve_all(server: uvicorn.Server, app: ServerApp, host: str, settings: Settings) -> None:
-    """Run `server`; beside it, with COMPASS_METRICS_PORT a tiny /metrics-only server, and with
-    COMPASS_GRPC_PORT the HTTP/2 listener for gRPC (compass_server/transport/h2.py). The side servers
-    stop when the main one does."""
+async def _serve_all(
+    server: _AnnouncingServer,
+    app: ServerApp,
+    host: str,
+    settings: Settings,
+    *,
+    side_listeners: bool = True,
+) -> None:
+    """Run `server`; beside it (`side_listeners`), with COMPASS_METRICS_PORT a tiny
+    /metrics-only server, and with COMPASS_GRPC_PORT the HTTP/2 listener for gRPC
+    (compass_server/transport/h2.py). The side servers stop when the main one does."""
     sides: list[asyncio.Task[None]] = []
     stopping = asyncio.Event()
     metrics_server: uvicorn.Server | None = None
-    if settings.metrics_port is not None:
+    if side_listeners and settings.metrics_port is not None:
         from compass_server.app import metrics_only_app
 
         metrics_server = uvicorn.Server(
@@ -252,7 +317,7 @@ async def _serve_all(server: uvicorn.Server, app: ServerApp, host: str, settings
         )
         metrics_server.install_signal_handlers = lambda: None  # pyright: ignore[reportAttributeAccessIssue] - uvicorn's own hook
         sides.append(asyncio.create_task(metrics_server.serve(), name="compass-metrics-server"))
-    if settings.grpc_port is not None:
+    if side_listeners and settings.grpc_port is not None:
         from compass_server.transport.h2 import H2Limits, serve_h2
 
         limits = H2Limits(
@@ -281,10 +346,9 @@ async def _serve_all(server: uvicorn.Server, app: ServerApp, host: str, settings
             stopping.set()
             await asyncio.wait({h2_task})
 
-        if isinstance(server, _AnnouncingServer):
-            server.before_shutdown.append(stop_h2)
+        server.before_shutdown.append(stop_h2)
     try:
-        await server.serve()
+        await server.serve(sockets=server.worker.sockets if server.worker is not None else None)
     finally:
         stopping.set()
         if metrics_server is not None:
@@ -310,12 +374,16 @@ class _AnnouncingServer(uvicorn.Server):
         settings: Settings,
         dsn: str,
         demo: bool,
+        worker: WorkerLink | None = None,
     ) -> None:
         super().__init__(config)
         self._app = app
         self._settings = settings
         self._dsn = dsn
         self._demo = demo
+        self.worker = worker
+        """Set in a worker of `--workers N`: it tells its supervisor when it is ready (the
+        supervisor announces the server) and stops when the supervisor is gone."""
         self.before_shutdown: list[Callable[[], Awaitable[None]]] = []
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -327,10 +395,14 @@ class _AnnouncingServer(uvicorn.Server):
         # Side listeners (COMPASS_GRPC_PORT) stop first: the lifespan's end closes the pool.
         for stop in self.before_shutdown:
             await stop()
-        from compass_server.cli import address
+        if self.worker is None:  # a supervisor records and forgets for its workers
+            from compass_server.cli import address
 
-        address.forget(self._dsn)
+            address.forget(self._dsn)
         await super().shutdown(sockets=sockets)
+
+    def _stop_now(self) -> None:
+        self.should_exit = True
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         netguard.install_accept_error_limiter(
@@ -339,24 +411,17 @@ class _AnnouncingServer(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.should_exit:
             return
+        from compass_server.allocator import freeze_startup
+
+        freeze_startup()
+        if self.worker is not None:
+            self.worker.started(asyncio.get_running_loop(), stop=self._stop_now)
+            return
         port = self.config.port
         for server in self.servers:
             for sock in server.sockets:
                 port = int(sock.getsockname()[1])  # the real port when asked for port 0
-        url = _public_url(self._settings, self.config.host, port)
-        from compass_server.cli import address
-
-        address.record(self._dsn, url)
-        seeded = None
-        if self._demo:
-            seeded = await _seed_demo_if_empty(self._dsn, self._settings, url)
-            if seeded is not None:
-                _print_json(seeded)
-        sys.stdout.write(f"Compass is running at {url}\n")
-        if self._demo and seeded is None:
-            # A restart: the first start's tokens were printed once and are not stored.
-            sys.stdout.write(SIGN_IN_HINT)
-        sys.stdout.flush()
+        await announce(self._settings, self._dsn, self.config.host, port, demo=self._demo)
 
 
 # -- migrate -------------------------------------------------------------------------------
@@ -365,7 +430,7 @@ class _AnnouncingServer(uvicorn.Server):
 def _migrate_command(_args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     with _database(settings, owner=False) as dsn:
-        applied = asyncio.run(_migrate(dsn))
+        applied = asyncio.run(_migrate(settings.listen_database_url or dsn))
     _print_json({"applied": applied})
     return 0
 
@@ -392,7 +457,7 @@ async def _seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[st
 def _demo(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     with _database(settings, owner=False) as dsn:
-        asyncio.run(_migrate(dsn))
+        asyncio.run(_migrate(settings.listen_database_url or dsn))
         url = args.url or _server_url(settings, dsn)
         _print_json(asyncio.run(_seed_demo(dsn, settings, url)))
     return 0
@@ -415,7 +480,7 @@ def _admin(args: argparse.Namespace) -> int:
             return await action(store, **params)
 
     with _database(settings, owner=False) as dsn:
-        asyncio.run(_migrate(dsn))
+        asyncio.run(_migrate(settings.listen_database_url or dsn))
         if "url" in params and not params["url"]:
             params["url"] = _server_url(settings, dsn)
         _print_json(asyncio.run(run(dsn)))
@@ -459,6 +524,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an empty database, seed a demo workspace and print its tokens",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help="server processes sharing the port, each with its own database pool and change "
+        "listener (default COMPASS_WORKERS or 1)",
+    )
+    # A worker of `--workers N` is `compass serve` started by its supervisor with these.
+    serve.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    serve.add_argument("--worker-fds", help=argparse.SUPPRESS)
     serve.set_defaults(handler=_serve)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")

@@ -266,6 +266,8 @@ def stream_error(
 
 def end_stream_error_code(frame: bytes) -> str | None:
     """The error code inside an uncompressed end-of-stream frame, else None."""
+    if frame[:1] != bytes((FLAG_END_STREAM,)):  # a message: the gate asks for every one
+        return None
     first = next(EnvelopeReader().feed(frame), None)
     if first is None or first.flags != FLAG_END_STREAM or first.payload is None:
         return None

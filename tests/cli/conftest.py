@@ -7,16 +7,20 @@ Everything here needs PostgreSQL (`integration`); the `compass serve` tests also
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from compass_server.embedded import LocalPostgres
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Generator, Mapping
 
 _HERE = Path(__file__).resolve().parent
 _SCRIPT = Path(sys.executable).parent / "compass"
@@ -69,3 +73,14 @@ def compass_cli(database_url: str) -> Callable[..., Ran]:
         return run_cli(list(args), cli_env(COMPASS_DATABASE_URL=database_url))
 
     return run
+
+
+@pytest.fixture
+def data_dir() -> Generator[Path]:
+    """A data dir that does not exist yet, under a parent the PostgreSQL OS user can reach."""
+    parent = Path(tempfile.mkdtemp(prefix="compass-cli-"))
+    parent.chmod(0o755)  # as root, the cluster runs as an unprivileged user that must get in
+    path = parent / "data"
+    yield path
+    LocalPostgres(data_dir=path).stop()  # whatever a failed test left running
+    shutil.rmtree(parent, ignore_errors=True)

@@ -13,24 +13,17 @@ import asyncio
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
-import pytest
 
 from compass_server.embedded import LocalPostgres
 from tests.cli.conftest import cli_env, command, run_cli
 from tests.e2e._connect import call
-
-if TYPE_CHECKING:
-    from collections.abc import Generator
 
 READY = "Compass is running at "
 START_SECONDS = 180.0
@@ -39,17 +32,6 @@ STOP_SECONDS = 30.0
 STOPPED_BY_SIGTERM = (0, 128 + signal.SIGTERM, -signal.SIGTERM)
 """uvicorn re-raises the signal after its shutdown; the embedded-cluster wrapper then exits
 with 128 + signum once PostgreSQL is stopped."""
-
-
-@pytest.fixture
-def data_dir() -> Generator[Path]:
-    """A data dir that does not exist yet, under a parent the PostgreSQL OS user can reach."""
-    parent = Path(tempfile.mkdtemp(prefix="compass-cli-"))
-    parent.chmod(0o755)  # as root, the cluster runs as an unprivileged user that must get in
-    path = parent / "data"
-    yield path
-    LocalPostgres(data_dir=path).stop()  # whatever a failed test left running
-    shutil.rmtree(parent, ignore_errors=True)
 
 
 class Serve:

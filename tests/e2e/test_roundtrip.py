@@ -3,19 +3,30 @@
 Agent appends a 2-question ask -> a participant sees it with its minted ask_id -> answers all
 questions in one RespondToAsk -> the agent's WatchAsk stream receives the answered Ask and
 ends -> ListMessages shows the answer and who gave it.
+
+Twice: with the server on PostgreSQL directly, and with its pool going through PgBouncer in
+transaction mode (tests/_pgbouncer.py; its LISTEN connection direct, asyncpg's statement cache
+off), as README "Deploying" sets it up for many replicas.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
+from tests import _server
 from tests.e2e import _connect
 
 if TYPE_CHECKING:
-    from tests._server import RunningServer, SeededWorld
+    from collections.abc import Generator
+
+    from tests._pgbouncer import Bouncer
+    from tests._server import RunningServer
 
 GALLERY_ASK = {
     "questions": [
@@ -44,9 +55,31 @@ GALLERY_ASK = {
 }
 
 
+@pytest.fixture(params=["direct", "pgbouncer"])
+def roundtrip_server(
+    request: pytest.FixtureRequest, database_url: str
+) -> Generator[tuple[RunningServer, Bouncer | None]]:
+    """`compass serve` on the test database, directly or through PgBouncer."""
+    if request.param == "direct":
+        with _server.serve(database_url) as server:
+            yield server, None
+        return
+    bouncer: Bouncer = request.getfixturevalue("pgbouncer")
+    # deploy/pgbouncer/pgbouncer.ini's transaction mode, really in force.
+    assert asyncio.run(bouncer.shares_server_connections(database_url))
+    env = {
+        "COMPASS_LISTEN_DATABASE_URL": database_url,  # LISTEN needs a session of its own
+        "COMPASS_DB_STATEMENT_CACHE_SIZE": "0",  # PgBouncer 1.18 tracks no prepared statements
+    }
+    with _server.serve(bouncer.dsn_for(database_url), env=env) as server:
+        yield server, bouncer
+
+
 async def test_ask_round_trip_over_plain_connect_json(
-    compass_server: RunningServer, seeded: SeededWorld
+    roundtrip_server: tuple[RunningServer, Bouncer | None], database_url: str
 ) -> None:
+    compass_server, bouncer = roundtrip_server
+    seeded = await _server.seed_world(database_url)
     agent = {"authorization": f"Bearer {seeded.agent.token}"}
     human = {"authorization": f"Bearer {seeded.human.token}"}
     async with httpx.AsyncClient(base_url=compass_server.url, timeout=30) as client:
@@ -152,3 +185,6 @@ async def test_ask_round_trip_over_plain_connect_json(
         assert int(stored["revision"]) > int(message["revision"])
         assert stored["blocks"][1]["ask"] == done
         assert "nextPageToken" not in listed.json()
+    if bouncer is not None:  # the pool's traffic went through PgBouncer
+        database = urlsplit(database_url).path.lstrip("/")
+        assert bouncer.logins(database) >= 1, bouncer.log.read_text()[-2000:]

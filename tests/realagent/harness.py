@@ -114,8 +114,10 @@ def bridge_run(
     prompt: str = "Help me set up the new service.",
     ask_timeout: float = 0,
     extra: Sequence[str] = (),
+    runtime_prefix: Sequence[str] = (),
 ) -> Generator[Run]:
-    """Start the model, then `compass agent-bridge --protocol P --prompt ... -- omp ...`."""
+    """Start the model, then `compass agent-bridge --protocol P --prompt ... -- omp ...`
+    (`runtime_prefix` goes before omp's command: a wrapper such as bench/_stdin_tap.py)."""
     home = tmp_path / "home"
     workspace = tmp_path / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
@@ -129,7 +131,7 @@ def bridge_run(
             proxy_port=model.port,
         )
         with bridge_process(
-            agent=launch.argv,
+            agent=[*runtime_prefix, *launch.argv],
             env=launch.env,
             cwd=launch.cwd,
             tmp_path=tmp_path,

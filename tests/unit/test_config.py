@@ -133,6 +133,43 @@ def test_webhook_and_reminder_settings() -> None:
             Settings.from_env({"COMPASS_WEBHOOK_BACKOFF_SECONDS": bad})
 
 
+def test_workers_listen_url_and_statement_cache() -> None:
+    settings = Settings.from_env(
+        {
+            config.WORKERS: "3",
+            config.LISTEN_DATABASE_URL: "postgresql://u@db/compass",
+            config.STATEMENT_CACHE: "0",
+        }
+    )
+    assert (settings.workers, settings.statement_cache_size) == (3, 0)
+    assert settings.listen_database_url == "postgresql://u@db/compass"
+    defaults = Settings.from_env({})
+    assert (defaults.workers, defaults.statement_cache_size) == (1, 100)
+    assert defaults.listen_database_url is None
+    assert Settings.from_env({config.WORKERS: "auto"}).workers == config.usable_cpus()
+
+
+@pytest.mark.parametrize("value", ["0", "65", "two", "-1"])
+def test_bad_worker_counts_name_the_variable(value: str) -> None:
+    with pytest.raises(ConfigError, match=config.WORKERS):
+        Settings.from_env({config.WORKERS: value})
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "expected"),
+    [("max 100000\n", None), ("150000 100000\n", 2), ("50000 100000\n", 1), ("garbage", None)],
+)
+def test_usable_cpus_honours_a_cgroup_quota(
+    tmp_path: Path, cpu_max: str, expected: int | None
+) -> None:
+    quota = tmp_path / "cpu.max"
+    quota.write_text(cpu_max)
+    affinity = config.usable_cpus(str(tmp_path / "missing"))
+    assert config.usable_cpus(str(quota)) == (
+        affinity if expected is None else min(affinity, expected)
+    )
+
+
 def test_the_webhook_allow_list() -> None:
     assert Settings.from_env({}).webhook_allow.names == frozenset()
     allow = Settings.from_env(

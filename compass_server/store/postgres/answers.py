@@ -190,40 +190,44 @@ class AnswersMixin(PostgresBase):
     """The answer side of PostgresStore."""
 
     async def answer_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
+        # Optimistically first, without a lock or a transaction: read and judge the ask,
+        # then write in one statement that bumps the channel revision only if it is still
+        # the one read, i.e. nothing in the channel changed since. Each of the two statements
+        # takes a pooled connection of its own: the Python between them (decoding the ask,
+        # judging the answers, and waiting for the event loop's turn under load) holds none,
+        # so a busy server does not run out of pooled connections first (bench.respond).
         async with self._connection() as conn:
-            # Optimistically first, without a lock or a transaction: read and judge the ask,
-            # then write in one statement that bumps the channel revision only if it is still
-            # the one read, i.e. nothing in the channel changed since.
             row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-            row = visible_participant(row, verb="answer")  # steps 3-4
-            current = ask_row(row)
-            try:
-                outcome = judge(current.ask)  # steps 5-6
-            except InvalidArgumentError:
-                pass  # answers that do not fit the ask as read: judged again below
-            else:
-                if outcome is None:
-                    return current  # an identical retry
-                state = _state(outcome)
-                revision = int(row["channel_revision"])
+        row = visible_participant(row, verb="answer")  # steps 3-4
+        current = ask_row(row)
+        try:
+            outcome = judge(current.ask)  # steps 5-6
+        except InvalidArgumentError:
+            pass  # answers that do not fit the ask as read: judged again below
+        else:
+            if outcome is None:
+                return current  # an identical retry
+            state = _state(outcome)
+            revision = int(row["channel_revision"])
+            async with self._connection() as conn:
                 answered_at = await write_answer(conn, actor, current, state, revision=revision)
-                if answered_at is not None:
-                    return _answered(current, actor, state, answered_at)
-            # Something changed (a concurrent answer may have won, an update may have changed
-            # the questions), or the answers do not fit the ask as read: judge again under
-            # the channel lock, where nothing can change it.
-            async with conn.transaction():
-                revision = await conn.fetchval(LOCK_CHANNEL, current.channel_id)
-                row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
-                current = ask_row(visible_participant(row, verb="answer"))
-                outcome = judge(current.ask)
-                if outcome is None:
-                    return current
-                state = _state(outcome)
-                answered_at = await write_answer(conn, actor, current, state, revision=revision)
-                if answered_at is None:  # pragma: no cover - excluded by the channel lock
-                    raise FailedPreconditionError("the ask is already answered")
+            if answered_at is not None:
                 return _answered(current, actor, state, answered_at)
+        # Something changed (a concurrent answer may have won, an update may have changed
+        # the questions), or the answers do not fit the ask as read: judge again under
+        # the channel lock, where nothing can change it.
+        async with self._connection() as conn, conn.transaction():
+            revision = await conn.fetchval(LOCK_CHANNEL, current.channel_id)
+            row = await conn.fetchrow(SELECT_ASK, ask_id, actor.account_id)
+            current = ask_row(visible_participant(row, verb="answer"))
+            outcome = judge(current.ask)
+            if outcome is None:
+                return current
+            state = _state(outcome)
+            answered_at = await write_answer(conn, actor, current, state, revision=revision)
+            if answered_at is None:  # pragma: no cover - excluded by the channel lock
+                raise FailedPreconditionError("the ask is already answered")
+            return _answered(current, actor, state, answered_at)
 
     async def decline_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
         async with self._write() as conn:

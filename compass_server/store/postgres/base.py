@@ -181,6 +181,8 @@ class PostgresBase:
         id_factory: Callable[[str], str] = new_id,
         page_bytes: int = PAGE_BYTES,
         replay_bytes: int = REPLAY_BYTES,
+        listen_dsn: str | None = None,
+        statement_cache_size: int = 100,
     ) -> None:
         """
         Args:
@@ -194,10 +196,18 @@ class PostgresBase:
                 one message).
             replay_bytes: the same for one `messages_after` batch (a WatchChannel replay
                 holds one batch while its client drains it).
+            listen_dsn: where the change listener's LISTEN connection goes, when not `dsn`:
+                PostgreSQL itself while the pool goes through a pooler in transaction mode
+                (which gives a session's LISTEN no connection to live on).
+            statement_cache_size: asyncpg's prepared-statement cache per connection; 0
+                behind a pooler in transaction mode that does not track prepared statements
+                (PgBouncer < 1.21): asyncpg then prepares each statement unnamed.
         """
         self._page_bytes = page_bytes
         self._replay_bytes = replay_bytes
         self._dsn = dsn
+        self._listen_dsn = listen_dsn or dsn
+        self._statement_cache_size = statement_cache_size
         self._pool_min = pool_min
         self._pool_max = pool_max
         self._timeout = timeout
@@ -217,6 +227,7 @@ class PostgresBase:
                 max_size=self._pool_max,
                 timeout=self._timeout,
                 command_timeout=self._timeout,
+                statement_cache_size=self._statement_cache_size,
                 init=init_connection,
                 reset=reset_connection,
                 server_settings={"application_name": APPLICATION_NAME},

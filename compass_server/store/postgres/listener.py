@@ -88,7 +88,7 @@ class ListenerMixin(PostgresBase):
                 with attempt:
                     try:
                         conn = await asyncpg.connect(
-                            self._dsn,
+                            self._listen_dsn,
                             timeout=self._timeout,
                             server_settings={"application_name": f"{APPLICATION_NAME}-listener"},
                         )

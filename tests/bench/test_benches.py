@@ -1,0 +1,113 @@
+"""Every benchmark in bench/ runs here at toy size, as `python -m bench.NAME` on the session's
+PostgreSQL (`COMPASS_BENCH_DATABASE_URL`: each makes a database of its own and drops it), so a
+change that breaks one fails the suite instead of rotting unnoticed until someone measures
+(bench.respond crashed at its first reset for weeks, issue 25).
+
+What is checked: the bench exits 0 and prints its figures, each a number, including the ratio
+against its floor. Never how fast anything was: at toy size, on a shared machine, the numbers
+mean nothing (speed is for the benches themselves, run at size).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMBER = r"-?\d+(?:\.\d+)?"
+
+BENCHES: dict[str, tuple[list[str], list[str]]] = {
+    "mapper": (
+        ["--rounds", "2", "--calls", "10", "--maps", "50"],
+        [rf"mapping/round trip\s+{NUMBER}% at p50 \({NUMBER}% at p99\)"],
+    ),
+    "respond": (
+        [
+            *("--clients", "2", "--asks", "300", "--rounds", "1", "--seconds", "0.2"),
+            *("--warmup", "0.1", "--workers", "2"),
+        ],
+        [
+            rf"ratio respond / composed floor: {NUMBER} best-against-best, {NUMBER} median",
+            rf"ratio 2 workers / 1 worker: {NUMBER} best-against-best, {NUMBER} median",
+        ],
+    ),
+    "fanout": (
+        ["--watchers", "20", "--changes", "2", "--warmup", "1"],
+        [
+            rf"ratio 20/1: p50 {NUMBER}x\s+p99 {NUMBER}x",
+            rf"ratio 20 watchers / 20 raw sockets: p50 {NUMBER}x\s+p99 {NUMBER}x",
+            rf"server CPU/change {NUMBER} ms",
+        ],
+    ),
+    "memory": (
+        ["--messages", "4", "--message-bytes", "100000", "--readers", "2", "--stall", "0.5"],
+        [rf"\({NUMBER}x the response\)", rf"{NUMBER} MiB per reader"],
+    ),
+    "workload": (
+        ["--agents", "2", "--think", "0.02", "--rounds", "1", "--seconds", "1", "--warmup", "0.5"],
+        [
+            rf"1 worker\s+{NUMBER} asks/s\s+p50\s+{NUMBER} ms\s+p99\s+{NUMBER} ms\s+server CPU/ask\s+{NUMBER} ms",
+            rf"machine busy {NUMBER}% of",
+            rf"ratio 2 workers / 1 worker \(asks/s\): {NUMBER} median",
+            rf"ratio 2 processes / 1 worker \(asks/s\): {NUMBER} median",
+        ],
+    ),
+    "mcp_latency": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"(?s)http: .*ratio MCP / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+            rf"(?s)stdio: .*ratio MCP / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+        ],
+    ),
+    "webhooks": (
+        ["--rounds", "1", "--body-mib", "8"],
+        [
+            rf"beside one answering at 1 byte/s \({NUMBER}x\)",
+            rf"8 MiB body: peak \+{NUMBER} MiB",
+        ],
+    ),
+    "h2_abuse": (
+        [
+            *("--resets", "200", "--attack-connections", "20", "--floor-calls", "20"),
+            *("--connections", "1", "--streams", "5", "--body-bytes", "10000"),
+            *("--hold", "1", "--hostile", "5"),
+        ],
+        [
+            rf"= p99 {NUMBER}x the loaded floor \({NUMBER}x at rest\)",
+            rf"RSS floor {NUMBER} MiB; peak \+{NUMBER} MiB",
+        ],
+    ),
+    "ask_latency": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"(?s)acp: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
+            rf"(?s)rpc: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
+            r"runtime \(reply -> model request\)",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BENCHES))
+def test_the_bench_runs_and_prints_its_ratio(name: str, pg_admin_dsn: str) -> None:
+    argv, patterns = BENCHES[name]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_")}
+    env["COMPASS_BENCH_DATABASE_URL"] = pg_admin_dsn
+    done = subprocess.run(
+        [sys.executable, "-m", f"bench.{name}", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    for pattern in patterns:
+        assert re.search(pattern, done.stdout), f"no {pattern!r} in:\n{done.stdout[-3000:]}"
