@@ -236,11 +236,37 @@ def main(args: argparse.Namespace) -> int:
 
 
 def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add `compass mcp`'s arguments to its subparser."""
+    """Add `compass mcp`'s arguments to its subparser. (Here rather than in mcp_stdio: that
+    imports the `mcp` SDK, a second of start-up and a third of one at exit, which every
+    command, `compass claude-hook` too, would otherwise pay to build its parser.)"""
     add_connection_arguments(parser)
-    from compass_bridge.mcp_stdio import add_arguments as add_stdio_arguments
+    from compass_mcp import tools
 
-    add_stdio_arguments(parser)
+    parser.add_argument(
+        "--wait-seconds",
+        type=float,
+        default=tools.DEFAULT_WAIT_SECONDS,
+        help="how long a call waits before it returns `pending` when it names no "
+        "wait_seconds (default %(default)g; keep it under your client's tool timeout)",
+    )
+    parser.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=60.0,
+        help="how long an ask stays answerable after its call was cancelled (default %(default)g)",
+    )
+    parser.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=tools.PROGRESS_SECONDS,
+        help="how often a waiting call sends a progress notification (default %(default)g)",
+    )
+    parser.add_argument(
+        "--max-backoff",
+        type=float,
+        default=5.0,
+        help="longest wait between retries while the server is unreachable (seconds)",
+    )
 
 
 def mcp_main(args: argparse.Namespace) -> int:
