@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Mapping, Sequence
 
 
@@ -155,3 +156,35 @@ def latency_table(
     ]
     lines.append(f"  ratio {ratio}: {', '.join(ratios)}")
     return lines
+
+
+def answer_latency_arguments(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    *,
+    asks: int,
+    warmup: int,
+    think: float,
+    per: str = "",
+) -> argparse.Namespace:
+    """Add the answer-latency benches' --asks, --warmup and --think (defaults given) to
+    `parser`, parse `argv` and check them (a usage error otherwise)."""
+    parser.add_argument(
+        "--asks", type=int, default=asks, help=f"measured asks{per} (default {asks})"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=warmup,
+        help=f"asks before those, not counted (default {warmup})",
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=think,
+        help=f"seconds between an ask appearing and the answer (default {think:g})",
+    )
+    args = parser.parse_args(argv)
+    if args.asks < 1 or args.warmup < 0 or args.think < 0:
+        parser.error("--asks must be >= 1, --warmup and --think >= 0")
+    return args

@@ -62,7 +62,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import os
 import signal
 import sys
 import tempfile
@@ -73,8 +72,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from bench._timing import latency_table, percentile
-from bench.respond import ROOT, Child, bench_database, commit_settings, run_on_database
+from bench._timing import answer_latency_arguments, latency_table, percentile
+from bench.respond import ROOT, run_on_database, served_database
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from compass_bridge.client import AgentClient, RpcError
 from tests import _server
@@ -95,7 +94,6 @@ ANSWERS: list[dict[str, object]] = [
 ]
 CHOSEN_LABEL = "SQLite"
 """Option "1" of the db question: the tool result the model receives must name it."""
-SERVE_ARGS = ("serve", "--host", "127.0.0.1", "--port", "0")
 OMP_MODE = {"acp": "acp", "rpc": "rpc-ui"}
 COMPASS_ABOVE_FLOOR_MS = 5.0
 
@@ -509,39 +507,30 @@ async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
     gallery: dict[str, Any] = json.loads(GALLERY_FIXTURE.read_text(encoding="utf-8"))["args"]
     omp_bin = await asyncio.to_thread(ensure_omp)
     failed: list[str] = []
-    async with bench_database(admin) as dsn:
-        settings = await commit_settings(dsn)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_")}
-        server = Child(
-            [sys.executable, "-m", "compass_server.cli", *SERVE_ARGS],
-            env | {"COMPASS_DATABASE_URL": dsn},
+    async with served_database(admin) as (server, dsn, settings):
+        print(f"database: {where}; {settings}")
+        print(
+            f"answer-to-agent latency: RespondToAsk OK -> the runtime's next model request "
+            f"(upper bound); {args.asks} asks per transport (+{args.warmup} warm-up), "
+            f"think {args.think:g} s"
         )
-        try:
-            print(f"database: {where}; {settings}")
-            print(
-                f"answer-to-agent latency: RespondToAsk OK -> the runtime's next model request "
-                f"(upper bound); {args.asks} asks per transport (+{args.warmup} warm-up), "
-                f"think {args.think:g} s"
-            )
-            for protocol in protocols:
-                try:
-                    samples = await measure_transport(
-                        protocol,
-                        server_url=server.url,
-                        dsn=dsn,
-                        gallery=gallery,
-                        omp_bin=omp_bin,
-                        asks=args.asks,
-                        warmup=args.warmup,
-                        think=args.think,
-                    )
-                except BenchError as exc:
-                    failed.append(protocol)
-                    print(f"{protocol}: FAILED: the asks did not complete over {protocol}: {exc}")
-                    continue
-                print(report(protocol, samples), flush=True)
-        finally:
-            server.stop()
+        for protocol in protocols:
+            try:
+                samples = await measure_transport(
+                    protocol,
+                    server_url=server.url,
+                    dsn=dsn,
+                    gallery=gallery,
+                    omp_bin=omp_bin,
+                    asks=args.asks,
+                    warmup=args.warmup,
+                    think=args.think,
+                )
+            except BenchError as exc:
+                failed.append(protocol)
+                print(f"{protocol}: FAILED: the asks did not complete over {protocol}: {exc}")
+                continue
+            print(report(protocol, samples), flush=True)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -555,21 +544,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--protocol", choices=["acp", "rpc", "both"], default="both", help="(default both)"
     )
-    parser.add_argument(
-        "--asks", type=int, default=50, help="measured asks per transport (default 50)"
+    args = answer_latency_arguments(
+        parser, argv, asks=50, warmup=2, think=1.0, per=" per transport"
     )
-    parser.add_argument(
-        "--warmup", type=int, default=2, help="asks before those, not counted (default 2)"
-    )
-    parser.add_argument(
-        "--think",
-        type=float,
-        default=1.0,
-        help="seconds between an ask appearing and the answer (default 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.asks < 1 or args.warmup < 0 or args.think < 0:
-        parser.error("--asks must be >= 1, --warmup and --think >= 0")
     # SIGTERM ends the run like Ctrl-C: every child is stopped.
     return run_on_database(functools.partial(run_all, args))
 

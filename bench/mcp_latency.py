@@ -56,9 +56,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from bench._timing import latency_table
+from bench._timing import answer_latency_arguments, latency_table
 from bench.ask_latency import FloorWatcher
-from bench.respond import Child, bench_database, commit_settings, run_on_database
+from bench.respond import run_on_database, served_database
 from compass_bridge.client import AgentClient
 from tests import _server
 
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
 COMMS = "compass.v1.CommsService"
-SERVE_ARGS = ("serve", "--host", "127.0.0.1", "--port", "0")
 STEP_TIMEOUT = 30.0
 
 
@@ -120,8 +119,10 @@ class Participant:
             await asyncio.sleep(0.01)
         raise BenchError(f"no new ask within {STEP_TIMEOUT:g}s")
 
-    async def respond(self, ask_id: str) -> None:
-        body = {"askId": ask_id, "answers": [{"questionId": "db", "chosenOptionIds": ["1"]}]}
+    async def respond(self, ask_id: str, question_id: str = "db") -> None:
+        """Answer the ask's one question with its second option."""
+        answers = [{"questionId": question_id, "chosenOptionIds": ["1"]}]
+        body = {"askId": ask_id, "answers": answers}
         reply = await self._http.post(f"{COMMS}/RespondToAsk", json=body, headers=self._headers)
         reply.raise_for_status()
 
@@ -215,37 +216,28 @@ def report(transport: str, samples: Sequence[Sample]) -> str:
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
     transports = ["http", "stdio"] if args.transport == "both" else [args.transport]
     failed: list[str] = []
-    async with bench_database(admin) as dsn:
-        settings = await commit_settings(dsn)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_")}
-        server = Child(
-            [sys.executable, "-m", "compass_server.cli", *SERVE_ARGS],
-            env | {"COMPASS_DATABASE_URL": dsn},
+    async with served_database(admin) as (server, dsn, settings):
+        print(f"database: {where}; {settings}")
+        print(
+            f"answer-to-tool-result latency: RespondToAsk sent -> the MCP client holds the "
+            f"`ask` result; {args.asks} asks per transport (+{args.warmup} warm-up), "
+            f"think {args.think:g} s"
         )
-        try:
-            print(f"database: {where}; {settings}")
-            print(
-                f"answer-to-tool-result latency: RespondToAsk sent -> the MCP client holds the "
-                f"`ask` result; {args.asks} asks per transport (+{args.warmup} warm-up), "
-                f"think {args.think:g} s"
-            )
-            for transport in transports:
-                try:
-                    samples = await measure_transport(
-                        transport,
-                        server_url=server.url,
-                        dsn=dsn,
-                        asks=args.asks,
-                        warmup=args.warmup,
-                        think=args.think,
-                    )
-                except (BenchError, TimeoutError) as exc:
-                    failed.append(transport)
-                    print(f"{transport}: FAILED: {exc!r}")
-                    continue
-                print(report(transport, samples), flush=True)
-        finally:
-            server.stop()
+        for transport in transports:
+            try:
+                samples = await measure_transport(
+                    transport,
+                    server_url=server.url,
+                    dsn=dsn,
+                    asks=args.asks,
+                    warmup=args.warmup,
+                    think=args.think,
+                )
+            except (BenchError, TimeoutError) as exc:
+                failed.append(transport)
+                print(f"{transport}: FAILED: {exc!r}")
+                continue
+            print(report(transport, samples), flush=True)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -259,17 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--transport", choices=["http", "stdio", "both"], default="both", help="(default both)"
     )
-    parser.add_argument("--asks", type=int, default=50, help="measured asks (default 50)")
-    parser.add_argument("--warmup", type=int, default=3, help="asks not counted (default 3)")
-    parser.add_argument(
-        "--think",
-        type=float,
-        default=0.5,
-        help="seconds between an ask appearing and the answer (default 0.5)",
+    args = answer_latency_arguments(
+        parser, argv, asks=50, warmup=3, think=0.5, per=" per transport"
     )
-    args = parser.parse_args(argv)
-    if args.asks < 1 or args.warmup < 0 or args.think < 0:
-        parser.error("--asks must be >= 1, --warmup and --think >= 0")
     # SIGTERM ends the run like Ctrl-C: every child is stopped.
     return run_on_database(functools.partial(run_all, args))
 

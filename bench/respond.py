@@ -343,6 +343,33 @@ class Child:
         self._log.close()
 
 
+@contextlib.asynccontextmanager
+async def served_database(admin: str) -> AsyncGenerator[tuple[Child, str, str]]:
+    """A fresh migrated database (bench_database), its commit settings in words, and one
+    `compass serve` on it (on 127.0.0.1, any port; none of the caller's COMPASS_*
+    settings), stopped afterwards: (server, dsn, settings)."""
+    async with bench_database(admin) as dsn:
+        settings = await commit_settings(dsn)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_")}
+        server = Child(
+            [
+                sys.executable,
+                "-m",
+                "compass_server.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+            ],
+            env | {"COMPASS_DATABASE_URL": dsn},
+        )
+        try:
+            yield server, dsn, settings
+        finally:
+            server.stop()
+
+
 def echo_app(token: str, account_id: str) -> Starlette:
     """The product's stack (routes, gate, connect, interceptor, codecs) with an empty handler
     and in-memory authentication: the echo floor's server."""

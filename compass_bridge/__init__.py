@@ -23,7 +23,10 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
   requests); `acp_events`: ACP updates -> the mapper's events; `forms`: ACP form schemas
   <-> typed Asks (`companions`: the free-text fields Claude Code and Codex put beside a
   choice); `acp_settings`: `--mode` and `--config-option`; `acp_run`: the agent process,
-  one prompt turn, signals, exit codes.
+  one prompt turn, signals, exit codes;
+- `claude_code`, `claude_hook`, `claude_settings`: `compass claude-hook`, the command of
+  Claude Code's own hooks (AskUserQuestion and MCP forms answered in Compass) and its
+  `install` into Claude Code's settings.
 
 Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, httpx and the ACP library,
 never the store, asyncpg or the server's handlers (tests/bridge/test_layering.py).
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -42,10 +46,13 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = [
+    "TOKEN_ENV",
     "TokenFileError",
     "add_arguments",
+    "add_claude_hook_arguments",
     "add_connection_arguments",
     "add_mcp_arguments",
+    "claude_hook_main",
     "main",
     "mcp_main",
     "read_token",
@@ -70,40 +77,70 @@ def read_token(path: Path) -> str:
         raise TokenFileError(f"token file {str(path)!r} does not exist") from None
     except OSError as exc:
         raise TokenFileError(f"cannot read token file {str(path)!r}: {exc.strerror}") from None
+    return _checked_token(raw, f"token file {str(path)!r}")
+
+
+def _checked_token(raw: bytes, source: str) -> str:
     try:
         token = raw.decode("ascii").strip()
     except UnicodeDecodeError:
-        raise TokenFileError(f"token file {str(path)!r} is not ASCII text") from None
+        raise TokenFileError(f"{source} is not ASCII text") from None
     if not token:
-        raise TokenFileError(f"token file {str(path)!r} is empty")
+        raise TokenFileError(f"{source} is empty")
     if not token.isprintable() or any(ch.isspace() for ch in token):
-        raise TokenFileError(f"token file {str(path)!r} must hold exactly one token")
+        raise TokenFileError(f"{source} must hold exactly one token")
     return token
 
 
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--server, --channel and --token-file (`compass agent-bridge`, `compass mcp`)."""
-    parser.add_argument("--server", required=True, help="Compass server URL (http or https)")
-    parser.add_argument("--channel", required=True, help="channel id to post in")
+def add_connection_arguments(
+    parser: argparse.ArgumentParser, *, token_help: str = "", required: bool = True
+) -> None:
+    """--server, --channel and --token-file (`compass agent-bridge`, `compass mcp`,
+    `compass claude-hook`, which also takes the token from TOKEN_ENV)."""
+    parser.add_argument("--server", required=required, help="Compass server URL (http or https)")
+    parser.add_argument("--channel", required=required, help="channel id to post in")
     parser.add_argument(
-        "--token-file", required=True, type=Path, help="file holding the agent account's token"
+        "--token-file",
+        required=required and not token_help,
+        type=Path,
+        help=token_help or "file holding the agent account's token",
     )
 
 
-def _connection(args: argparse.Namespace, command: str) -> tuple[str, str, str] | None:
-    """(server, channel, token) from --server, --channel, --token-file; None after saying
-    on stderr what is wrong with them."""
-    server: str = args.server
+def _target(args: argparse.Namespace, command: str) -> tuple[str, str] | None:
+    """(server, channel) from --server and --channel; None after saying what is wrong."""
+    server: str | None = args.server
+    channel: str | None = args.channel
+    if server is None or channel is None:
+        sys.stderr.write(f"compass {command}: --server and --channel are required\n")
+        return None
     parts = urlsplit(server)
     if parts.scheme not in {"http", "https"} or not parts.netloc:
         sys.stderr.write(f"compass {command}: --server must be an http(s) URL, got {server!r}\n")
         return None
-    channel: str = args.channel
     if not channel.strip():
         sys.stderr.write(f"compass {command}: --channel must not be empty\n")
         return None
+    return server, channel
+
+
+def _connection(
+    args: argparse.Namespace, command: str, *, token_env: str = ""
+) -> tuple[str, str, str] | None:
+    """(server, channel, token) from --server, --channel, --token-file (or the environment
+    variable `token_env`); None after saying on stderr what is wrong with them."""
+    target = _target(args, command)
+    if target is None:
+        return None
+    server, channel = target
+    token_file: Path | None = args.token_file
     try:
-        token = read_token(args.token_file)
+        if token_file is not None:
+            token = read_token(token_file)
+        elif token_env and os.environ.get(token_env):
+            token = _checked_token(os.environ[token_env].encode(), f"${token_env}")
+        else:
+            raise TokenFileError(f"give --token-file{f' or set {token_env}' if token_env else ''}")
     except TokenFileError as exc:
         sys.stderr.write(f"compass {command}: {exc}\n")
         return None
@@ -236,11 +273,37 @@ def main(args: argparse.Namespace) -> int:
 
 
 def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add `compass mcp`'s arguments to its subparser."""
+    """Add `compass mcp`'s arguments to its subparser. (Here rather than in mcp_stdio: that
+    imports the `mcp` SDK, a second of start-up and a third of one at exit, which every
+    command, `compass claude-hook` too, would otherwise pay to build its parser.)"""
     add_connection_arguments(parser)
-    from compass_bridge.mcp_stdio import add_arguments as add_stdio_arguments
+    from compass_mcp import tools
 
-    add_stdio_arguments(parser)
+    parser.add_argument(
+        "--wait-seconds",
+        type=float,
+        default=tools.DEFAULT_WAIT_SECONDS,
+        help="how long a call waits before it returns `pending` when it names no "
+        "wait_seconds (default %(default)g; keep it under your client's tool timeout)",
+    )
+    parser.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=60.0,
+        help="how long an ask stays answerable after its call was cancelled (default %(default)g)",
+    )
+    parser.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=tools.PROGRESS_SECONDS,
+        help="how often a waiting call sends a progress notification (default %(default)g)",
+    )
+    parser.add_argument(
+        "--max-backoff",
+        type=float,
+        default=5.0,
+        help="longest wait between retries while the server is unreachable (seconds)",
+    )
 
 
 def mcp_main(args: argparse.Namespace) -> int:
@@ -283,6 +346,167 @@ def mcp_main(args: argparse.Namespace) -> int:
         max_backoff=max_backoff,
     )
     return asyncio.run(run(options))
+
+
+TOKEN_ENV: Final = "COMPASS_TOKEN"  # noqa: S105 - the name of a variable, not a token
+"""Where `compass claude-hook` takes the agent's token from without --token-file."""
+
+
+def add_claude_hook_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `compass claude-hook`'s arguments (and its `install` subcommand) to its parser."""
+    token_help = f"file holding the agent account's token (default: ${TOKEN_ENV})"
+    add_connection_arguments(parser, token_help=token_help, required=False)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="the hook entry's timeout in Claude Code's settings, in seconds (default 600, "
+        "Claude Code's own): the ask's deadline, and when the hook gives up",
+    )
+    parser.add_argument(
+        "--max-backoff",
+        type=float,
+        default=5.0,
+        help="longest wait between retries while the server is unreachable (seconds)",
+    )
+    actions = parser.add_subparsers(dest="claude_hook_action", metavar="[install]")
+    install = actions.add_parser(
+        "install",
+        help="write the hook entries into Claude Code's settings (default: the user's)",
+        description="Write the PreToolUse (AskUserQuestion) and Elicitation hook entries "
+        "running `compass claude-hook` into a Claude Code settings file, keeping its other "
+        "hooks and settings. Running it again updates them in place.",
+    )
+    where = install.add_mutually_exclusive_group()
+    where.add_argument(
+        "--user",
+        dest="scope",
+        action="store_const",
+        const="user",
+        help="~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json (the default)",
+    )
+    where.add_argument(
+        "--project",
+        dest="scope",
+        action="store_const",
+        const="project",
+        help=".claude/settings.json of the current directory (shared with the project)",
+    )
+    where.add_argument(
+        "--local",
+        dest="scope",
+        action="store_const",
+        const="local",
+        help=".claude/settings.local.json of the current directory (yours only)",
+    )
+    where.add_argument("--settings", type=Path, help="this settings file")
+    add_connection_arguments(install, token_help=token_help)
+    from compass_bridge.claude_settings import DEFAULT_INSTALL_TIMEOUT
+
+    install.add_argument(
+        "--timeout",
+        type=int,
+        default=DEFAULT_INSTALL_TIMEOUT,
+        help="seconds a person has to answer before Claude Code asks in the terminal "
+        "instead (default %(default)s)",
+    )
+    install.add_argument(
+        "--command",
+        dest="compass_command",
+        help="how the hook runs compass (default: this compass, by its absolute path)",
+    )
+
+
+def claude_hook_main(args: argparse.Namespace) -> int:
+    """Run `compass claude-hook` (or its `install`) with parsed `args`; the exit status.
+
+    A problem is exit 1, never 2: Claude Code takes 2 from a hook as "block the tool call
+    and show stderr to the model"."""
+    if args.claude_hook_action == "install":
+        return _install_claude_hook(args)
+    connection = _connection(args, "claude-hook", token_env=TOKEN_ENV)
+    if connection is None:
+        return 1
+    server, channel, token = connection
+    timeout: float | None = args.timeout
+    max_backoff: float = args.max_backoff
+    if (timeout is not None and not 1 <= timeout <= 7 * 86400) or not 0 < max_backoff <= 3600:
+        sys.stderr.write("compass claude-hook: --timeout or --max-backoff out of range\n")
+        return 1
+    from compass_bridge.claude_hook import DEFAULT_TIMEOUT, HookOptions, run, started_at
+
+    started = started_at()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    raw = sys.stdin.buffer.read()
+    options = HookOptions(
+        server=server,
+        channel_id=channel,
+        token=token,
+        timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+        max_backoff=max_backoff,
+    )
+    code = run(options, raw, started)
+    # Claude Code reads a hook's reply once the process has exited, and everything is done
+    # (the reply printed, the receipt reported): the interpreter's teardown, freeing every
+    # module (0.1 s here, more with the ACP library a form imports), would only delay the
+    # person's answer. So the process ends here, its streams flushed.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _install_claude_hook(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+
+    from compass_bridge.claude_settings import (
+        SettingsError,
+        compass_argv,
+        hook_command,
+        install,
+        settings_path,
+    )
+
+    command_name = "claude-hook install"
+    target = _target(args, command_name)
+    if target is None:
+        return 1
+    server, channel = target
+    token_file: Path | None = args.token_file
+    if token_file is not None:
+        try:
+            read_token(token_file)  # a wrong path fails now, not at the first question
+        except TokenFileError as exc:
+            sys.stderr.write(f"compass {command_name}: {exc}\n")
+            return 1
+    timeout: int = args.timeout
+    if not 10 <= timeout <= 7 * 86400:
+        sys.stderr.write(f"compass {command_name}: --timeout must be 10 to 604800 seconds\n")
+        return 1
+    explicit: Path | None = args.settings
+    path = explicit or settings_path(args.scope or "user", Path.cwd(), os.environ)
+    compass: str | None = args.compass_command
+    command = hook_command(
+        shlex.split(compass) if compass else compass_argv(),
+        server=server,
+        channel_id=channel,
+        token_file=token_file.absolute() if token_file is not None else None,
+        timeout=timeout,
+    )
+    try:
+        changed = install(path, command, timeout)
+    except SettingsError as exc:
+        sys.stderr.write(f"compass {command_name}: {path}: {exc}; nothing was written\n")
+        return 1
+    summary = {"settings": str(path), "changed": changed, "command": command, "timeout": timeout}
+    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    if token_file is None:
+        sys.stderr.write(
+            f"compass {command_name}: the hook reads the token from ${TOKEN_ENV} in "
+            "Claude Code's environment\n"
+        )
+    return 0
 
 
 def _prompt(args: argparse.Namespace) -> str | None:

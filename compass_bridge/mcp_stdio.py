@@ -50,7 +50,6 @@ from compass_mcp.server import build_server, progress_sender
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import (
         AsyncGenerator,
         Awaitable,
@@ -63,7 +62,7 @@ if TYPE_CHECKING:
 
     from mcp.server.context import ServerRequestContext
 
-__all__ = ["McpOptions", "add_arguments", "run"]
+__all__ = ["McpOptions", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,35 +82,6 @@ class McpOptions:
     grace_seconds: float = 60.0
     progress_seconds: float = tools.PROGRESS_SECONDS
     max_backoff: float = 5.0
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """`compass mcp`'s arguments, after the bridge's --server, --channel, --token-file."""
-    parser.add_argument(
-        "--wait-seconds",
-        type=float,
-        default=tools.DEFAULT_WAIT_SECONDS,
-        help="how long a call waits before it returns `pending` when it names no "
-        "wait_seconds (default %(default)g; keep it under your client's tool timeout)",
-    )
-    parser.add_argument(
-        "--grace-seconds",
-        type=float,
-        default=60.0,
-        help="how long an ask stays answerable after its call was cancelled (default %(default)g)",
-    )
-    parser.add_argument(
-        "--progress-seconds",
-        type=float,
-        default=tools.PROGRESS_SECONDS,
-        help="how often a waiting call sends a progress notification (default %(default)g)",
-    )
-    parser.add_argument(
-        "--max-backoff",
-        type=float,
-        default=5.0,
-        help="longest wait between retries while the server is unreachable (seconds)",
-    )
 
 
 # -- the backend -----------------------------------------------------------------------------

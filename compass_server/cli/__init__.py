@@ -504,6 +504,13 @@ def _mcp(args: argparse.Namespace) -> int:
     return mcp_main(args)
 
 
+def _claude_hook(args: argparse.Namespace) -> int:
+    # A client of some server, like the bridge.
+    from compass_bridge import claude_hook_main
+
+    return claude_hook_main(args)
+
+
 # -- parser --------------------------------------------------------------------------------
 
 
@@ -578,6 +585,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_arguments(mcp)
     mcp.set_defaults(handler=_mcp)
 
+    from compass_bridge import add_claude_hook_arguments
+
+    hook = commands.add_parser(
+        "claude-hook",
+        help="answer Claude Code's own questions (AskUserQuestion, MCP forms) in Compass: "
+        "the command of its hooks; `claude-hook install` writes them into its settings",
+    )
+    add_claude_hook_arguments(hook)
+    hook.set_defaults(handler=_claude_hook)
+
     return parser
 
 
@@ -623,7 +640,15 @@ def _quiet_stamina() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        # `compass claude-hook` is Claude Code's hook, and a hook's exit status 2 blocks the
+        # tool call and hands stderr to the model: a usage error there is 1 (shown to the
+        # user, the tool call goes on).
+        if exc.code == 2 and (sys.argv[1:] if argv is None else argv)[:1] == ["claude-hook"]:
+            raise SystemExit(1) from None
+        raise
     # Commands other than `serve` print their result as JSON: their INFO lines (the embedded
     # PostgreSQL attached to or started, migrations) were noise on every call (issue 24).
     quiet = getattr(args, "handler", None) in (_admin, _demo, _migrate_command)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tests.mcp import _mcp
 from tests.mcp._mcp import Person, answer
-from tests.realagent.acp_agents import ensure_npm
+from tests.realagent.acp_agents import claude_binary, ensure_npm
 from tests.realagent.model_server import Turn
 from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel, GeminiModel
@@ -219,8 +219,7 @@ async def test_gemini_cli_reads_the_answer(
 async def test_claude_code_reads_the_answer(
     server: _server.RunningServer, world: _server.SeededWorld, person: Person, tmp_path: Path
 ) -> None:
-    bin_dir = ensure_npm("claude")
-    claude = bin_dir.parent / "@anthropic-ai" / "claude-agent-sdk-linux-x64" / "claude"
+    claude = claude_binary(ensure_npm("claude"))
     home, workspace = tmp_path / "home", tmp_path / "workspace"
     (home / ".claude").mkdir(parents=True)
     workspace.mkdir()

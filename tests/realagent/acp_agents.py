@@ -25,7 +25,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["AgentLaunch", "claude_launch", "codex_launch", "ensure_npm"]
+__all__ = [
+    "AgentLaunch",
+    "claude_answered",
+    "claude_binary",
+    "claude_launch",
+    "codex_launch",
+    "ensure_npm",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENSURE_NPM = REPO_ROOT / "scripts" / "ensure-npm"
@@ -96,6 +103,27 @@ def claude_launch(
         env=env,
         cwd=workspace,
         bridge_args=["--mode", "default"],
+    )
+
+
+def claude_binary(bin_dir: Path) -> Path:
+    """The Claude Code binary itself (for `claude -p`), from the SDK's linux-x64 package
+    installed beside the adapter in `bin_dir`'s node_modules."""
+    return bin_dir.parent / "@anthropic-ai" / "claude-agent-sdk-linux-x64" / "claude"
+
+
+def claude_answered(pairs: str, *, own_words: bool = False) -> str:
+    """Claude Code 2.1.318's AskUserQuestion result: one wording when every answer is an
+    offered label, another when one is the person's own text (or carries a note)."""
+    if own_words:
+        return (
+            f"The user answered: {pairs}. Read the answers carefully \u2014 they may request "
+            "clarification, changes, or that you not proceed \u2014 and follow what they "
+            "actually say."
+        )
+    return (
+        f"Your questions have been answered: {pairs}. "
+        "You can now continue with these answers in mind."
     )
 
 

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from compass_bridge.delivery import DECLINE_PAYLOAD
-from tests.realagent.acp_agents import AgentLaunch, claude_launch, codex_launch, ensure_npm
+from tests.realagent.acp_agents import (
+    AgentLaunch,
+    claude_answered,
+    claude_launch,
+    codex_launch,
+    ensure_npm,
+)
 from tests.realagent.harness import (
     answer,
     bridge_process,
@@ -52,21 +58,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 ASK_CALL = "call_ask_1"
 TOOL_CALL = "call_tool_1"
-
-
-def claude_answered(pairs: str, *, own_words: bool = False) -> str:
-    """Claude Code 2.1.318's AskUserQuestion result: one wording when every answer is an
-    offered label, another when one is the person's own text."""
-    if own_words:
-        return (
-            f"The user answered: {pairs}. Read the answers carefully \u2014 they may request "
-            "clarification, changes, or that you not proceed \u2014 and follow what they "
-            "actually say."
-        )
-    return (
-        f"Your questions have been answered: {pairs}. "
-        "You can now continue with these answers in mind."
-    )
 
 
 ALLOWED_HOSTS = {"github.com", "api.github.com", "chatgpt.com"}
