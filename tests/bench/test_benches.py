@@ -64,6 +64,13 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"(?s)stdio: .*ratio MCP / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
         ],
     ),
+    "claude_hook_latency": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"ratio hook\+Claude Code / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+            rf"answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
+        ],
+    ),
     "webhooks": (
         ["--rounds", "1", "--body-mib", "8"],
         [
