@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from bench._receipts import receipt_delays, receipt_line
 from bench._timing import answer_latency_arguments, latency_table, percentile
 from bench.respond import ROOT, run_on_database, served_database
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
@@ -372,7 +373,8 @@ async def measure_transport(
     asks: int,
     warmup: int,
     think: float,
-) -> list[Sample]:
+) -> tuple[list[Sample], list[float]]:
+    """The samples, and answer -> delivery receipt stored for every answered ask."""
     world = await _server.seed_world(dsn, prefix=f"{protocol}-")
     total = warmup + asks
     samples: list[Sample] = []
@@ -389,7 +391,7 @@ async def measure_transport(
             runtime_prefix=tap,
         ) as run:
             await drive(run, protocol, server_url, world, total, warmup, think, tap_log, samples)
-    return samples
+    return samples, await receipt_delays(dsn, channel_id=world.channel_id)
 
 
 async def drive(
@@ -516,7 +518,7 @@ async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
         )
         for protocol in protocols:
             try:
-                samples = await measure_transport(
+                samples, receipts = await measure_transport(
                     protocol,
                     server_url=server.url,
                     dsn=dsn,
@@ -531,6 +533,7 @@ async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
                 print(f"{protocol}: FAILED: the asks did not complete over {protocol}: {exc}")
                 continue
             print(report(protocol, samples), flush=True)
+            print(receipt_line(receipts, len(samples) + args.warmup), flush=True)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1

@@ -49,10 +49,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import asyncpg
 import httpx
 
-from bench._timing import answer_latency_arguments, latency_table, percentile
+from bench._receipts import receipt_delays, receipt_line
+from bench._timing import answer_latency_arguments, latency_table
 from bench.ask_latency import FloorWatcher
 from bench.mcp_latency import STEP_TIMEOUT, BenchError, Participant
 from bench.respond import run_on_database, served_database
@@ -67,7 +67,7 @@ from tests.realagent.wire_models import AnthropicModel
 
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Generator, Sequence
+    from collections.abc import Generator
 
     from tests.realagent.wire_models import ScriptedWire
 
@@ -124,19 +124,6 @@ def claude_code(
             print(f"refused by the proxy: {proxy.refused}", file=sys.stderr)
 
 
-async def _receipt_delays(dsn: str, ask_ids: Sequence[str]) -> list[float]:
-    conn = await asyncpg.connect(dsn)
-    try:
-        rows = await conn.fetch(
-            "SELECT extract(epoch FROM delivery_reported_at - answered_at) AS seconds"
-            " FROM asks WHERE ask_id = ANY($1::text[]) AND delivery_reported_at IS NOT NULL",
-            list(ask_ids),
-        )
-    finally:
-        await conn.close()
-    return [float(row["seconds"]) for row in rows]
-
-
 async def measure(
     server_url: str, dsn: str, *, asks: int, warmup: int, think: float
 ) -> tuple[list[float], list[float], list[float]]:
@@ -173,7 +160,7 @@ async def measure(
                     measured.append(ask_id)
             if process.wait(timeout=STEP_TIMEOUT) != 0:
                 raise BenchError(f"claude -p exited with {process.returncode}")
-    return subject, floor, await _receipt_delays(dsn, measured)
+    return subject, floor, await receipt_delays(dsn, ask_ids=measured)
 
 
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
@@ -198,11 +185,7 @@ async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
         ratio="hook+Claude Code / floor",
     ):
         print(line)
-    if receipts:
-        print(
-            f"  answer -> receipt stored: p50 {percentile(receipts, 0.5) * 1e3:.2f} ms, "
-            f"p99 {percentile(receipts, 0.99) * 1e3:.2f} ms ({len(receipts)} receipts)"
-        )
+    print(receipt_line(receipts, len(subject)))
     return 0
 
 

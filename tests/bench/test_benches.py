@@ -95,6 +95,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"(?s)acp: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
             rf"(?s)rpc: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
             r"runtime \(reply -> model request\)",
+            rf"(?s)rpc: .*answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
         ],
     ),
 }
