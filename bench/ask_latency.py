@@ -40,8 +40,8 @@ posting, has settled), then calls RespondToAsk (db: option "1", features: option
   bridge delivers the answer through omp's ask dialogs (a select per question, one round per
   pick of the multi-select), so those round trips are in it too; over `acp` it is one form.
 - floor (notification floor): a plain WatchAsk client in this process (the bridge's own
-  AgentClient.watch_ask, protobuf over Connect on httpx, with the agent's token), opened on
-  the same ask before the answer: t = time.monotonic() when it yields the answered state. It
+  AgentClient.watch_ask, protobuf over Connect on connectrpc's generated client, with the
+  agent's token), opened on the same ask before the answer: t = time.monotonic() when it yields the answered state. It
   is what any watcher of the ask pays (commit, NOTIFY, the server re-reading the ask and
   streaming it) and nothing of the bridge or the runtime; it can even come out slightly
   negative when the stream's frame overtakes RespondToAsk's response.
@@ -345,11 +345,8 @@ async def measure_transport(
         ) as run,
     ):
         try:
-            async with (
-                httpx.AsyncClient(base_url=server_url, timeout=STEP_TIMEOUT) as comms,
-                httpx.AsyncClient() as agent_http,
-            ):
-                agent = AgentClient(server_url, world.agent.token, http=agent_http)
+            async with httpx.AsyncClient(base_url=server_url, timeout=STEP_TIMEOUT) as comms:
+                agent = AgentClient(server_url, world.agent.token)
                 new_asks: asyncio.Queue[str] = asyncio.Queue()
                 following = asyncio.create_task(
                     follow_asks(comms, world.human.token, world.channel_id, new_asks)
