@@ -407,11 +407,8 @@ async def drive(
 ) -> None:
     """Answer every ask of the run's prompt turn, measuring each (see the module docstring)."""
     try:
-        async with (
-            httpx.AsyncClient(base_url=server_url, timeout=STEP_TIMEOUT) as comms,
-            httpx.AsyncClient() as agent_http,
-        ):
-            agent = AgentClient(server_url, world.agent.token, http=agent_http)
+        async with httpx.AsyncClient(base_url=server_url, timeout=STEP_TIMEOUT) as comms:
+            agent = AgentClient(server_url, world.agent.token)
             new_asks: asyncio.Queue[str] = asyncio.Queue()
             following = asyncio.create_task(
                 follow_asks(comms, world.human.token, world.channel_id, new_asks)

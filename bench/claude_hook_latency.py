@@ -140,7 +140,7 @@ async def measure(
     ):
         async with httpx.AsyncClient(base_url=server_url, timeout=30) as http:
             participant = Participant(http, world.human.token)
-            agent = AgentClient(server_url, world.agent.token, http=http)
+            agent = AgentClient(server_url, world.agent.token)
             for number in range(total):
                 ask_id = await participant.new_ask(known)
                 known.add(ask_id)

@@ -182,7 +182,7 @@ async def measure_transport(
             mcp_client(transport, server_url, world, Path(tmp)) as client,
         ):
             participant = Participant(http, world.human.token)
-            agent = AgentClient(server_url, world.agent.token, http=http)
+            agent = AgentClient(server_url, world.agent.token)
             for number in range(warmup + asks):
                 call = asyncio.create_task(_timed_call(client, _ask(number)))
                 ask_id = await participant.new_ask(known)

@@ -1,21 +1,19 @@
-"""The parts of the Connect protocol (https://connectrpc.com/docs/protocol/) that both sides
-read by hand: the bridge's client (`compass_bridge.client`) and the server's span recorder
-(`compass_server.telemetry`), and the server's own frames (`compass_server.transport.wire`).
-Pure: no I/O, only `json`.
+"""The parts of the Connect protocol (https://connectrpc.com/docs/protocol/) that the server
+reads by hand, beside connectrpc: its span recorder (`compass_server.telemetry`), which watches
+responses pass by in ASGI messages, and its own frames (`compass_server.transport.wire`). Pure:
+no I/O, only `json`. (Both clients are generated since issue 27: the bridge's is connectrpc's,
+the browser's protoc-gen-es's with connect-web; neither uses this module.)
 
 - `CODES`: the sixteen Connect codes ("there are no user-defined codes");
 - `code_for_http_status`: the protocol's "HTTP to Error Code" table, for an error response that
   carries no Connect error of its own (a proxy's 502, a server still starting up);
 - `FLAG_COMPRESSED`, `FLAG_END_STREAM`: the envelope flag bits of a streaming body;
 - `envelope` frames one message, `EnvelopeReader` splits a streaming body back into
-  envelopes as its chunks arrive (the one framer: the bridge's WatchAsk, the span recorder,
-  the gate's request checks);
+  envelopes as its chunks arrive (the one framer: the span recorder, the gate's request
+  checks);
 - `error_of`: the (code, message) of a Connect error object; `unary_error`: of a unary
   error response (its body, else its status);
 - `end_stream_error`: the error an end-of-stream message carries, if any.
-
-The browser's client (`compass_server/static/connect.js`) holds its own copy of the table and
-the codes (it has no build step); `tests/unit/test_connect_protocol.py` fails when they drift.
 """
 
 from __future__ import annotations
@@ -165,8 +163,8 @@ class EnvelopeReader:
     """Splits a streaming body into envelopes as its chunks arrive, whatever their sizes.
 
     Hand-written (connectrpc's envelope code is internal to its client and server): the
-    bridge reads WatchAsk with httpx, and the server's span recorder watches responses
-    pass by in ASGI messages.
+    server's span recorder watches responses pass by in ASGI messages, and the gate checks
+    request envelopes before connectrpc reads them.
 
     `keep(flags, length)` decides per envelope, when its header is complete, whether its
     payload is kept; a payload not kept is reported at once (as `Envelope(..., None)`, before

@@ -12,7 +12,7 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
 
 - `runtime`: the runtime's RPC frames beyond what the mapper maps (ask requests, cancels);
 - `answers`: an answered Ask -> the runtime's label-keyed reply (pure);
-- `client`: AgentService over Connect on httpx; error classes and backoff;
+- `client`: AgentService on connectrpc's generated client; error classes and backoff;
 - `poster`: ordered, idempotent, retried posting and ask-id reconciliation;
 - `core`: what both transports share: mapper, poster, the outcome wait (`watch`), and
   closing asks nobody waits for (CloseAsk, retried with the poster's `call_with_retry`);
@@ -28,8 +28,8 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
   Claude Code's own hooks (AskUserQuestion and MCP forms answered in Compass) and its
   `install` into Claude Code's settings.
 
-Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, httpx and the ACP library,
-never the store, asyncpg or the server's handlers (tests/bridge/test_layering.py).
+Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, connectrpc's
+client and the ACP library, never the store, asyncpg or the server's handlers (import-linter).
 """
 
 from __future__ import annotations
@@ -242,11 +242,8 @@ def main(args: argparse.Namespace) -> int:
     if not 0 < max_backoff <= 3600 or (drain_timeout is not None and drain_timeout < 0):
         sys.stderr.write("compass agent-bridge: --max-backoff/--drain-timeout out of range\n")
         return EXIT_USAGE
-    # Imported here: `compass --help` and the other commands need none of httpx or the mapper.
+    # Imported here: `compass --help` and the other commands need none of the client or the mapper.
     from compass_bridge.session import BridgeOptions, run
-
-    # One line per HTTP request at INFO would drown the bridge's own log.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
 
     options = BridgeOptions(
         server=server,
@@ -327,7 +324,6 @@ def mcp_main(args: argparse.Namespace) -> int:
             "out of range\n"
         )
         return EXIT_USAGE
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     from compass_bridge.startup import start_problem
 
     problem = asyncio.run(start_problem(server, token, channel))

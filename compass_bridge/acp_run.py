@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-import httpx
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.schema import (
     ClientCapabilities,
@@ -41,6 +40,7 @@ from compass_bridge.session import EXIT_FATAL, MAX_LINE_BYTES
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator
 
+    import pyqwest
     from acp.client.connection import ClientSideConnection
     from acp.schema import NewSessionResponse
 
@@ -56,27 +56,24 @@ T = TypeVar("T")
 CLIENT_NAME: Final = "compass-agent-bridge"
 
 
-async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) -> int:
-    """Run the agent over ACP for one prompt turn; return the exit code."""
+async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> int:
+    """Run the agent over ACP for one prompt turn; return the exit code. `http`: the
+    client for AgentService (tests inject transports); default: the bridge's own."""
     assert options.prompt is not None  # noqa: S101 - the CLI requires --prompt with acp
-    async with contextlib.AsyncExitStack() as stack:
-        if http is None:
-            http = await stack.enter_async_context(httpx.AsyncClient())
-        bridge = AcpBridge(
-            api=AgentClient(options.server, options.token, http=http),
-            channel_id=options.channel_id,
-            run_id=f"cb{secrets.token_hex(6)}",
-            max_backoff=options.max_backoff,
-        )
-        poster = asyncio.create_task(bridge.run_poster(), name="compass-bridge-poster")
-        try:
-            return await _run_agent(options, bridge, options.prompt)
-        finally:
-            await bridge.settle_closes(0)  # what is still closing cannot finish any more
-            poster.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poster
-    raise AssertionError("unreachable")  # pragma: no cover - the with block returns
+    bridge = AcpBridge(
+        api=AgentClient(options.server, options.token, http=http),
+        channel_id=options.channel_id,
+        run_id=f"cb{secrets.token_hex(6)}",
+        max_backoff=options.max_backoff,
+    )
+    poster = asyncio.create_task(bridge.run_poster(), name="compass-bridge-poster")
+    try:
+        return await _run_agent(options, bridge, options.prompt)
+    finally:
+        await bridge.settle_closes(0)  # what is still closing cannot finish any more
+        poster.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await poster
 
 
 @contextlib.contextmanager

@@ -41,8 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-import httpx
-
 from compass_agent.jsonvalues import MappingError, is_object
 from compass_bridge.answers import outcome, status_name
 from compass_bridge.claude_code import (
@@ -212,9 +210,8 @@ class _Hook:
             max(0.0, self._deadline - LEAD_SECONDS - time.time()), self._end, TIMEOUT_REASON
         )
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http:
-                client = AgentClient(self._options.server, self._options.token, http=http)
-                await self._ask(client, self._ending)
+            client = AgentClient(self._options.server, self._options.token)
+            await self._ask(client, self._ending)
         finally:
             clock.cancel()
         return 0

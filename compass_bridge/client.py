@@ -1,18 +1,23 @@
-"""AgentService over Connect (protobuf binary) on httpx, with error classes and backoff.
+"""AgentService for the bridge and `compass mcp`: connectrpc's generated client
+(`gen.compass.v1.agent_connect.AgentServiceClient`, on pyqwest) with error classes and backoff.
 
-Why not the generated `AgentServiceClient` (as evaluated on connect-python 0.9; connectrpc
-0.13's pyqwest client has not been re-evaluated for the bridge yet): it turned every
-failure it did not foresee into UNAVAILABLE carrying the exception text, it converted task
-cancellation into `ConnectError(CANCELED)` (so cancelling a waiting WatchAsk task would need
-care at every call site), and its stream timeout bounds the whole stream rather than the
-silence between messages. The bridge needs a handful of calls and precise control over those
-three points, so it speaks the Connect protocol itself on httpx (pinned for this purpose):
+The generated client speaks the protocol: the envelopes, the codec, content types, the
+HTTP-to-code table, the end-of-stream message, the message size limit. Until issue 27 the
+bridge spoke Connect itself on httpx, because connect-python 0.9's client mis-handled three
+things. connectrpc 0.13 was re-evaluated against each, with a test that asserts the library's
+own behaviour (tests/bridge/test_client.py, `test_the_library_*`: when an upgrade fixes one,
+its test fails and the code for it here can go):
 
-- unary: `POST /compass.v1.AgentService/<Method>`, `content-type: application/proto`; HTTP 200
-  carries the response message, anything else a JSON error `{"code", "message"}`;
-- server stream: `content-type: application/connect+proto`, one enveloped request (flag byte,
-  4-byte big-endian length, payload); the response is a sequence of envelopes ending with an
-  end-of-stream envelope (flag 0x02) whose JSON may carry `{"error": {...}}`.
+1. Unforeseen failures: still every exception the library did not foresee (a bug, a malformed
+   end-of-stream message) becomes UNAVAILABLE, retried forever, carrying the exception's text;
+   an undecodable response becomes INVALID_ARGUMENT, as if the request were at fault. Kept by
+   hand: `_rpc_error` (INTERNAL, whose retries are bounded, named by the exception's type only).
+2. Cancellation: still a cancelled call raises `ConnectError(CANCELED)` instead of
+   `CancelledError`, so the task is not cancelled and `asyncio.timeout` or a TaskGroup around a
+   call breaks. Kept by hand: `_rpc_error` re-raises the `CancelledError`.
+3. Stream timeout: the client's `timeout_ms` still bounds a whole stream. Adopted all the same:
+   pyqwest's transport has a read timeout, which bounds each read, i.e. the silence between
+   messages (`transport()`); WatchAsk runs without `timeout_ms`.
 
 Errors become `RpcError(code, message)`; `retryable(code)` and `fatal(code)` say what the
 caller should do with them (see those functions for the reasoning); `backoff()` is the
@@ -21,41 +26,36 @@ schedule the bridge retries them on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+import asyncio
+import functools
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Final, TypeVar
 
-import httpx
+import pyqwest
 import stamina
+from connectrpc.errors import ConnectError
 
-from compass_agent.connect_protocol import (
-    FLAG_COMPRESSED,
-    FLAG_END_STREAM,
-    EnvelopeReader,
-    end_stream_error,
-    envelope,
-    unary_error,
-)
 from gen.compass.v1 import agent_pb2
+from gen.compass.v1.agent_connect import AgentServiceClient
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, AsyncIterable, Sequence
-
-    from google.protobuf.message import Message
+    from collections.abc import AsyncIterable, Awaitable, Sequence
 
     from gen.compass.v1 import comms_pb2
 
-__all__ = ["AgentClient", "RpcError", "backoff", "fatal", "retryable"]
+__all__ = ["AgentClient", "RpcError", "backoff", "fatal", "retryable", "transport"]
 
-SERVICE: Final = "compass.v1.AgentService"
+_T = TypeVar("_T")
+
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """Largest response message accepted (the server caps requests at 1 MiB by default)."""
 
-UNARY_TIMEOUT: Final = httpx.Timeout(30.0, connect=5.0)
+CONNECT_TIMEOUT_SECONDS: Final = 5.0
+UNARY_TIMEOUT_MS: Final = 30_000
 """A unary call that takes longer is abandoned and retried (DEADLINE_EXCEEDED)."""
 SERVER_KEEPALIVE_SECONDS: Final = 30.0
 """The server sends a WatchAsk keepalive at least this often while an ask is unchanged."""
-STREAM_TIMEOUT: Final = httpx.Timeout(
-    connect=5.0, read=3 * SERVER_KEEPALIVE_SECONDS, write=30.0, pool=5.0
-)
+READ_TIMEOUT_SECONDS: Final = 3 * SERVER_KEEPALIVE_SECONDS
 """A WatchAsk silent for three keepalive intervals is dead (a connection that died without a
 reset): the bridge reconnects. (A server older than WatchAsk's keepalive sends nothing while an
 ask is unchanged: there the bridge reconnects, with a warning, every 90 s.)"""
@@ -123,40 +123,56 @@ def backoff(
     )
 
 
+@functools.cache
+def transport(*, read_timeout: float = READ_TIMEOUT_SECONDS) -> pyqwest.HTTPTransport:
+    """The HTTP transport of the bridge's calls (one per process and read timeout, like
+    pyqwest's default one): the system's CAs for https, a connect timeout, and the read
+    timeout that bounds the silence on a WatchAsk (reason 3 in the module's docstring)."""
+    return pyqwest.HTTPTransport(
+        tls_include_system_certs=True,
+        connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        read_timeout=read_timeout,
+    )
+
+
 class AgentClient:
     """The AgentService calls the bridge makes, with the agent's bearer token."""
 
-    def __init__(self, base_url: str, token: str, *, http: httpx.AsyncClient) -> None:
-        """`http` is owned by the caller (tests pass one with a custom transport)."""
-        self._base = base_url.rstrip("/")
-        self._http = http
-        # Never logged; httpx does not log headers either.
-        self._headers = {
-            "authorization": f"Bearer {token}",
-            "connect-protocol-version": "1",
-            "accept-encoding": "identity",
-        }
+    def __init__(self, base_url: str, token: str, *, http: pyqwest.Client | None = None) -> None:
+        """`http`: the pyqwest client to send with (tests pass one with their own transport);
+        default: one on `transport()`."""
+        self._client = AgentServiceClient(
+            base_url.rstrip("/"),
+            http_client=http or pyqwest.Client(transport()),
+            # Identity both ways, as before: small messages, mostly on loopback or a LAN.
+            send_compression=None,
+            accept_compression=(),
+            read_max_bytes=MAX_MESSAGE_BYTES,
+        )
+        # Never logged; neither library logs headers.
+        self._headers = {"authorization": f"Bearer {token}"}
 
     async def append_message(
         self, channel_id: str, frame: comms_pb2.MessageUpdated
     ) -> comms_pb2.Message:
         request = agent_pb2.AppendMessageRequest(channel_id=channel_id, frame=frame)
-        response = agent_pb2.AppendMessageResponse()
-        await self._unary("AppendMessage", request, response)
-        return response.message
+        call = self._client.append_message(
+            request, headers=self._headers, timeout_ms=UNARY_TIMEOUT_MS
+        )
+        return (await _unary("AppendMessage", call)).message
 
     async def get_channel(self, channel_id: str) -> comms_pb2.Channel:
         """GetChannel: the channel, if this agent may post in it (one attempt)."""
         request = agent_pb2.GetChannelRequest(channel_id=channel_id)
-        response = agent_pb2.GetChannelResponse()
-        await self._unary("GetChannel", request, response)
-        return response.channel
+        call = self._client.get_channel(request, headers=self._headers, timeout_ms=UNARY_TIMEOUT_MS)
+        return (await _unary("GetChannel", call)).channel
 
     async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message:
         request = agent_pb2.UpdateMessageRequest(frame=frame)
-        response = agent_pb2.UpdateMessageResponse()
-        await self._unary("UpdateMessage", request, response)
-        return response.message
+        call = self._client.update_message(
+            request, headers=self._headers, timeout_ms=UNARY_TIMEOUT_MS
+        )
+        return (await _unary("UpdateMessage", call)).message
 
     async def close_ask(
         self,
@@ -173,9 +189,8 @@ class AgentClient:
         request = agent_pb2.CloseAskRequest(
             ask_id=ask_id, status=status, reason=reason, answers=answers
         )
-        response = agent_pb2.CloseAskResponse()
-        await self._unary("CloseAsk", request, response)
-        return response.ask
+        call = self._client.close_ask(request, headers=self._headers, timeout_ms=UNARY_TIMEOUT_MS)
+        return (await _unary("CloseAsk", call)).ask
 
     async def report_delivery(
         self, ask_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
@@ -187,93 +202,66 @@ class AgentClient:
         request = agent_pb2.ReportDeliveryRequest(
             ask_id=ask_id, state=state, detail=detail, payload=payload
         )
-        response = agent_pb2.ReportDeliveryResponse()
-        await self._unary("ReportDelivery", request, response)
-        return response.ask
+        call = self._client.report_delivery(
+            request, headers=self._headers, timeout_ms=UNARY_TIMEOUT_MS
+        )
+        return (await _unary("ReportDelivery", call)).ask
 
     async def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
-        """Yield the ask's states until the server ends the stream.
+        """Yield the ask's states until the server ends the stream. No `timeout_ms`: the
+        transport's read timeout bounds the silence between messages instead.
 
         Raises:
             RpcError: the call failed, or the stream broke or ended with an error.
         """
-        payload = agent_pb2.WatchAskRequest(ask_id=ask_id).SerializeToString()
-        headers = {**self._headers, "content-type": "application/connect+proto"}
-        request = self._http.build_request(
-            "POST",
-            f"{self._base}/{SERVICE}/WatchAsk",
-            content=envelope(payload),
-            headers=headers,
-            timeout=STREAM_TIMEOUT,
-        )
+        request = agent_pb2.WatchAskRequest(ask_id=ask_id)
+        stream = self._client.watch_ask(request, headers=self._headers)
         try:
-            response = await self._http.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise RpcError("deadline_exceeded", f"WatchAsk: {type(exc).__name__}") from exc
-        except httpx.TransportError as exc:
-            raise RpcError("unavailable", f"WatchAsk: {type(exc).__name__}") from exc
-        try:
-            if response.status_code != 200:
-                await response.aread()
-                raise _error_of(response)
-            # An oversize message is refused at its header, before its bytes are read.
-            reader = EnvelopeReader(keep=lambda _flags, length: length <= MAX_MESSAGE_BYTES)
-            async for chunk in response.aiter_raw():
-                for frame in reader.feed(chunk):
-                    if frame.payload is None:
-                        raise RpcError("resource_exhausted", "WatchAsk: message too large")
-                    if frame.flags & FLAG_COMPRESSED:
-                        raise RpcError("internal", "WatchAsk: unexpected compressed message")
-                    if frame.flags & FLAG_END_STREAM:
-                        _raise_end_stream_error(frame.payload)
-                        return
-                    message = agent_pb2.WatchAskResponse()
-                    try:
-                        message.ParseFromString(frame.payload)
-                    except Exception as exc:
-                        raise RpcError("internal", "WatchAsk: undecodable message") from exc
-                    if message.keepalive and not message.HasField("ask"):
-                        continue  # it has done its work: the read timeout starts again
-                    yield message.ask
-            raise RpcError("unavailable", "WatchAsk: the stream ended without an end frame")
-        except httpx.TimeoutException as exc:
-            raise RpcError("deadline_exceeded", f"WatchAsk: {type(exc).__name__}") from exc
-        except httpx.TransportError as exc:
-            raise RpcError("unavailable", f"WatchAsk: {type(exc).__name__}") from exc
+            async for message in stream:
+                if message.keepalive and not message.HasField("ask"):
+                    continue  # it has done its work: the read timeout starts again
+                yield message.ask
+        except ConnectError as exc:
+            raise _rpc_error("WatchAsk", exc) from exc
         finally:
-            await response.aclose()
-
-    async def _unary(self, method: str, request: Message, response: Message) -> None:
-        headers = {**self._headers, "content-type": "application/proto"}
-        try:
-            reply = await self._http.post(
-                f"{self._base}/{SERVICE}/{method}",
-                content=request.SerializeToString(),
-                headers=headers,
-                timeout=UNARY_TIMEOUT,
-            )
-        except httpx.TimeoutException as exc:
-            raise RpcError("deadline_exceeded", f"{method}: {type(exc).__name__}") from exc
-        except httpx.TransportError as exc:
-            raise RpcError("unavailable", f"{method}: {type(exc).__name__}") from exc
-        if reply.status_code != 200:
-            raise _error_of(reply)
-        try:
-            response.ParseFromString(reply.content)
-        except Exception as exc:
-            raise RpcError("internal", f"{method}: undecodable response") from exc
+            if isinstance(stream, AsyncGenerator):  # it is one: closed, also when left early
+                await stream.aclose()
 
 
-def _error_of(response: httpx.Response) -> RpcError:
-    """The Connect error a non-200 response carries, else one derived from its status."""
-    is_json = response.headers.get("content-type", "").startswith("application/json")
-    return RpcError(*unary_error(response.status_code, response.content if is_json else None))
-
-
-def _raise_end_stream_error(body: bytes) -> None:
+async def _unary(method: str, call: Awaitable[_T]) -> _T:
     try:
-        error = end_stream_error(body)
-    except ValueError:
-        raise RpcError("internal", "WatchAsk: unreadable end of stream") from None
-    if error is not None:
-        raise RpcError(*error)
+        return await call
+    except ConnectError as exc:
+        raise _rpc_error(method, exc) from exc
+
+
+# What pyqwest raises when the connection fails, breaks or times out (TimeoutError and
+# ConnectionError are OSErrors): the library's code for these stands (UNAVAILABLE,
+# DEADLINE_EXCEEDED, or a stream reset's own).
+_TRANSPORT_FAILURES: Final = (
+    OSError,
+    pyqwest.RemoteProtocolError,
+    pyqwest.ReadError,
+    pyqwest.WriteError,
+)
+
+
+def _rpc_error(method: str, exc: ConnectError) -> BaseException:
+    """What the bridge raises for the library's `exc` (hand-written: reasons 1 and 2 in the
+    module's docstring).
+
+    A `ConnectError` without a cause is the server's own error or the library's reading of
+    the protocol: kept as it is. One the library made of another exception is kept by code
+    only for a transport failure, named by the exception's type (its text may name hosts and
+    paths); a cancellation is raised again as the `CancelledError` it was; anything else is
+    INTERNAL, whose retries the callers bound (the library would say UNAVAILABLE and retry a
+    deterministic failure for ever).
+    """
+    cause = exc.__cause__
+    if cause is None:
+        return RpcError(exc.code.value, exc.message)
+    if isinstance(cause, asyncio.CancelledError):
+        return cause
+    if isinstance(cause, _TRANSPORT_FAILURES):
+        return RpcError(exc.code.value, f"{method}: {type(cause).__name__}")
+    return RpcError("internal", f"{method}: {type(cause).__name__}")

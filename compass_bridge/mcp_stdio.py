@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
-import httpx
 from mcp.server.stdio import stdio_server
 
 from compass_agent.jsonvalues import is_object
@@ -364,39 +363,35 @@ async def run(options: McpOptions) -> int:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             if serving is not None:
                 loop.add_signal_handler(signum, serving.cancel)
-    timeout = httpx.Timeout(30.0, connect=5.0)
-    async with httpx.AsyncClient(timeout=timeout) as http:
-        client = AgentClient(options.server, options.token, http=http)
-        channel_name = await _channel_name(client, options.channel_id)
-        backend = ClientBackend(client, options, channel_name)
-        ask_tools = AskTools(progress_seconds=options.progress_seconds)
-        receipts = _Receipts(ask_tools.spawn)
+    client = AgentClient(options.server, options.token)
+    channel_name = await _channel_name(client, options.channel_id)
+    backend = ClientBackend(client, options, channel_name)
+    ask_tools = AskTools(progress_seconds=options.progress_seconds)
+    receipts = _Receipts(ask_tools.spawn)
 
-        def context_of(ctx: ServerRequestContext[Any, Any]) -> CallContext:
-            request_id = ctx.request_id
-            return CallContext(
-                backend=backend,
-                progress=progress_sender(ctx),
-                on_delivered=functools.partial(receipts.add, request_id),
-                channel=options.channel_id,
-                wait_seconds=options.wait_seconds,
-            )
+    def context_of(ctx: ServerRequestContext[Any, Any]) -> CallContext:
+        request_id = ctx.request_id
+        return CallContext(
+            backend=backend,
+            progress=progress_sender(ctx),
+            on_delivered=functools.partial(receipts.add, request_id),
+            channel=options.channel_id,
+            wait_seconds=options.wait_seconds,
+        )
 
-        server = build_server(ask_tools, context_of)
-        try:
-            with _claimed_stdout() as raw:
-                wire = anyio.wrap_file(_Wire(raw, loop, receipts.written))
-                async with stdio_server(stdout=wire) as (read_stream, write_stream):
-                    await server.run(
-                        read_stream, write_stream, server.create_initialization_options()
-                    )
-        except asyncio.CancelledError:
-            logger.info("compass mcp: stopping")
-        finally:
-            with anyio.CancelScope(shield=True):
-                with anyio.move_on_after(SHUTDOWN_SECONDS):
-                    await ask_tools.settle(SHUTDOWN_SECONDS / 2)
-                    await backend.shutdown()
+    server = build_server(ask_tools, context_of)
+    try:
+        with _claimed_stdout() as raw:
+            wire = anyio.wrap_file(_Wire(raw, loop, receipts.written))
+            async with stdio_server(stdout=wire) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+    except asyncio.CancelledError:
+        logger.info("compass mcp: stopping")
+    finally:
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(SHUTDOWN_SECONDS):
+                await ask_tools.settle(SHUTDOWN_SECONDS / 2)
+                await backend.shutdown()
     return 0
 
 

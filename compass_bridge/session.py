@@ -39,8 +39,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-import httpx
-
 from compass_bridge.acp_settings import SessionSettings
 from compass_bridge.client import AgentClient
 from compass_bridge.runner import Bridge
@@ -48,6 +46,8 @@ from compass_bridge.runtime import ASK_DIALOG_COMMAND, prompt_command
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Generator
+
+    import pyqwest
 
 __all__ = ["BridgeOptions", "read_lines", "run"]
 
@@ -227,12 +227,13 @@ class _Signals:
                     child.kill()
 
 
-async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) -> int:
+async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> int:
     """Run the bridge until the runtime's output ends; return the exit code.
 
     Args:
         options: what to bridge.
-        http: the HTTP client to use (tests inject transports); default: a fresh one.
+        http: the client for AgentService (tests inject transports); default: the bridge's
+            own (client.transport()).
     """
     signals = _Signals()
     with signals.installed():
@@ -260,21 +261,17 @@ async def run(options: BridgeOptions, *, http: httpx.AsyncClient | None = None) 
             source, sink = child.stdout, _PipeSink(child.stdin)
         else:
             source, sink = _stdin_reader(), _StdoutSink()
-        async with contextlib.AsyncExitStack() as stack:
-            if http is None:
-                http = await stack.enter_async_context(httpx.AsyncClient())
-            client = AgentClient(options.server, options.token, http=http)
-            bridge = Bridge(
-                api=client,
-                channel_id=options.channel_id,
-                sink=sink,
-                run_id=f"cb{secrets.token_hex(6)}",
-                max_backoff=options.max_backoff,
-            )
-            signals.listen(lambda signum: bridge.shutting_down(signal.Signals(signum).name))
-            closer = sink.close if isinstance(sink, _PipeSink) else None
-            return await _Session(options, bridge, source, child, signals, closer).run()
-    raise AssertionError("unreachable")  # pragma: no cover - the with block returns
+        client = AgentClient(options.server, options.token, http=http)
+        bridge = Bridge(
+            api=client,
+            channel_id=options.channel_id,
+            sink=sink,
+            run_id=f"cb{secrets.token_hex(6)}",
+            max_backoff=options.max_backoff,
+        )
+        signals.listen(lambda signum: bridge.shutting_down(signal.Signals(signum).name))
+        closer = sink.close if isinstance(sink, _PipeSink) else None
+        return await _Session(options, bridge, source, child, signals, closer).run()
 
 
 class _Session:

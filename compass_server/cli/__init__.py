@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
@@ -672,6 +672,26 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def entry() -> NoReturn:
+    """The `compass` command (`python -m compass_server.cli` too): `main()`, then the process
+    ends with its code without finalizing the interpreter (what needs flushing is flushed).
+
+    Why: pyqwest 0.12 (connectrpc's HTTP client, under the bridge's AgentClient) hands a
+    response to the event loop from a tokio thread, which must take the GIL back after waking
+    the loop; when the interpreter is finalizing by then, CPython ends that thread with
+    pthread_exit, which aborts through its Rust frames (SIGABRT, exit 134 instead of the
+    command's own code; about 1 run in 100 of `compass agent-bridge` stopping at its start-up
+    check). A process that never finalizes has no such moment. In-process callers (tests)
+    call `main()` and are unaffected.
+    """
+    code = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or a closed pipe
+            stream.flush()
+    os._exit(code)
+
+
 def _explained(exc: CompassErrorType) -> str:
     """The error's message, with what was wrong (`invalid name: name is empty`)."""
     from compass_server.domain.errors import InvalidArgumentError
@@ -683,4 +703,4 @@ def _explained(exc: CompassErrorType) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m compass_server.cli`
-    raise SystemExit(main())
+    entry()

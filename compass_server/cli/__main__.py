@@ -1,5 +1,5 @@
 """`python -m compass_server.cli`."""
 
-from compass_server.cli import main
+from compass_server.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -11,8 +11,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import pyqwest
 import pytest
 
+from compass_bridge.client import transport
 from compass_bridge.session import BridgeOptions, run
 from gen.compass.v1 import agent_pb2
 from tests import _server
@@ -185,35 +187,36 @@ async def test_outages_before_the_post_during_the_wait_and_at_exit_lose_and_dupl
     assert len({m["clientMessageId"] for m in messages}) == 2
 
 
-class LosingTransport(httpx.AsyncBaseTransport):
-    """Passes requests to the real server, then drops some responses, as a connection that
-    breaks after the server has done the work: the first `lose[method]` responses of a
-    method, and the response of every UpdateMessage that adds an ask (once per frame).
-    Touches `appended` once an AppendMessage response got through."""
+class LosingTransport:
+    """A pyqwest transport that passes requests to the real server, then drops some
+    responses, as a connection that breaks after the server has done the work: the first
+    `lose[method]` responses of a method, and the response of every UpdateMessage that adds
+    an ask (once per frame). Touches `appended` once an AppendMessage response got through."""
 
     def __init__(self, lose: dict[str, int], appended: Path) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
+        self._inner = transport()
         self.lose = dict(lose)
         self.appended = appended
         self.sent: list[str] = []
         self.lost_adds: list[agent_pb2.UpdateMessageRequest] = []
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        method = request.url.path.rsplit("/", 1)[-1]
+    async def execute(self, request: pyqwest.Request) -> pyqwest.Response:
+        method = request.url.rsplit("/", 1)[-1]
         self.sent.append(method)
-        body = await request.aread()
-        response = await self._inner.handle_async_request(request)
+        body = request.content
+        assert isinstance(body, bytes)  # the bridge's requests are one message each
+        response = await self._inner.execute(request)
         if self.lose.get(method, 0) > 0:
             self.lose[method] -= 1
         elif method == "UpdateMessage" and self._adds_an_ask_first_time(body):
             pass
         else:
-            if method == "AppendMessage" and response.status_code == 200:
+            if method == "AppendMessage" and response.status == 200:
                 self.appended.touch()
             return response
-        await response.aread()
-        await response.aclose()
-        raise httpx.ReadError("the connection broke after the server answered")
+        async for _ in response.content:  # the server's answer, read in full, then lost
+            pass
+        raise pyqwest.ReadError("the connection broke after the server answered")
 
     def _adds_an_ask_first_time(self, body: bytes) -> bool:
         update = agent_pb2.UpdateMessageRequest.FromString(body)
@@ -222,9 +225,6 @@ class LosingTransport(httpx.AsyncBaseTransport):
             return False
         self.lost_adds.append(update)
         return True
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 async def test_lost_responses_are_retried_without_a_duplicate_message_or_ask(
@@ -269,9 +269,9 @@ async def test_lost_responses_are_retried_without_a_duplicate_message_or_ask(
         await respond(comms, world.human.token, asks[1]["askId"], DEPLOY_ANSWERS)
         return asks
 
-    async with httpx.AsyncClient(transport=transport) as http:
-        async with asyncio.timeout(90):
-            code, asks = await asyncio.gather(run(options, http=http), participant())
+    async with asyncio.timeout(90):
+        http = pyqwest.Client(transport)
+        code, asks = await asyncio.gather(run(options, http=http), participant())
     assert code == 0, caplog.text
     assert transport.lose == {"AppendMessage": 0, "WatchAsk": 0}
     assert len(transport.lost_adds) == 2  # the update adding ask 1, then the one adding ask 2

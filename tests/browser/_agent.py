@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import httpx
 from google.protobuf import json_format
@@ -15,11 +15,24 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from google.protobuf.message import Message
+    from playwright.async_api import Request
+
     from tests._server import Account, RunningServer
+
+MessageT = TypeVar("MessageT", bound="Message")
 
 GALLERY_FIXTURE: Final = (
     Path(__file__).parent.parent / "fixtures" / "events" / "gallery-ask-fixture.json"
 )
+
+
+def sent(request: Request, message: MessageT) -> MessageT:
+    """The Connect-JSON request the page sent, read into `message` (strictly: a field the
+    message lacks fails). Compared as messages, not as JSON: the generated client writes
+    proto3 JSON, which leaves out fields at their zero value."""
+    json_format.Parse(request.post_data or "", message)
+    return message
 
 
 def gallery_frame(*, session: str = "browser") -> comms_pb2.MessageUpdated:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from playwright.async_api import expect
 
+from gen.compass.v1 import comms_pb2
 from tests.browser import _agent
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page, Request
 
-    from gen.compass.v1 import comms_pb2
     from tests.browser.conftest import UI
 
 
@@ -82,17 +81,15 @@ async def test_gallery_ask_is_answered_with_one_submit(ui: UI) -> None:
     await expect(view.locator(".answered-by")).to_contain_text("Answered by Ada at")
     await expect(form).to_have_count(0)
     assert len(sent) == 1
-    assert json.loads(sent[0].post_data or "") == {
-        "askId": ask_id,
-        "answers": [
-            {"questionId": "db", "chosenOptionIds": ["1"], "customText": ""},
-            {
-                "questionId": "features",
-                "chosenOptionIds": ["0", "1"],
-                "customText": "Passkeys in v2",
-            },
+    assert _agent.sent(sent[0], comms_pb2.RespondToAskRequest()) == comms_pb2.RespondToAskRequest(
+        ask_id=ask_id,
+        answers=[
+            comms_pb2.AskQuestionAnswer(question_id="db", chosen_option_ids=["1"]),
+            comms_pb2.AskQuestionAnswer(
+                question_id="features", chosen_option_ids=["0", "1"], custom_text="Passkeys in v2"
+            ),
         ],
-    }
+    )
     stored = await _agent.get_ask(server, world.human, ask_id)
     assert stored_state(stored) == [
         ("db", ["1"], "", False),

@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import expect
 
 from compass_server.store.postgres import PostgresStore
+from gen.compass.v1 import comms_pb2
 from tests.browser import _agent
 from tests.browser._proxy import CuttableProxy
 from tests.browser.conftest import DESKTOP, PHONE
@@ -68,13 +69,13 @@ async def test_an_untouched_form_sends_nothing_until_skipping_all_is_chosen(
     await skip_all.click()
     await expect(page.locator(f'section.ask-answered[data-ask-id="{ask_id}"]')).to_be_visible()
     assert len(sent) == 1
-    assert json.loads(sent[0].post_data or "") == {
-        "askId": ask_id,
-        "answers": [
-            {"questionId": "db", "chosenOptionIds": [], "customText": ""},
-            {"questionId": "features", "chosenOptionIds": [], "customText": ""},
+    assert _agent.sent(sent[0], comms_pb2.RespondToAskRequest()) == comms_pb2.RespondToAskRequest(
+        ask_id=ask_id,
+        answers=[
+            comms_pb2.AskQuestionAnswer(question_id="db"),
+            comms_pb2.AskQuestionAnswer(question_id="features"),
         ],
-    }
+    )
 
 
 @SIZES

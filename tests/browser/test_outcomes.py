@@ -8,7 +8,6 @@ person), CloseAsk (the asking agent, Connect-JSON with its token) and the server
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
@@ -282,10 +281,9 @@ async def test_decline_warns_first_then_declines_with_a_reason(ui: UI) -> None:
     await expect(view.locator(".notice, .unsent")).to_have_count(0)
     await expect(form).to_have_count(0)
     assert len(sent) == 1
-    assert json.loads(sent[0].post_data or "") == {
-        "askId": ask_id,
-        "reason": "Out of scope this sprint",
-    }
+    assert _agent.sent(sent[0], comms_pb2.DeclineAskRequest()) == comms_pb2.DeclineAskRequest(
+        ask_id=ask_id, reason="Out of scope this sprint"
+    )
     stored = await _agent.get_ask(server, world.human, ask_id)
     assert stored.status == comms_pb2.ASK_STATUS_DECLINED
     assert stored.closed_by_account_id == world.human.account_id

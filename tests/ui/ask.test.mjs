@@ -1,13 +1,11 @@
-// The pure functions of compass_server/static/ask.js: status, wording, draft and answer
+// The pure functions of ui/src/ask.js: status, wording, draft and answer
 // rules, violation routing, the countdown. (The form itself is covered by tests/browser.)
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  ASK_STATUS_NAMES,
   FREE_TEXT,
-  FREE_TEXT_NAMES,
   STATUS,
   answersMatch,
   askStatus,
@@ -23,7 +21,7 @@ import {
   isAnswered,
   isFinal,
   isSkipped,
-  parseTimestamp,
+  millis,
   plural,
   questionSignature,
   requiredSkipped,
@@ -35,71 +33,67 @@ import {
   violationPart,
   violationQuestion,
   violationText,
-} from "../../compass_server/static/ask.js";
-import { CODES, RpcError } from "../../compass_server/static/connect.js";
+  rfc3339,
+} from "../../ui/src/ask.js";
+import { CODES, RpcError } from "../../ui/src/rpc.js";
+import { askOf, at, comms, questionOf } from "./_proto.mjs";
 import { cases, int, pick, string } from "./_random.mjs";
+
+const { AskStatus, AskTimeoutPolicy, FreeText, FreeTextSchema } = comms;
 
 const FINAL = [STATUS.ANSWERED, STATUS.DECLINED, STATUS.WITHDRAWN, STATUS.TIMED_OUT, STATUS.EXPIRED];
 
-test("askStatus reads the status by name or number; unset falls back on the stored answer", () => {
-  assert.equal(askStatus({ status: "ASK_STATUS_DECLINED" }), STATUS.DECLINED);
-  [1, 2, 3, 4, 5, 6].forEach((n, i) => assert.equal(askStatus({ status: n }), [STATUS.PENDING, ...FINAL][i]));
-  assert.equal(askStatus({}), STATUS.PENDING);
-  assert.equal(askStatus({ status: 0 }), STATUS.PENDING);
-  assert.equal(askStatus({ status: "ASK_STATUS_UNSPECIFIED", answeredAt: "2024-01-01T00:00:00Z" }), STATUS.ANSWERED);
-  assert.equal(askStatus({ answeredByAccountId: "a" }), STATUS.ANSWERED);
-  assert.equal(askStatus({ status: 9 }), "ASK_STATUS_9");
-  assert.equal(askStatus({ status: "ASK_STATUS_LATER" }), "ASK_STATUS_LATER");
+test("askStatus reads the status; unset falls back on the stored answer; one this page does not know is named by its number", () => {
+  [1, 2, 3, 4, 5, 6].forEach((n, i) => assert.equal(askStatus(askOf({ status: n })), [STATUS.PENDING, ...FINAL][i]));
+  assert.equal(askStatus(askOf()), STATUS.PENDING);
+  assert.equal(askStatus(askOf({ answeredAt: at("2024-01-01T00:00:00Z") })), STATUS.ANSWERED);
+  assert.equal(askStatus(askOf({ answeredByAccountId: "a" })), STATUS.ANSWERED);
+  assert.equal(askStatus(askOf({ status: 9 })), "ASK_STATUS_9");
+  assert.deepEqual(Object.values(STATUS), ["ASK_STATUS_UNSPECIFIED", ...[STATUS.PENDING, ...FINAL]]);
+  assert.equal(STATUS.DECLINED, "ASK_STATUS_DECLINED");
 });
 
-test("enumName reads a name or a number; absent is the zero value; an unknown number keeps its number", () => {
-  assert.equal(enumName("FREE_TEXT_REFUSED", FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_REFUSED");
-  assert.equal(enumName(2, FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_REFUSED");
-  assert.equal(enumName(9, FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_9");
-  for (const absent of [undefined, null, "", false, {}]) {
-    assert.equal(enumName(absent, ASK_STATUS_NAMES, "ASK_STATUS_"), "ASK_STATUS_UNSPECIFIED", String(absent));
-  }
-  assert.equal(enumName("FREE_TEXT_NEW", FREE_TEXT_NAMES, "FREE_TEXT_"), "FREE_TEXT_NEW");
+test("enumName is the proto's name; a number this page does not know keeps its number", () => {
+  assert.equal(enumName(FreeTextSchema, FreeText.REFUSED), "FREE_TEXT_REFUSED");
+  assert.equal(enumName(FreeTextSchema, 0), "FREE_TEXT_UNSPECIFIED");
+  assert.equal(enumName(FreeTextSchema, 9), "FREE_TEXT_9");
 });
 
-test("freeTextPolicy: unset and UNSPECIFIED mean ACCEPTED (asks posted before the field); names and numbers agree", () => {
-  assert.equal(freeTextPolicy({}), FREE_TEXT.ACCEPTED);
-  assert.equal(freeTextPolicy({ freeText: 0 }), FREE_TEXT.ACCEPTED);
-  assert.equal(freeTextPolicy({ freeText: FREE_TEXT.UNSPECIFIED }), FREE_TEXT.ACCEPTED);
-  FREE_TEXT_NAMES.slice(1).forEach((name, i) => {
-    assert.equal(freeTextPolicy({ freeText: name }), name);
-    assert.equal(freeTextPolicy({ freeText: i + 1 }), name);
-  });
-  assert.equal(freeTextPolicy({ freeText: 7 }), "FREE_TEXT_7");
+test("freeTextPolicy: UNSPECIFIED means ACCEPTED (asks posted before the field)", () => {
+  assert.equal(freeTextPolicy(questionOf()), FREE_TEXT.ACCEPTED);
+  assert.equal(freeTextPolicy(questionOf({ freeText: FreeText.ACCEPTED })), FREE_TEXT.ACCEPTED);
+  assert.equal(freeTextPolicy(questionOf({ freeText: FreeText.REFUSED })), FREE_TEXT.REFUSED);
+  assert.equal(freeTextPolicy(questionOf({ freeText: FreeText.INSTEAD_OF_PICKS })), FREE_TEXT.INSTEAD_OF_PICKS);
+  assert.equal(freeTextPolicy(questionOf({ freeText: 7 })), "FREE_TEXT_7");
 });
 
 test("every status but PENDING is final, including ones this page does not know", () => {
-  assert.equal(isFinal({ status: STATUS.PENDING }), false);
-  for (const status of [...FINAL, "ASK_STATUS_NEW_ONE", 7]) assert.equal(isFinal({ status }), true, String(status));
-  assert.equal(isAnswered({}), false);
-  assert.equal(isAnswered({ answeredAt: "x" }), true);
+  assert.equal(isFinal(askOf({ status: AskStatus.PENDING })), false);
+  for (const status of [2, 3, 4, 5, 6, 7]) assert.equal(isFinal(askOf({ status })), true, String(status));
+  assert.equal(isAnswered(askOf()), false);
+  assert.equal(isAnswered(askOf({ answeredAt: at("2024-01-01T00:00:00Z") })), true);
+});
+
+test("millis and rfc3339 read a Timestamp; unset is NaN and empty", () => {
+  const ms = Date.parse("2024-05-06T07:08:09.123Z");
+  assert.equal(millis(at("2024-05-06T07:08:09.123Z")), ms);
+  assert.equal(rfc3339(at("2024-05-06T07:08:09.123Z")), "2024-05-06T07:08:09.123Z");
+  assert.equal(rfc3339(at("2026-03-04T05:06:07Z")), "2026-03-04T05:06:07Z");
+  assert.ok(Number.isNaN(millis(undefined)));
+  assert.equal(rfc3339(undefined), "");
 });
 
 test("closedPhrase and interruptedNote name each outcome", () => {
-  assert.equal(closedPhrase({ status: STATUS.ANSWERED }), "This ask has already been answered");
-  assert.equal(closedPhrase({ status: STATUS.DECLINED, closedByName: "Grace" }), "This ask was declined by Grace");
-  assert.equal(closedPhrase({ status: STATUS.DECLINED, closedByAccountId: "acc-1" }), "This ask was declined by acc-1");
-  assert.equal(closedPhrase({ status: STATUS.DECLINED }), "This ask was declined by another participant");
-  assert.equal(closedPhrase({ status: STATUS.WITHDRAWN }), "The agent withdrew this ask");
-  assert.equal(closedPhrase({ status: STATUS.TIMED_OUT }), "This ask timed out and the agent picked the answers itself");
-  assert.equal(closedPhrase({ status: STATUS.EXPIRED }), "This ask expired");
-  assert.equal(closedPhrase({ status: "ASK_STATUS_OTHER" }), "This ask was closed");
-  assert.equal(interruptedNote({ status: STATUS.EXPIRED }), "This ask expired while you were filling it in; your answers were not sent.");
-  assert.equal(interruptedNote({ status: 8 }), "This ask was closed while you were filling it in; your answers were not sent.");
-});
-
-test("parseTimestamp reads RFC 3339 with any fraction length", () => {
-  const ms = Date.parse("2024-05-06T07:08:09.123Z");
-  assert.equal(parseTimestamp("2024-05-06T07:08:09.123456789Z"), ms);
-  assert.equal(parseTimestamp("2024-05-06T07:08:09.123Z"), ms);
-  assert.equal(parseTimestamp("2024-05-06T09:08:09.1234+02:00"), ms);
-  assert.equal(parseTimestamp("2024-05-06T07:08:09Z"), ms - 123);
-  for (const bad of ["", "soon", null, undefined, 17]) assert.ok(Number.isNaN(parseTimestamp(bad)), String(bad));
+  assert.equal(closedPhrase(askOf({ status: AskStatus.ANSWERED })), "This ask has already been answered");
+  assert.equal(closedPhrase(askOf({ status: AskStatus.DECLINED, closedByName: "Grace" })), "This ask was declined by Grace");
+  assert.equal(closedPhrase(askOf({ status: AskStatus.DECLINED, closedByAccountId: "acc-1" })), "This ask was declined by acc-1");
+  assert.equal(closedPhrase(askOf({ status: AskStatus.DECLINED })), "This ask was declined by another participant");
+  assert.equal(closedPhrase(askOf({ status: AskStatus.WITHDRAWN })), "The agent withdrew this ask");
+  assert.equal(closedPhrase(askOf({ status: AskStatus.TIMED_OUT })), "This ask timed out and the agent picked the answers itself");
+  assert.equal(closedPhrase(askOf({ status: AskStatus.EXPIRED })), "This ask expired");
+  assert.equal(closedPhrase(askOf({ status: 9 })), "This ask was closed");
+  assert.equal(interruptedNote(askOf({ status: AskStatus.EXPIRED })), "This ask expired while you were filling it in; your answers were not sent.");
+  assert.equal(interruptedNote(askOf({ status: 8 })), "This ask was closed while you were filling it in; your answers were not sent.");
 });
 
 test("formatRemaining counts down in d h:mm:ss, and reads back to the same seconds", () => {
@@ -119,22 +113,23 @@ test("formatRemaining counts down in d h:mm:ss, and reads back to the same secon
   }
 });
 
-test("countdownText: running, the last minute, time up; the policy by name or number", () => {
-  assert.deepEqual(countdownText(61, ""), {
+test("countdownText: running, the last minute, time up; under either policy", () => {
+  const { PICK_RECOMMENDED, FAIL, UNSPECIFIED } = AskTimeoutPolicy;
+  assert.deepEqual(countdownText(61, UNSPECIFIED), {
     clock: "Answer within 1:01",
     then: " — then the ask expires.",
     state: "running",
   });
-  assert.equal(countdownText(60, "").state, "soon");
-  assert.equal(countdownText(1, "").state, "soon");
-  assert.deepEqual(countdownText(0, "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED"), {
+  assert.equal(countdownText(60, UNSPECIFIED).state, "soon");
+  assert.equal(countdownText(1, UNSPECIFIED).state, "soon");
+  assert.deepEqual(countdownText(0, PICK_RECOMMENDED), {
     clock: "Time is up",
     then: " — the agent picks the recommended option.",
     state: "up",
   });
-  assert.equal(countdownText(-3, 1).then, " — the agent picks the recommended option.");
-  assert.equal(countdownText(30, 1).then, " — then the agent picks the recommended option.");
-  assert.equal(countdownText(30, 2).then, " — then the ask expires.");
+  assert.equal(countdownText(-3, PICK_RECOMMENDED).then, " — the agent picks the recommended option.");
+  assert.equal(countdownText(30, PICK_RECOMMENDED).then, " — then the agent picks the recommended option.");
+  assert.equal(countdownText(30, FAIL).then, " — then the ask expires.");
 });
 
 function randomQuestion(r) {
@@ -144,53 +139,53 @@ function randomQuestion(r) {
     header: string(r, 8),
     allowMultiple: r() < 0.5,
     recommended: pick(r, [undefined, 0, 1, 5]),
-    freeText: pick(r, [undefined, ...FREE_TEXT_NAMES, 1, 2, 3]),
+    freeText: pick(r, [0, 1, 2, 3]),
     options: Array.from({ length: int(r, 0, 4) }, (_, i) => ({ id: String(i + 1), label: string(r), description: string(r), preview: string(r) })),
   };
 }
 
 test("questionSignature ignores answer state and sees every question field", () => {
   for (const questions of cases(42, 200, (r) => Array.from({ length: int(r, 1, 3) }, () => randomQuestion(r)))) {
-    const ask = { askId: "a", questions };
-    const answered = {
+    const ask = askOf({ askId: "a", questions });
+    const answered = askOf({
       askId: "a",
-      status: STATUS.ANSWERED,
-      answeredAt: "2024-01-01T00:00:00Z",
+      status: AskStatus.ANSWERED,
+      answeredAt: at("2024-01-01T00:00:00Z"),
       questions: questions.map((q) => ({ ...q, chosenOptionIds: ["1"], customText: "t", timedOut: true })),
-    };
+    });
     assert.equal(questionSignature(answered), questionSignature(ask));
     const relabelled = structuredClone(questions);
     relabelled[0].question += "?";
-    assert.notEqual(questionSignature({ questions: relabelled }), questionSignature(ask));
+    assert.notEqual(questionSignature(askOf({ questions: relabelled })), questionSignature(ask));
     const flipped = structuredClone(questions);
     flipped[0].allowMultiple = !flipped[0].allowMultiple;
-    assert.notEqual(questionSignature({ questions: flipped }), questionSignature(ask));
+    assert.notEqual(questionSignature(askOf({ questions: flipped })), questionSignature(ask));
     // What the agent can receive as free text changes the form (the "Other" box comes or goes).
     const refused = structuredClone(questions);
-    const wasRefused = freeTextPolicy(refused[0]) === FREE_TEXT.REFUSED;
-    refused[0].freeText = wasRefused ? FREE_TEXT.ACCEPTED : FREE_TEXT.REFUSED;
-    assert.notEqual(questionSignature({ questions: refused }), questionSignature(ask));
+    const wasRefused = freeTextPolicy(questionOf(refused[0])) === FREE_TEXT.REFUSED;
+    refused[0].freeText = wasRefused ? FreeText.ACCEPTED : FreeText.REFUSED;
+    assert.notEqual(questionSignature(askOf({ questions: refused })), questionSignature(ask));
   }
-  assert.equal(questionSignature({}), "[]");
+  assert.equal(questionSignature(askOf()), "[]");
 });
 
 test("recommendedIndex is the index only when it names an option", () => {
   const options = [{ id: "1" }, { id: "2" }];
-  assert.equal(recommendedIndex({ options, recommended: 1 }), 1);
-  assert.equal(recommendedIndex({ options, recommended: 0 }), 0);
-  for (const recommended of [2, -1, 0.5, null, undefined, "1", Number.NaN]) {
-    assert.equal(recommendedIndex({ options, recommended }), -1, String(recommended));
+  assert.equal(recommendedIndex(questionOf({ options, recommended: 1 })), 1);
+  assert.equal(recommendedIndex(questionOf({ options, recommended: 0 })), 0);
+  for (const recommended of [2, -1, undefined]) {
+    assert.equal(recommendedIndex(questionOf({ options, recommended })), -1, String(recommended));
   }
-  assert.equal(recommendedIndex({ recommended: 0 }), -1);
+  assert.equal(recommendedIndex(questionOf({ recommended: 0 })), -1);
 });
 
 test("plural and questionTitle", () => {
   assert.equal(plural(1, "question", "questions"), "1 question");
   assert.equal(plural(0, "question", "questions"), "0 questions");
-  assert.equal(questionTitle({ question: "Q", header: "H" }), "Q");
-  assert.equal(questionTitle({ header: "H", questionId: "id" }), "H");
-  assert.equal(questionTitle({ questionId: "id" }), "id");
-  assert.equal(questionTitle({}), "(untitled question)");
+  assert.equal(questionTitle(questionOf({ question: "Q", header: "H" })), "Q");
+  assert.equal(questionTitle(questionOf({ header: "H", questionId: "id" })), "H");
+  assert.equal(questionTitle(questionOf({ questionId: "id" })), "id");
+  assert.equal(questionTitle(questionOf()), "(untitled question)");
 });
 
 test("violationPart tells free text from the chosen options, in both spellings", () => {
@@ -239,7 +234,7 @@ test("answersMatch: same picks in any order and the same text, for every answer"
     }));
     return [questions, r];
   })) {
-    const ask = { questions: stored };
+    const ask = askOf({ questions: stored });
     const answers = stored.map((q) => ({
       questionId: q.questionId,
       chosenOptionIds: [...q.chosenOptionIds].sort(() => shuffle() - 0.5),
@@ -254,7 +249,8 @@ test("answersMatch: same picks in any order and the same text, for every answer"
     assert.equal(answersMatch(ask, extra), false);
     assert.equal(answersMatch(ask, [...answers, { questionId: "gone", chosenOptionIds: [], customText: "" }]), false);
   }
-  assert.equal(answersMatch({ questions: [{ questionId: "a" }] }, [{ questionId: "a", chosenOptionIds: [], customText: "" }]), true);
+  assert.equal(answersMatch(askOf({ questions: [{ questionId: "a" }] }), [{ questionId: "a", chosenOptionIds: [], customText: "" }]), true);
+  assert.equal(answersMatch(askOf({ questions: [{ questionId: "a" }] }), [{ questionId: "a", chosenOptionIds: [] }]), true);
 });
 
 test("isSkipped, sendLabel and skipNotice say what goes as skipped", () => {
@@ -295,10 +291,10 @@ test("describeSendError: every Connect code gets words, retryable ones keep the 
 
 test("describeDeclineError: closed meanwhile, sign-in, retry, or the server's words", () => {
   const closed = new RpcError("failed_precondition", "closed");
-  closed.closedAsk = { status: STATUS.WITHDRAWN };
+  closed.closedAsk = askOf({ status: AskStatus.WITHDRAWN });
   assert.equal(describeDeclineError(closed), "The agent withdrew this ask, so it was not declined.");
   const stillPending = new RpcError("failed_precondition", "closed");
-  stillPending.closedAsk = { status: STATUS.PENDING };
+  stillPending.closedAsk = askOf({ status: AskStatus.PENDING });
   assert.equal(describeDeclineError(stillPending), "The ask was not declined: closed");
   assert.equal(describeDeclineError(new RpcError("unauthenticated", "x")), "Your token is no longer accepted; sign in again to decline.");
   for (const code of ["unavailable", "deadline_exceeded", "aborted"]) {
@@ -324,17 +320,17 @@ test("restoredChoice keeps the draft's picks; a single-select question with seve
 });
 
 test("chosenLabels shows each chosen option's label, an unknown id as itself", () => {
-  const question = { options: [{ id: "1", label: "Postgres" }, { id: "2" }] };
+  const question = questionOf({ options: [{ id: "1", label: "Postgres" }, { id: "2" }] });
   assert.deepEqual(chosenLabels(question, ["2", "1", "9"]), ["", "Postgres", "9"]);
-  assert.deepEqual(chosenLabels({}, ["x"]), ["x"]);
+  assert.deepEqual(chosenLabels(questionOf(), ["x"]), ["x"]);
 });
 
 test("requiredSkipped names the required questions left without a pick or text", () => {
   const questions = [
-    { questionId: "a", answerRequired: true },
-    { questionId: "b" },
-    { questionId: "c", answerRequired: true },
-    { questionId: "d", answerRequired: true },
+    questionOf({ questionId: "a", answerRequired: true }),
+    questionOf({ questionId: "b" }),
+    questionOf({ questionId: "c", answerRequired: true }),
+    questionOf({ questionId: "d", answerRequired: true }),
   ];
   const answers = [
     { questionId: "a", chosenOptionIds: [], customText: "" },
@@ -344,10 +340,10 @@ test("requiredSkipped names the required questions left without a pick or text",
   ];
   assert.deepEqual(requiredSkipped(questions, answers), [0]);
   assert.deepEqual(requiredSkipped(questions, []), [0, 2, 3]);
-  assert.deepEqual(requiredSkipped([{ questionId: "x" }], []), []);
+  assert.deepEqual(requiredSkipped([questionOf({ questionId: "x" })], []), []);
 });
 
 test("a required question changes the form's signature", () => {
-  const ask = (required) => ({ questions: [{ questionId: "a", answerRequired: required }] });
+  const ask = (required) => askOf({ questions: [{ questionId: "a", answerRequired: required }] });
   assert.notEqual(questionSignature(ask(true)), questionSignature(ask(false)));
 });

@@ -1,21 +1,44 @@
-// The pure delivery-receipt decisions of compass_server/static/delivery.js: the words per
+// The pure delivery-receipt decisions of ui/src/delivery.js: the words per
 // receipt state, the wait for a receipt and what shows once it runs out. (The view, live, is
 // covered by tests/browser/test_delivery.py.)
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { STATUS } from "../../compass_server/static/ask.js";
+import { STATUS } from "../../ui/src/ask.js";
 import {
   DELIVERY,
-  DELIVERY_STATE_NAMES,
   RECEIPT_WAIT_MS,
   RECEIPT_WAIT_PARAM,
   partsText,
   receiptOf,
   receiptWaitFrom,
-} from "../../compass_server/static/delivery.js";
+} from "../../ui/src/delivery.js";
+import { askOf, comms, create, timestampFromMs } from "./_proto.mjs";
 import { cases, int, pick, string } from "./_random.mjs";
+
+// Fixtures are written loosely (names for enums, RFC 3339 text for times) and read into the
+// messages the client decodes: an unknown name is the zero value, unreadable text no time.
+const number = (schema, value) =>
+  typeof value === "number" ? value : (schema.values.find((v) => v.name === value)?.number ?? 0);
+const stamp = (text) => {
+  const ms = Date.parse(String(text ?? "").replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(ms) ? undefined : timestampFromMs(ms);
+};
+const toAsk = ({ status, answeredAt, closedAt, delivery, ...rest }) =>
+  askOf({
+    ...rest,
+    status: number(comms.AskStatusSchema, status),
+    answeredAt: stamp(answeredAt),
+    closedAt: stamp(closedAt),
+    delivery:
+      delivery &&
+      create(comms.AskDeliverySchema, {
+        ...delivery,
+        state: number(comms.DeliveryStateSchema, delivery.state),
+        reportedAt: stamp(delivery.reportedAt),
+      }),
+  });
 
 const ANSWERED_AT = "2026-12-04T10:00:00.123456Z";
 const T0 = Date.parse("2026-12-04T10:00:00.123Z");
@@ -23,7 +46,7 @@ const AGENT = "Coding Agent";
 const WAIT = RECEIPT_WAIT_MS;
 
 /** @param {object} ask @param {number} now */
-const at = (ask, now, agent = AGENT, waitMs = WAIT) => receiptOf(ask, { agent, now, waitMs });
+const at = (ask, now, agent = AGENT, waitMs = WAIT) => receiptOf(toAsk(ask), { agent, now, waitMs });
 const answered = (extra = {}) => ({ askId: "a", status: STATUS.ANSWERED, answeredAt: ANSWERED_AT, ...extra });
 const declined = (extra = {}) => ({ askId: "a", status: STATUS.DECLINED, closedAt: ANSWERED_AT, ...extra });
 const receipt = (state, extra = {}) => ({
@@ -109,7 +132,7 @@ test("DELIVERED: 'Delivered to <reporter> at <time>', with the detail when one c
   const r = at(answered({ delivery: receipt(DELIVERY.DELIVERED) }), T0);
   assert.equal(r.state, "delivered");
   assert.equal(partsText(r.line), "Delivered to Bridge Agent at 2026-12-04T10:00:01Z");
-  assert.deepEqual(r.line.at(-1), { time: "2026-12-04T10:00:01Z" });
+  assert.deepEqual(r.line.at(-1), { time: stamp("2026-12-04T10:00:01Z") });
   assert.deepEqual(r.byline, []);
   assert.equal(r.changesInMs, null);
   const noted = at(answered({ delivery: receipt(1, { detail: "as JSON" }) }), T0);
@@ -168,7 +191,7 @@ test("only a receipt saying so is ever 'delivered' (or 'with changes'): property
       answeredAt: pick(r, [undefined, ANSWERED_AT, string(r, 8)]),
       closedAt: pick(r, [undefined, ANSWERED_AT]),
     };
-    if (r() < 0.5) ask.delivery = receipt(pick(r, [...DELIVERY_STATE_NAMES, 1, 2, 3, 0, 5]), { detail: string(r, 10), payload: string(r, 10) });
+    if (r() < 0.5) ask.delivery = receipt(pick(r, [...Object.values(DELIVERY), 1, 2, 3, 0, 5]), { detail: string(r, 10), payload: string(r, 10) });
     return [ask, T0 + int(r, -WAIT, 3 * WAIT), int(r, 0, WAIT)];
   })) {
     const r = at(ask, now, AGENT, wait);

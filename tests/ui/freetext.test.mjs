@@ -1,23 +1,34 @@
-// The pure free-text decisions of compass_server/static/freetext.js: which questions offer
+// The pure free-text decisions of ui/src/freetext.js: which questions offer
 // "Other", what a submit carries for each, when to warn that the agent sees only the text.
 // (The form itself is covered by tests/browser/test_delivery.py.)
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FREE_TEXT, FREE_TEXT_NAMES, answersMatch, isSkipped } from "../../compass_server/static/ask.js";
+import { FREE_TEXT, answersMatch, isSkipped } from "../../ui/src/ask.js";
 import {
   TEXT_INSTEAD_OF_PICKS_WARNING,
-  answerFor,
-  offersOther,
-  otherHint,
-  textHidesPicks,
-} from "../../compass_server/static/freetext.js";
+  answerFor as answerForMessage,
+  offersOther as offersOtherMessage,
+  otherHint as otherHintMessage,
+  textHidesPicks as textHidesPicksMessage,
+} from "../../ui/src/freetext.js";
+import { askOf, comms, questionOf } from "./_proto.mjs";
 import { cases, int, pick, string } from "./_random.mjs";
+
+// Questions are written loosely here (the policy by name or number, fields left out) and read
+// into the AskQuestion the client decodes (an unknown name is the zero value).
+const policy = (value) =>
+  typeof value === "number" ? value : (comms.FreeTextSchema.values.find((v) => v.name === value)?.number ?? 0);
+const q = ({ freeText, ...rest }) => questionOf({ ...rest, freeText: policy(freeText) });
+const offersOther = (question) => offersOtherMessage(q(question));
+const answerFor = (question, ...rest) => answerForMessage(q(question), ...rest);
+const otherHint = (question) => otherHintMessage(q(question));
+const textHidesPicks = (question, ...rest) => textHidesPicksMessage(q(question), ...rest);
 
 const OPTIONS = [{ id: "a", label: "A" }, { id: "b", label: "B" }];
 // Every way a policy can arrive: absent, by name, by number, and one this page does not know.
-const POLICIES = [undefined, ...FREE_TEXT_NAMES, 0, 1, 2, 3, "FREE_TEXT_LATER", 9];
+const POLICIES = [undefined, ...Object.values(FREE_TEXT), 0, 1, 2, 3, "FREE_TEXT_LATER", 9];
 const refuses = (/** @type {unknown} */ policy) => policy === FREE_TEXT.REFUSED || policy === 2;
 
 test("Other is offered unless the question refuses free text (absent, UNSPECIFIED, ACCEPTED, INSTEAD_OF_PICKS offer it)", () => {
@@ -55,9 +66,9 @@ test("an answer without customText is a skip when it has no picks, and matches a
   const refused = { questionId: "q", options: OPTIONS, freeText: FREE_TEXT.REFUSED };
   assert.equal(isSkipped(answerFor(refused, [], "")), true);
   assert.equal(isSkipped(answerFor(refused, ["a"], "")), false);
-  const stored = { questions: [{ questionId: "q", chosenOptionIds: ["a"] }] };
+  const stored = askOf({ questions: [{ questionId: "q", chosenOptionIds: ["a"] }] });
   assert.equal(answersMatch(stored, [answerFor(refused, ["a"], "ignored")]), true);
-  assert.equal(answersMatch({ questions: [{ questionId: "q", chosenOptionIds: ["a"], customText: "t" }] }, [answerFor(refused, ["a"], "t")]), false);
+  assert.equal(answersMatch(askOf({ questions: [{ questionId: "q", chosenOptionIds: ["a"], customText: "t" }] }), [answerFor(refused, ["a"], "t")]), false);
 });
 
 test("the warning shows exactly when an INSTEAD_OF_PICKS question holds picks and non-blank text", () => {

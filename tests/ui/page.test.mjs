@@ -1,11 +1,10 @@
-// The pure functions of compass_server/static/page.js (app.js's decisions without the DOM),
+// The pure functions of ui/src/page.js (app.js's decisions without the DOM),
 // and what the page does with each code the Connect client can produce.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { CODES, codeFromHttpStatus } from "../../compass_server/static/connect.js";
-import { uid } from "../../compass_server/static/dom.js";
+import { uid } from "../../ui/src/dom.js";
 import {
   CHANNEL_STOP_CODES,
   RETRY_FIRST_MS,
@@ -27,21 +26,15 @@ import {
   stopsChannel,
   switchQuestion,
   tickWait,
-  toBigInt,
   withoutToken,
-} from "../../compass_server/static/page.js";
+} from "../../ui/src/page.js";
+import { CODES } from "../../ui/src/rpc.js";
+import { askOf, at, comms, create } from "./_proto.mjs";
 import { cases, int, pick, string } from "./_random.mjs";
 
 test("a channel stops only on the four codes retrying cannot fix", () => {
   assert.deepEqual([...CHANNEL_STOP_CODES].sort(), ["invalid_argument", "not_found", "permission_denied", "unauthenticated"]);
   for (const code of CODES) assert.equal(stopsChannel(code), CHANNEL_STOP_CODES.includes(code), code);
-});
-
-test("what a bare HTTP status does to a channel view: proxies' 5xx/429 and a bare 400 are retried", () => {
-  const stops = (status) => stopsChannel(codeFromHttpStatus(status));
-  for (const status of [400, 404, 408, 409, 429, 500, 502, 503, 504]) assert.equal(stops(status), false, `HTTP ${status}`);
-  assert.equal(stops(401), true); // the token: sign in again
-  assert.equal(stops(403), true);
 });
 
 test("backoff doubles up to the cap; jitter stays within ±25%", () => {
@@ -67,16 +60,11 @@ test("tickWait wakes the countdown on its next whole second", () => {
   assert.equal(tickWait(2000), 1000);
 });
 
-test("toBigInt reads int64 revisions; anything else is 0", () => {
-  assert.equal(toBigInt("9007199254740993"), 9007199254740993n);
-  assert.equal(toBigInt(7), 7n);
-  for (const bad of [undefined, null, "", "x", 1.5, {}]) assert.equal(toBigInt(bad), 0n, String(bad));
-});
-
 test("messages order by creation time, then id; compareKeys is a total order", () => {
-  assert.deepEqual(orderKey({ createdAt: "2024-01-01T00:00:01Z", messageId: "m" }), [Date.parse("2024-01-01T00:00:01Z"), "m"]);
-  assert.deepEqual(orderKey({}), [0, ""]);
-  assert.deepEqual(orderKey({ createdAt: "garbage", messageId: "z" }), [0, "z"]);
+  const message = (init) => create(comms.MessageSchema, init);
+  assert.deepEqual(orderKey(message({ createdAt: at("2024-01-01T00:00:01Z"), messageId: "m" })), [Date.parse("2024-01-01T00:00:01Z"), "m"]);
+  assert.deepEqual(orderKey(message({})), [0, ""]);
+  assert.deepEqual(orderKey(message({ messageId: "z" })), [0, "z"]);
   const keys = cases(53, 200, (r) => [int(r, 0, 5), pick(r, ["a", "b", "c", "aa", ""])]);
   for (const a of keys.slice(0, 40)) {
     assert.equal(compareKeys(a, a), 0);
@@ -150,9 +138,10 @@ test("signInRefusal: a bare 401/403 (a proxy's, no Connect error) neither blames
 });
 
 test("firstQuestion and countByChannel summarise the inbox", () => {
-  assert.equal(firstQuestion({ questions: [{ question: "Q?", header: "H" }, { question: "2" }] }), "Q?");
-  assert.equal(firstQuestion({ questions: [{ header: "H" }] }), "H");
-  assert.equal(firstQuestion({}), "A question");
+  assert.equal(firstQuestion(askOf({ questions: [{ question: "Q?", header: "H" }, { question: "2" }] })), "Q?");
+  assert.equal(firstQuestion(askOf({ questions: [{ header: "H" }] })), "H");
+  assert.equal(firstQuestion(askOf()), "A question");
+  assert.equal(firstQuestion(undefined), "A question");
   const counts = countByChannel([{ channelId: "a" }, { channelId: "b" }, { channelId: "a" }, {}]);
   assert.deepEqual([...counts], [["a", 2], ["b", 1], [undefined, 1]]);
 });

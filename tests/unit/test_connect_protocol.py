@@ -1,6 +1,5 @@
-"""compass_agent.connect_protocol: the Connect protocol's HTTP-to-code table, its codes and its
-end-of-stream message, shared by the bridge's client and the server's telemetry; and the
-browser's copy of the table and codes (compass_server/static/connect.js) held to the same."""
+"""compass_agent.connect_protocol: the Connect protocol's HTTP-to-code table, its codes, its
+end-of-stream message and the envelope framer, as the server's telemetry and wire read them."""
 
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ from compass_agent.connect_protocol import (
     error_of,
     unary_error,
 )
-from tests.unit._node import import_line, node_json
 
 STATUSES = range(100, 600)
 
@@ -44,23 +42,6 @@ def test_the_table_is_the_protocols_and_every_other_status_is_unknown() -> None:
         assert code_for_http_status(status) == PROTOCOL_TABLE.get(status, "unknown"), status
     assert len(CODES) == 16
     assert set(HTTP_CODES.values()) <= CODES
-
-
-def test_the_browser_client_has_the_same_table_and_codes() -> None:
-    """connect.js has no build step, so it keeps a copy: this fails when the two drift."""
-    script = (
-        import_line("connect", "connect.js")
-        + "const table = {};\n"
-        + f"for (let s = {STATUSES.start}; s < {STATUSES.stop}; s += 1) "
-        + "table[s] = connect.codeFromHttpStatus(s);\n"
-        + "process.stdout.write(JSON.stringify({ codes: connect.CODES, table }));\n"
-    )
-    browser = node_json(script)
-    assert isinstance(browser, dict)
-    assert sorted(browser["codes"]) == sorted(CODES)
-    assert {int(s): code for s, code in browser["table"].items()} == {
-        s: code_for_http_status(s) for s in STATUSES
-    }
 
 
 @pytest.mark.parametrize(

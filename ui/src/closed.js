@@ -38,8 +38,8 @@ function foreign(text, props = {}) {
  * @param {string} status
  */
 function closedByLine(ask, status) {
-  /** @param {string | undefined} stamp */
-  const at = (stamp) => timeNode(stamp ?? "");
+  /** @param {import("./ask.js").Timestamp | undefined} stamp */
+  const at = (stamp) => timeNode(stamp);
   switch (status) {
     case STATUS.ANSWERED:
       return h(

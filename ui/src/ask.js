@@ -3,115 +3,91 @@
 // refused answer is routed to its questions, what the form says. The pending form is form.js,
 // the read-only view of a closed ask closed.js; Node tests these (tests/ui/ask.test.mjs).
 
-// The Connect-JSON shapes read here (proto3 JSON: any field may be absent; an enum may come as
-// its name or its number; Timestamps are RFC 3339 strings).
+import { toJson } from "@bufbuild/protobuf";
+import { TimestampSchema, timestampMs } from "@bufbuild/protobuf/wkt";
+
+import { AskStatus, AskStatusSchema, AskTimeoutPolicy, FreeText, FreeTextSchema } from "../gen/compass/v1/comms_pb.js";
+
+// The messages read here are generated from proto/ (ui/gen): every field is there (a scalar at
+// its zero value when unset), enums are numbers, Timestamps are messages.
 /**
- * @typedef {{id?: string, label?: string, description?: string, preview?: string}} Option
- * @typedef {object} Question
- * @property {string} [questionId]
- * @property {string} [question]
- * @property {string} [header]
- * @property {Option[]} [options]
- * @property {boolean} [allowMultiple]
- * @property {number | null} [recommended]
- * @property {string[]} [chosenOptionIds]
- * @property {string} [customText]
- * @property {boolean} [timedOut]
- * @property {string | number} [freeText] FreeText: what the agent can receive as free text
- * @property {boolean} [answerRequired] the agent cannot receive it unanswered: no skip
- * @typedef {object} AskDelivery A delivery receipt (what the agent received of the outcome).
- * @property {string | number} [state] DeliveryState
- * @property {string} [detail]
- * @property {string} [payload]
- * @property {string} [reportedByAccountId]
- * @property {string} [reportedByName]
- * @property {string} [reportedAt]
- * @typedef {object} Ask
- * @property {string} [askId]
- * @property {Question[]} [questions]
- * @property {string | number} [status]
- * @property {string} [answeredByAccountId]
- * @property {string} [answeredAt]
- * @property {string} [answeredByName]
- * @property {string} [deadline]
- * @property {string | number} [onTimeout]
- * @property {string} [closedByAccountId]
- * @property {string} [closedAt]
- * @property {string} [closedByName]
- * @property {string} [closeReason]
- * @property {AskDelivery} [delivery]
+ * @typedef {import("../gen/compass/v1/comms_pb.js").Ask} Ask
+ * @typedef {import("../gen/compass/v1/comms_pb.js").AskQuestion} Question
+ * @typedef {import("../gen/compass/v1/comms_pb.js").AskDelivery} AskDelivery
+ * @typedef {import("@bufbuild/protobuf/wkt").Timestamp} Timestamp
  * @typedef {{questionId: string, chosenOptionIds: string[], customText?: string}} Answer
  *   One AskQuestionAnswer of a RespondToAsk request (no customText: the question takes none).
  * @typedef {{chosen: Set<string>, text: string}} QuestionDraft
  * @typedef {{question: Question, chosen: string[], text: string}} UnsentAnswer
- * @typedef {import("./connect.js").Violation} Violation
+ * @typedef {import("./rpc.js").Violation} Violation
  * @typedef {{code?: unknown, message?: unknown, violations?: unknown, closedAsk?: Ask | null}} SendError
  *   What a failed submit or decline rejects with (an RpcError, or anything else thrown).
  */
 
 /**
- * An enum's name: Connect-JSON sends the name, or may send the number (`names[number]`; one
- * this page does not know becomes `<prefix><number>`). Absent: the zero value.
- * @param {unknown} value
- * @param {readonly string[]} names the enum's names by number
- * @param {string} prefix e.g. "ASK_STATUS_"
+ * An enum value's name in the proto ("ASK_STATUS_PENDING"); a number this page does not know
+ * (a newer server's) is `<PREFIX><number>` ("ASK_STATUS_9").
+ * @param {import("@bufbuild/protobuf").DescEnum} schema
+ * @param {number} value
  * @returns {string}
  */
-export function enumName(value, names, prefix) {
-  if (typeof value === "number") return names[value] ?? `${prefix}${value}`;
-  if (typeof value === "string" && value) return value;
-  return names[0];
+export function enumName(schema, value) {
+  const known = schema.value[value];
+  if (known) return known.name;
+  return `${schema.values[0]?.name.replace(/UNSPECIFIED$/, "") ?? ""}${value}`;
 }
 
-/** The AskStatus names, as Connect-JSON sends them. */
+/** The AskStatus names, as the page uses them (also its `data-status`). */
 export const STATUS = Object.freeze({
-  PENDING: "ASK_STATUS_PENDING",
-  ANSWERED: "ASK_STATUS_ANSWERED",
-  DECLINED: "ASK_STATUS_DECLINED",
-  WITHDRAWN: "ASK_STATUS_WITHDRAWN",
-  TIMED_OUT: "ASK_STATUS_TIMED_OUT",
-  EXPIRED: "ASK_STATUS_EXPIRED",
+  UNSPECIFIED: enumName(AskStatusSchema, AskStatus.UNSPECIFIED),
+  PENDING: enumName(AskStatusSchema, AskStatus.PENDING),
+  ANSWERED: enumName(AskStatusSchema, AskStatus.ANSWERED),
+  DECLINED: enumName(AskStatusSchema, AskStatus.DECLINED),
+  WITHDRAWN: enumName(AskStatusSchema, AskStatus.WITHDRAWN),
+  TIMED_OUT: enumName(AskStatusSchema, AskStatus.TIMED_OUT),
+  EXPIRED: enumName(AskStatusSchema, AskStatus.EXPIRED),
 });
-
-/** The AskStatus names by number (tests/unit/test_ui_contract.py holds them to the proto). */
-export const ASK_STATUS_NAMES = Object.freeze([
-  "ASK_STATUS_UNSPECIFIED",
-  STATUS.PENDING,
-  STATUS.ANSWERED,
-  STATUS.DECLINED,
-  STATUS.WITHDRAWN,
-  STATUS.TIMED_OUT,
-  STATUS.EXPIRED,
-]);
 
 /** The FreeText names: what the agent can receive as free text ("Other") for a question. */
 export const FREE_TEXT = Object.freeze({
-  UNSPECIFIED: "FREE_TEXT_UNSPECIFIED",
-  ACCEPTED: "FREE_TEXT_ACCEPTED",
-  REFUSED: "FREE_TEXT_REFUSED",
-  INSTEAD_OF_PICKS: "FREE_TEXT_INSTEAD_OF_PICKS",
+  UNSPECIFIED: enumName(FreeTextSchema, FreeText.UNSPECIFIED),
+  ACCEPTED: enumName(FreeTextSchema, FreeText.ACCEPTED),
+  REFUSED: enumName(FreeTextSchema, FreeText.REFUSED),
+  INSTEAD_OF_PICKS: enumName(FreeTextSchema, FreeText.INSTEAD_OF_PICKS),
 });
 
-/** The FreeText names by number. */
-export const FREE_TEXT_NAMES = Object.freeze([
-  FREE_TEXT.UNSPECIFIED,
-  FREE_TEXT.ACCEPTED,
-  FREE_TEXT.REFUSED,
-  FREE_TEXT.INSTEAD_OF_PICKS,
-]);
-
 /**
- * What the agent can receive as free text for `question`, by name. Unset or UNSPECIFIED (an
- * ask posted before the field existed) means ACCEPTED; a name this page does not know stays
- * as it is (the form then offers the box, and the server judges).
+ * What the agent can receive as free text for `question`, by name. UNSPECIFIED (an ask
+ * posted before the field existed) means ACCEPTED; a value this page does not know stays as
+ * it is (the form then offers the box, and the server judges).
  * @param {Question} question
  */
 export function freeTextPolicy(question) {
-  const name = enumName(question.freeText, FREE_TEXT_NAMES, "FREE_TEXT_");
+  const name = enumName(FreeTextSchema, question.freeText);
   return name === FREE_TEXT.UNSPECIFIED ? FREE_TEXT.ACCEPTED : name;
 }
 
-const PICK_RECOMMENDED = "ASK_TIMEOUT_POLICY_PICK_RECOMMENDED";
+/**
+ * Milliseconds since the epoch of a Timestamp, NaN when unset.
+ * @param {Timestamp | undefined} timestamp
+ */
+export function millis(timestamp) {
+  return timestamp ? timestampMs(timestamp) : Number.NaN;
+}
+
+/**
+ * A Timestamp as RFC 3339, the way the proto writes it in JSON ("2026-03-04T05:06:07Z"); ""
+ * when unset or out of range.
+ * @param {Timestamp | undefined} timestamp
+ */
+export function rfc3339(timestamp) {
+  if (!timestamp) return "";
+  try {
+    return String(toJson(TimestampSchema, timestamp));
+  } catch {
+    return "";
+  }
+}
 
 /**
  * Whether the server recorded an answer (by a person or a timeout).
@@ -121,15 +97,15 @@ export function isAnswered(ask) {
   return Boolean(ask.answeredAt || ask.answeredByAccountId);
 }
 
-/** The ask's status name. Unset (an older server): ANSWERED once an answer is stored, else
- * PENDING. A name this page does not know is final too (every status but PENDING is). */
 /**
+ * The ask's status name. Unset (an older server): ANSWERED once an answer is stored, else
+ * PENDING. A status this page does not know is final too (every status but PENDING is).
  * @param {Ask} ask
  * @returns {string}
  */
 export function askStatus(ask) {
-  const status = enumName(ask.status, ASK_STATUS_NAMES, "ASK_STATUS_");
-  if (status !== "ASK_STATUS_UNSPECIFIED" && status !== STATUS.PENDING) return status;
+  const status = enumName(AskStatusSchema, ask.status);
+  if (status !== STATUS.UNSPECIFIED && status !== STATUS.PENDING) return status;
   return isAnswered(ask) ? STATUS.ANSWERED : STATUS.PENDING;
 }
 
@@ -185,16 +161,6 @@ export function interruptedNote(ask) {
 }
 
 /**
- * Milliseconds since the epoch for an RFC 3339 timestamp (any fraction length), or NaN.
- * @param {unknown} text
- */
-export function parseTimestamp(text) {
-  if (typeof text !== "string" || !text) return Number.NaN;
-  // Protobuf JSON may carry up to 9 fractional digits; Date.parse wants at most 3.
-  return Date.parse(text.replace(/(\.\d{3})\d+/, "$1"));
-}
-
-/**
  * "1:23", "1:02:03", "2 d 3:04:05" for a number of whole seconds.
  * @param {number} seconds
  */
@@ -211,14 +177,14 @@ export function formatRemaining(seconds) {
 
 /**
  * The countdown's words `remaining` whole seconds before the deadline (<= 0: time is up),
- * under the ask's timeout policy (PICK_RECOMMENDED by name or number, else it expires), and
- * its state for styling: "running", "soon" (the last minute) or "up".
+ * under the ask's timeout policy (PICK_RECOMMENDED, else it expires), and its state for
+ * styling: "running", "soon" (the last minute) or "up".
  * @param {number} remaining
- * @param {string | number} policy
+ * @param {AskTimeoutPolicy} policy
  */
 export function countdownText(remaining, policy) {
   const up = remaining <= 0;
-  const pick = policy === PICK_RECOMMENDED || policy === 1;
+  const pick = policy === AskTimeoutPolicy.PICK_RECOMMENDED;
   const clock = up ? "Time is up" : `Answer within ${formatRemaining(remaining)}`;
   let then;
   if (up) then = pick ? " — the agent picks the recommended option." : " — the ask expires.";
@@ -233,15 +199,15 @@ export function countdownText(remaining, policy) {
  */
 export function questionSignature(ask) {
   return JSON.stringify(
-    (ask.questions ?? []).map((q) => [
-      q.questionId ?? "",
-      q.question ?? "",
-      q.header ?? "",
-      q.allowMultiple ?? false,
+    ask.questions.map((q) => [
+      q.questionId,
+      q.question,
+      q.header,
+      q.allowMultiple,
       q.recommended ?? null,
       freeTextPolicy(q),
-      q.answerRequired ?? false,
-      (q.options ?? []).map((o) => [o.id ?? "", o.label ?? "", o.description ?? "", o.preview ?? ""]),
+      q.answerRequired,
+      q.options.map((o) => [o.id, o.label, o.description, o.preview]),
     ]),
   );
 }
@@ -252,7 +218,7 @@ export function questionSignature(ask) {
  */
 export function recommendedIndex(question) {
   const index = question.recommended;
-  const count = (question.options ?? []).length;
+  const count = question.options.length;
   return typeof index === "number" && Number.isInteger(index) && index >= 0 && index < count ? index : -1;
 }
 
@@ -345,13 +311,13 @@ export function requiredSkipped(questions, answers) {
  * @param {Answer[]} answers
  */
 export function answersMatch(ask, answers) {
-  const stored = new Map((ask.questions ?? []).map((q) => [q.questionId ?? "", q]));
+  const stored = new Map(ask.questions.map((q) => [q.questionId, q]));
   return answers.every((answer) => {
     const q = stored.get(answer.questionId);
     if (!q) return false;
-    const chosen = [...(q.chosenOptionIds ?? [])].sort();
+    const chosen = [...q.chosenOptionIds].sort();
     const mine = [...answer.chosenOptionIds].sort();
-    return (q.customText ?? "") === (answer.customText ?? "") && JSON.stringify(chosen) === JSON.stringify(mine);
+    return q.customText === (answer.customText ?? "") && JSON.stringify(chosen) === JSON.stringify(mine);
   });
 }
 
@@ -471,6 +437,6 @@ export function restoredChoice(optionIds, chosen, multiple) {
  * @param {string[]} ids
  */
 export function chosenLabels(question, ids) {
-  const labels = new Map((question.options ?? []).map((o) => [o.id ?? "", o.label ?? ""]));
+  const labels = new Map(question.options.map((o) => [o.id, o.label]));
   return ids.map((id) => labels.get(id) ?? id);
 }

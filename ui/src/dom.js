@@ -2,6 +2,8 @@
 // Building DOM nodes. Text (all agent-supplied text included) only ever becomes Text nodes:
 // nothing in this UI parses a string as HTML.
 
+import { millis, rfc3339 } from "./ask.js";
+
 let counter = 0;
 
 /**
@@ -89,12 +91,13 @@ export function byId(id) {
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 /**
- * A <time> element for an RFC 3339 timestamp, shown in the reader's local time.
- * @param {string} rfc3339
+ * A <time> element for a Timestamp, shown in the reader's local time.
+ * @param {import("@bufbuild/protobuf/wkt").Timestamp | undefined} timestamp
  * @returns {HTMLElement}
  */
-export function timeNode(rfc3339) {
-  const date = new Date(rfc3339);
-  if (!rfc3339 || Number.isNaN(date.getTime())) return h("span", {}, "an unknown time");
-  return h("time", { datetime: rfc3339, title: date.toString() }, dateFormat.format(date));
+export function timeNode(timestamp) {
+  const text = rfc3339(timestamp);
+  const date = new Date(millis(timestamp));
+  if (!text || Number.isNaN(date.getTime())) return h("span", {}, "an unknown time");
+  return h("time", { datetime: text, title: date.toString() }, dateFormat.format(date));
 }

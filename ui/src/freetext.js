@@ -24,7 +24,7 @@ export const TEXT_INSTEAD_OF_PICKS_WARNING =
  * @param {Question} question
  */
 export function offersOther(question) {
-  return freeTextPolicy(question) !== FREE_TEXT.REFUSED || !(question.options ?? []).length;
+  return freeTextPolicy(question) !== FREE_TEXT.REFUSED || !question.options.length;
 }
 
 /**
@@ -43,7 +43,7 @@ export function textHidesPicks(question, picks, text) {
  * @param {Question} question
  */
 export function otherHint(question) {
-  const options = (question.options ?? []).length;
+  const options = question.options.length;
   if (!options) return "Answer in your own words.";
   if (!question.allowMultiple) return "Typing here replaces the choice above.";
   if (freeTextPolicy(question) === FREE_TEXT.INSTEAD_OF_PICKS) {

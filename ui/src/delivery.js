@@ -6,16 +6,18 @@
 // (pure; Node tests it in tests/ui/delivery.test.mjs); `receiptView` renders them, agent text
 // always as text, and re-renders by itself when the wait for a receipt runs out.
 
-import { STATUS, askStatus, enumName, parseTimestamp } from "./ask.js";
+import { DeliveryState, DeliveryStateSchema } from "../gen/compass/v1/comms_pb.js";
+import { STATUS, askStatus, enumName, millis, rfc3339 } from "./ask.js";
 import { append, h, timeNode } from "./dom.js";
 
 /**
  * @typedef {import("./ask.js").Ask} Ask
  * @typedef {import("./ask.js").AskDelivery} AskDelivery
  * @typedef {"delivered" | "changed" | "not-delivered" | "unknown" | "waiting" | "missing"} ReceiptState
- * @typedef {string | {lead: string} | {name: string} | {text: string} | {time: string}} Part
+ * @typedef {string | {lead: string} | {name: string} | {text: string}
+ *   | {time: import("./ask.js").Timestamp | undefined}} Part
  *   A piece of a sentence: our own words, the bold start, a name, someone else's text (both
- *   isolated), or an RFC 3339 timestamp (shown in local time).
+ *   isolated), or a timestamp (shown in local time).
  * @typedef {object} Receipt What the page says about an ask's delivery.
  * @property {ReceiptState} state
  * @property {Part[]} line the sentence
@@ -24,21 +26,13 @@ import { append, h, timeNode } from "./dom.js";
  * @property {number | null} changesInMs how long until "waiting" turns "missing" (else null)
  */
 
-/** The DeliveryState names, as Connect-JSON sends them. */
+/** The DeliveryState names. */
 export const DELIVERY = Object.freeze({
-  UNSPECIFIED: "DELIVERY_STATE_UNSPECIFIED",
-  DELIVERED: "DELIVERY_STATE_DELIVERED",
-  DELIVERED_WITH_CHANGES: "DELIVERY_STATE_DELIVERED_WITH_CHANGES",
-  NOT_DELIVERED: "DELIVERY_STATE_NOT_DELIVERED",
+  UNSPECIFIED: enumName(DeliveryStateSchema, DeliveryState.UNSPECIFIED),
+  DELIVERED: enumName(DeliveryStateSchema, DeliveryState.DELIVERED),
+  DELIVERED_WITH_CHANGES: enumName(DeliveryStateSchema, DeliveryState.DELIVERED_WITH_CHANGES),
+  NOT_DELIVERED: enumName(DeliveryStateSchema, DeliveryState.NOT_DELIVERED),
 });
-
-/** The DeliveryState names by number (tests/unit/test_ui_contract.py holds them to the proto). */
-export const DELIVERY_STATE_NAMES = Object.freeze([
-  DELIVERY.UNSPECIFIED,
-  DELIVERY.DELIVERED,
-  DELIVERY.DELIVERED_WITH_CHANGES,
-  DELIVERY.NOT_DELIVERED,
-]);
 
 /** How long after an ask was answered or declined the page waits for its receipt before it
  * says none came (the posting side reports within a second or two when all is well). */
@@ -64,7 +58,7 @@ export function receiptWaitFrom(search) {
  */
 function finalAt(ask) {
   const stamp = askStatus(ask) === STATUS.ANSWERED ? ask.answeredAt || ask.closedAt : ask.closedAt || ask.answeredAt;
-  return parseTimestamp(stamp);
+  return millis(stamp);
 }
 
 /**
@@ -103,9 +97,9 @@ export function receiptOf(ask, { agent, now, waitMs }) {
  * @returns {Receipt}
  */
 function reported(delivery, asker) {
-  const state = enumName(delivery.state, DELIVERY_STATE_NAMES, "DELIVERY_STATE_");
+  const state = enumName(DeliveryStateSchema, delivery.state);
   const name = { name: delivery.reportedByName || delivery.reportedByAccountId || asker };
-  const time = { time: delivery.reportedAt ?? "" };
+  const time = { time: delivery.reportedAt };
   const detail = delivery.detail ?? "";
   const payload = delivery.payload ?? "";
   /** @param {ReceiptState} kind @param {Part[]} line @param {Part[]} byline @returns {Receipt} */
@@ -136,11 +130,17 @@ function reported(delivery, asker) {
 }
 
 /**
- * A sentence's plain text (timestamps as given): what a screen shows, less the formatting.
+ * A sentence's plain text (timestamps in RFC 3339): what a screen shows, less the formatting.
  * @param {Part[]} parts
  */
 export function partsText(parts) {
-  return parts.map((part) => (typeof part === "string" ? part : Object.values(part)[0])).join("");
+  return parts
+    .map((part) => {
+      if (typeof part === "string") return part;
+      if ("time" in part) return rfc3339(part.time);
+      return Object.values(part)[0];
+    })
+    .join("");
 }
 
 /**

@@ -3,26 +3,14 @@
 // addresses, message order, the retry policy and the sign-in messages. Kept apart so that
 // Node can import and test them (tests/ui/page.test.mjs): app.js starts the page on import.
 
+import { millis } from "./ask.js";
+
 /**
  * @typedef {import("./ask.js").Ask} Ask
- * @typedef {{text?: {text?: string}, ask?: Ask}} Block
- * @typedef {object} Message
- * @property {string} [messageId]
- * @property {string} [channelId]
- * @property {string} [authorAccountId]
- * @property {string} [authorName]
- * @property {string} [createdAt]
- * @property {string | number} [revision] int64: a string in Connect-JSON
- * @property {Block[]} [blocks]
- * @typedef {{channelId: string, name?: string, workspaceId?: string}} Channel
- * @typedef {object} PendingAsk
- * @property {Ask} [ask]
- * @property {string} [messageId]
- * @property {string} [channelId]
- * @property {string} [channelName]
- * @property {string} [authorAccountId]
- * @property {string} [authorName]
- * @property {string} [askedAt]
+ * @typedef {import("../gen/compass/v1/comms_pb.js").MessageBlock} Block
+ * @typedef {import("../gen/compass/v1/comms_pb.js").Message} Message
+ * @typedef {import("../gen/compass/v1/comms_pb.js").Channel} Channel
+ * @typedef {import("../gen/compass/v1/comms_pb.js").PendingAsk} PendingAsk
  */
 
 export const RETRY_FIRST_MS = 500;
@@ -67,25 +55,13 @@ export function tickWait(left) {
 }
 
 /**
- * An int64 from Connect-JSON (a string or a number) as a BigInt; 0n when absent or invalid.
- * @param {unknown} value
- */
-export function toBigInt(value) {
-  try {
-    return BigInt(/** @type {string | number | bigint | boolean} */ (value ?? 0));
-  } catch {
-    return 0n;
-  }
-}
-
-/**
  * Where a message goes in the channel: by creation time, then by id.
  * @param {Message} message
  * @returns {[number, string]}
  */
 export function orderKey(message) {
-  const time = Date.parse(message.createdAt ?? "");
-  return [Number.isNaN(time) ? 0 : time, message.messageId ?? ""];
+  const time = millis(message.createdAt);
+  return [Number.isNaN(time) ? 0 : time, message.messageId];
 }
 
 /**
@@ -205,11 +181,11 @@ export function signInRefusal(code, message, fromForm, fromServer) {
 
 /**
  * An ask's first question, for a one-line summary.
- * @param {Ask} ask
+ * @param {Ask | undefined} ask
  */
 export function firstQuestion(ask) {
-  const q = (ask.questions ?? [])[0] ?? {};
-  return q.question || q.header || "A question";
+  const q = ask?.questions[0];
+  return q?.question || q?.header || "A question";
 }
 
 /**

@@ -4,20 +4,14 @@
 
 import { interruptedNote, isFinal, questionSignature } from "./ask.js";
 import { closedView } from "./closed.js";
-import { RpcError, serverStream, unary } from "./connect.js";
+import { create } from "@bufbuild/protobuf";
+
+import { MessageBlockSchema, MessageSchema } from "../gen/compass/v1/comms_pb.js";
 import { RECEIPT_WAIT_MS } from "./delivery.js";
 import { byId as $, h, reconcile, timeNode } from "./dom.js";
 import { AskForm } from "./form.js";
-import {
-  RETRY_FIRST_MS,
-  compareKeys,
-  jittered,
-  nextDelay,
-  orderKey,
-  stopsChannel,
-  tickWait,
-  toBigInt,
-} from "./page.js";
+import { RETRY_FIRST_MS, compareKeys, jittered, nextDelay, orderKey, stopsChannel, tickWait } from "./page.js";
+import { RpcError, comms, stream, unary } from "./rpc.js";
 
 /**
  * @typedef {import("./ask.js").Ask} Ask
@@ -33,7 +27,7 @@ export class ChannelView {
    *   focusAsk?: string | null, receiptWaitMs?: number}} options
    */
   constructor({ token, channel, onAuthLost, onChange, focusAsk = null, receiptWaitMs = RECEIPT_WAIT_MS }) {
-    this.token = token;
+    this.client = comms(token);
     this.channel = channel;
     this.onAuthLost = onAuthLost;
     this.onChange = onChange ?? (() => {});
@@ -142,14 +136,9 @@ export class ChannelView {
   async load(signal) {
     let pageToken = "";
     do {
-      const page = await unary(
-        this.token,
-        "ListMessages",
-        { channelId: this.channel.channelId, pageToken },
-        { signal },
-      );
-      for (const message of page.messages ?? []) this.apply(message);
-      pageToken = page.nextPageToken ?? "";
+      const page = await unary(this.client.listMessages({ channelId: this.channel.channelId, pageToken }, { signal }));
+      for (const message of page.messages) this.apply(message);
+      pageToken = page.nextPageToken;
     } while (pageToken);
   }
 
@@ -161,22 +150,13 @@ export class ChannelView {
     while (!signal.aborted) {
       this.setStatus("Connecting…", "connecting");
       try {
-        await serverStream(
-          this.token,
-          "WatchChannel",
-          { channelId: this.channel.channelId, afterRevision: this.revision.toString() },
-          {
-            signal,
-            onOpen: () => {
-              delay = RETRY_FIRST_MS;
-            },
-            onMessage: (response) => {
-              if (response && response.message) this.apply(response.message);
-              // Sent once the replay is done, then as a keepalive while the channel is quiet.
-              if (response && response.caughtUp) this.setStatus("Live", "live");
-            },
-          },
-        );
+        const request = { channelId: this.channel.channelId, afterRevision: this.revision };
+        for await (const response of stream(this.client.watchChannel(request, { signal }))) {
+          delay = RETRY_FIRST_MS; // the server accepted the watch
+          if (response.message) this.apply(response.message);
+          // Sent once the replay is done, then as a keepalive while the channel is quiet.
+          if (response.caughtUp) this.setStatus("Live", "live");
+        }
         // A clean end (the server is shutting down): resume from where we are.
       } catch (error) {
         if (signal.aborted) return;
@@ -218,9 +198,9 @@ export class ChannelView {
   apply(message) {
     const id = message.messageId;
     if (!id) return;
-    const revision = toBigInt(message.revision);
+    const revision = message.revision;
     const known = this.messages.get(id);
-    if (known && toBigInt(known.revision) > revision) return; // an older copy (a GetAsk race)
+    if (known && known.revision > revision) return; // an older copy (a GetAsk race)
     if (revision > this.revision) this.revision = revision;
     this.messages.set(id, message);
     const shown = this.articles.get(id);
@@ -233,9 +213,9 @@ export class ChannelView {
         { class: "message-meta" },
         h("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
         " · ",
-        timeNode(message.createdAt ?? ""),
+        timeNode(message.createdAt),
       ),
-      ...(message.blocks ?? []).map((block) => this.blockNode(block, message)),
+      ...message.blocks.map((block) => this.blockNode(block, message)),
     ]);
     if (isNew) this.place(article, message);
     if (this.loaded) this.onChange();
@@ -252,7 +232,7 @@ export class ChannelView {
     const after = [...this.messages.values()]
       .filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0)
       .sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
-    this.list.insertBefore(article, after ? this.articles.get(after.messageId ?? "") ?? null : null);
+    this.list.insertBefore(article, after ? this.articles.get(after.messageId) ?? null : null);
     // While loading, nothing scrolls: `showStart` picks the place once all is in.
     if (this.loaded && nearBottom && !after) article.scrollIntoView({ block: "end" });
   }
@@ -262,8 +242,9 @@ export class ChannelView {
    * @param {Message} message the block's message
    */
   blockNode(block, message) {
-    if (block.text) return h("div", { class: "text-block" }, block.text.text ?? "");
-    if (block.ask) return this.askNode(block.ask, message.authorName || message.authorAccountId || "");
+    const { block: part } = block;
+    if (part.case === "text") return h("div", { class: "text-block" }, part.value.text);
+    if (part.case === "ask") return this.askNode(part.value, message.authorName || message.authorAccountId);
     return h("p", { class: "muted" }, "(a block this page cannot show)");
   }
 
@@ -304,7 +285,7 @@ export class ChannelView {
    * @param {Answer[]} answers
    */
   async respond(askId, answers) {
-    await this.closing(askId, unary(this.token, "RespondToAsk", { askId, answers }));
+    await this.closing(askId, unary(this.client.respondToAsk({ askId, answers })));
     await this.refreshAsk(askId);
   }
 
@@ -313,7 +294,7 @@ export class ChannelView {
    * @param {string} reason
    */
   async decline(askId, reason) {
-    await this.closing(askId, unary(this.token, "DeclineAsk", { askId, reason }));
+    await this.closing(askId, unary(this.client.declineAsk({ askId, reason })));
     await this.refreshAsk(askId);
   }
 
@@ -337,11 +318,11 @@ export class ChannelView {
   /**
    * GetAsk, or null when it fails.
    * @param {string} askId
-   * @returns {Promise<{ask?: Ask, messageId?: string, channelId?: string} | null>}
+   * @returns {Promise<import("../gen/compass/v1/comms_pb.js").GetAskResponse | null>}
    */
   async fetchAsk(askId) {
     try {
-      return await unary(this.token, "GetAsk", { askId });
+      return await unary(this.client.getAsk({ askId }));
     } catch (error) {
       if (!(error instanceof RpcError)) throw error;
       return null;
@@ -354,13 +335,15 @@ export class ChannelView {
    */
   async refreshAsk(askId) {
     const got = await this.fetchAsk(askId);
-    const message = got ? this.messages.get(got.messageId ?? "") : null;
+    const message = got ? this.messages.get(got.messageId) : null;
     if (!got || !message || !got.ask) return;
     const ask = got.ask;
-    const blocks = (message.blocks ?? []).map((block) =>
-      block.ask && block.ask.askId === askId ? { ask } : block,
+    const blocks = message.blocks.map((block) =>
+      block.block.case === "ask" && block.block.value.askId === askId
+        ? create(MessageBlockSchema, { block: { case: "ask", value: ask } })
+        : block,
     );
-    this.apply({ ...message, blocks });
+    this.apply(create(MessageSchema, { ...message, blocks }));
   }
 }
 

@@ -14,7 +14,7 @@ import {
   describeSendError,
   errorCode,
   isSkipped,
-  parseTimestamp,
+  millis,
   plural,
   questionSignature,
   questionTitle,
@@ -28,6 +28,7 @@ import {
   violationQuestion,
   violationText,
 } from "./ask.js";
+import { AskTimeoutPolicy } from "../gen/compass/v1/comms_pb.js";
 import { h, uid } from "./dom.js";
 import { TEXT_INSTEAD_OF_PICKS_WARNING, answerFor, offersOther, otherHint, textHidesPicks } from "./freetext.js";
 
@@ -67,16 +68,16 @@ class Countdown {
     this.then = h("span", { class: "countdown-then" });
     this.node = h("p", { class: "ask-deadline", hidden: true }, this.clock, this.then);
     this.deadline = Number.NaN;
-    /** @type {string | number} */
-    this.policy = "";
+    /** @type {import("../gen/compass/v1/comms_pb.js").AskTimeoutPolicy} */
+    this.policy = AskTimeoutPolicy.UNSPECIFIED;
     this.tracked = false;
     this.seenConnected = false;
   }
 
   /** @param {Ask} ask */
   set(ask) {
-    this.deadline = parseTimestamp(ask.deadline);
-    this.policy = ask.onTimeout ?? "";
+    this.deadline = millis(ask.deadline);
+    this.policy = ask.onTimeout;
     this.node.hidden = Number.isNaN(this.deadline);
     if (this.node.hidden) return;
     const at = new Date(this.deadline);
