@@ -32,13 +32,14 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from tests.realagent.loopback_http import LoopbackHTTPServer
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from types import TracebackType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENSURE_OMP = REPO_ROOT / "scripts" / "ensure-omp"
@@ -133,7 +134,7 @@ def message_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
-class ScriptedModelServer:
+class ScriptedModelServer(LoopbackHTTPServer):
     """OpenAI-compatible chat-completions server on 127.0.0.1 (ephemeral port) that answers
     request N with turn N. Use as a context manager, or `start()` / `close()`."""
 
@@ -143,44 +144,12 @@ class ScriptedModelServer:
         self._next = 0
         self._lock = threading.Condition()
         self.requests: list[RecordedRequest] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        super().__init__(_handler_for(self), name="scripted-model")
 
     @property
     def base_url(self) -> str:
         """The `baseUrl` for models.yml (omp appends `/chat/completions`)."""
         return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> ScriptedModelServer:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name="scripted-model", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> ScriptedModelServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def add_turns(self, *turns: Turn) -> None:
         """Append turns to the script (e.g. for a second prompt)."""

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
-if TYPE_CHECKING:
-    from types import TracebackType
+from tests.realagent.loopback_http import LoopbackHTTPServer
 
 __all__ = ["LOOPBACK", "Refused", "RefusingProxy"]
 
@@ -34,19 +33,17 @@ class Refused:
     target: str
 
 
-class RefusingProxy:
+class RefusingProxy(LoopbackHTTPServer):
     """An HTTP proxy on 127.0.0.1 (ephemeral port) answering 403 to everything."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._refused: list[Refused] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__(_handler_for(self), name="refusing-proxy")
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def refused(self) -> list[Refused]:
@@ -68,32 +65,6 @@ class RefusingProxy:
             env[name] = self.url
             env[name.lower()] = self.url
         return env
-
-    def start(self) -> RefusingProxy:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name="refusing-proxy", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> RefusingProxy:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _record(self, method: str, target: str) -> None:
         with self._lock:

@@ -23,14 +23,14 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
+from tests.realagent.loopback_http import LoopbackHTTPServer
 from tests.realagent.model_server import EXHAUSTED_TEXT, Turn
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from types import TracebackType
 
 __all__ = ["AnthropicModel", "GeminiModel", "ModelRequest", "ResponsesModel", "ScriptedWire"]
 
@@ -94,7 +94,7 @@ def _text_of(content: object) -> str:
     return ""
 
 
-class ScriptedWire:
+class ScriptedWire(LoopbackHTTPServer):
     """The shared part: an HTTP server on 127.0.0.1 answering POSTs to `paths` with the next
     turn as SSE (`_events`), recording every request. Subclasses say what a main-loop request
     is and how a turn is streamed."""
@@ -107,43 +107,11 @@ class ScriptedWire:
         self._next = 0
         self._lock = threading.Condition()
         self.requests: list[ModelRequest] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        super().__init__(_handler_for(self), name=type(self).__name__)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> ScriptedWire:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name=type(self).__name__, daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> ScriptedWire:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def script(self, *turns: Turn) -> None:
         """Replace what is left of the script (a module's agent serves several tests)."""
