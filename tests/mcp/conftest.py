@@ -1,6 +1,6 @@
 """The MCP front door from outside, over real HTTP and real processes: the official `mcp`
 SDK's client on /mcp and on `compass mcp` (stdio), and real MCP clients as published on npm
-(the TypeScript SDK's client, Gemini CLI, Claude Code). One `compass serve` per module, with
+(the TypeScript SDK's client, Gemini CLI, Claude Code, Codex). One `compass serve` per module, with
 progress, grace periods and sweeps in tenths of a second (`_mcp.FAST`); a seeded world per
 test."""
 

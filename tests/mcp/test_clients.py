@@ -1,11 +1,12 @@
 """Real MCP clients, as published on npm, against `compass serve`'s /mcp: the TypeScript MCP
-SDK's client, Gemini CLI and Claude Code (`claude -p`). The agents run against scripted model
-servers on 127.0.0.1 (wire_models.py), every other request of theirs sent to a proxy that
-refuses it (proxy.py), HOME in a temp dir; a person answers over Connect-JSON, and each test
-asserts what the client (or the agent's next model request) received.
+SDK's client, Gemini CLI, Claude Code (`claude -p`) and Codex (`codex exec`). The agents run
+against scripted model servers on 127.0.0.1 (wire_models.py), every other request of theirs
+sent to a proxy that refuses it (proxy.py), HOME in a temp dir; a person answers over
+Connect-JSON, and each test asserts what the client (or the agent's next model request)
+received.
 
-Installed by scripts/ensure-npm (mcp-sdk, gemini, claude; pinned in tests/realagent/NAME/),
-failing loudly when npm cannot install them.
+Installed by scripts/ensure-npm (mcp-sdk, gemini, claude, codex; pinned in
+tests/realagent/NAME/), failing loudly when npm cannot install them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from tests.mcp import _mcp
 from tests.mcp._mcp import Person, answer
-from tests.realagent.acp_agents import claude_binary, ensure_npm
-from tests.realagent.model_server import Turn
+from tests.realagent.acp_agents import CODEX_MODEL, claude_binary, ensure_npm
+from tests.realagent.model_server import ToolCall, Turn
 from tests.realagent.proxy import RefusingProxy
-from tests.realagent.wire_models import AnthropicModel, GeminiModel
+from tests.realagent.wire_models import AnthropicModel, GeminiModel, ResponsesModel
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
@@ -277,3 +279,163 @@ async def test_claude_code_reads_the_answer(
     assert read["answered_by"] == "Ada"
     assert "Postgres it is." in out
     assert (await _mcp.until_delivered(server.dsn, ask_id))["delivery_state"] == "delivered"
+
+
+# Codex 0.166.0 defers every MCP tool behind its client-side tool search (the feature
+# `tool_search_always_defer_mcp_tools` is "removed, true": no setting brings them back): its
+# request offers `{"type": "tool_search", "execution": "client"}` whose description names the
+# MCP servers, the model calls it (`tool_search_call`), Codex answers with the matching tools
+# in a namespace `mcp__<server>` (`tool_search_output`), and the model then calls `ask` in that
+# namespace. That is what this script does.
+CODEX_SCRIPT = [
+    Turn.call("tool_search", {"query": "compass ask a person"}, "search_1"),
+    Turn(tool_calls=(ToolCall("ask", ASK, "call_1", namespace="mcp__compass"),)),
+    Turn.say("SQLite it is."),
+]
+CODEX_HOSTS = {"github.com", "api.github.com", "chatgpt.com"}
+"""What Codex 0.166 tries to reach at start (plugins, remote config); refused by the proxy."""
+
+
+def _codex(
+    tmp_path: Path, mcp_url: str, token: str, model_url: str, proxy: RefusingProxy, *, approve: bool
+) -> tuple[list[str], dict[str, str], Path]:
+    """`codex exec` with the configuration README "Connecting an agent over MCP" gives for
+    Codex (`approve`: with its `default_tools_approval_mode = "approve"`), its model a
+    loopback `responses` provider; argv, environment (from scratch), working directory."""
+    bin_dir = ensure_npm("codex")
+    home, codex_home, workspace = tmp_path / "home", tmp_path / "codex-home", tmp_path / "ws"
+    for directory in (home, codex_home, workspace):
+        directory.mkdir()
+    (codex_home / "config.toml").write_text(
+        f'model = "{CODEX_MODEL}"\n'
+        'model_provider = "scripted"\n'
+        "check_for_update_on_startup = false\n"
+        "[model_providers.scripted]\n"
+        'name = "scripted"\n'
+        f'base_url = "{model_url}/v1"\n'
+        'wire_api = "responses"\n'
+        "requires_openai_auth = false\n"
+        "[analytics]\n"
+        "enabled = false\n"
+        "[mcp_servers.compass]\n"
+        f'url = "{mcp_url}"\n'
+        'bearer_token_env_var = "COMPASS_TOKEN"\n'
+        'http_headers = { "X-Compass-Wait-Seconds" = "240" }\n'
+        "tool_timeout_sec = 300\n"
+        + ('default_tools_approval_mode = "approve"\n' if approve else ""),
+        encoding="utf-8",
+    )
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "CODEX_HOME": str(codex_home),
+        "COMPASS_TOKEN": token,
+        "NO_COLOR": "1",
+        **proxy.env(),
+    }
+    argv = [
+        str(bin_dir / "codex"),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "Ask which database the service should use.",
+    ]
+    return argv, env, workspace
+
+
+def _codex_events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def _mcp_output(text: str) -> str:
+    """What Codex handed the model for an MCP call, without its `Wall time: <s> seconds`
+    line (the one part that varies)."""
+    match = re.fullmatch(r"Wall time: \d+(?:\.\d+)? seconds\nOutput:\n?(.*)", text, re.DOTALL)
+    assert match, text
+    return match.group(1)
+
+
+async def test_codex_finds_the_ask_tool_by_its_tool_search_and_reads_the_answer(
+    server: _server.RunningServer, world: _server.SeededWorld, person: Person, tmp_path: Path
+) -> None:
+    with ResponsesModel(CODEX_SCRIPT, model=CODEX_MODEL) as model, RefusingProxy() as proxy:
+        argv, env, cwd = _codex(
+            tmp_path, f"{server.url}mcp", world.agent.token, model.base_url, proxy, approve=True
+        )
+        ask_id, out = await _run_agent(argv, env, cwd, person, "1")
+        turns = model.wait_for_turns(3)
+    # The MCP tools are not offered: the tool search is, naming the server and its
+    # instructions.
+    [search] = [tool for tool in turns[0].body["tools"] if tool["type"] == "tool_search"]
+    assert search["execution"] == "client"
+    assert "- compass: Compass puts your questions to the people" in search["description"]
+    assert not {"ask", "mcp__compass__ask"} & set(turns[0].tool_names())
+    # The search hands the model Compass's tools in the namespace it calls `ask` in.
+    [found] = turns[1].tool_search_output("search_1")
+    assert (found["type"], found["name"]) == ("namespace", "mcp__compass")
+    assert {tool["name"] for tool in found["tools"]} == {"ask", "ask_wait", "ask_cancel"}
+    # Codex hands the model the structured content (compact JSON, in the server's key
+    # order) after its wall-time line.
+    expected = {
+        "status": "answered",
+        "ask_id": ask_id,
+        "answers": [
+            {
+                "question_id": "db",
+                "chosen_labels": ["SQLite"],
+                "chosen_option_ids": ["1"],
+                "custom_text": "",
+                "skipped": False,
+                "timed_out": False,
+            }
+        ],
+        "answered_by": "Ada",
+        "link": f"{server.url}#/ask/{ask_id}",
+    }
+    read = _mcp_output(turns[2].tool_result("call_1"))
+    assert read == json.dumps(expected, separators=(",", ":"))
+    events = _codex_events(out)
+    [call] = [
+        e["item"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "mcp_tool_call"
+    ]
+    assert (call["server"], call["tool"], call["status"]) == ("compass", "ask", "completed")
+    messages = [
+        e["item"]["text"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "agent_message"
+    ]
+    assert messages == ["SQLite it is."]
+    assert (await _mcp.until_delivered(server.dsn, ask_id))["delivery_state"] == "delivered"
+    assert proxy.hosts() <= CODEX_HOSTS, proxy.refused
+
+
+async def test_codex_exec_refuses_the_call_without_the_approval_setting(
+    server: _server.RunningServer, world: _server.SeededWorld, tmp_path: Path
+) -> None:
+    """`codex exec` runs with approval policy "never", and Codex wants an approval for `ask`
+    (not read-only, open-world in its annotations): without `default_tools_approval_mode =
+    "approve"` the call fails in Codex and never reaches Compass."""
+    with ResponsesModel(CODEX_SCRIPT, model=CODEX_MODEL) as model, RefusingProxy() as proxy:
+        argv, env, cwd = _codex(
+            tmp_path, f"{server.url}mcp", world.agent.token, model.base_url, proxy, approve=False
+        )
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(process.communicate(), 180)
+        assert process.returncode == 0, err.decode()[-3000:]
+        turns = model.wait_for_turns(3)
+    assert _mcp_output(turns[2].tool_result("call_1")) == (
+        "MCP tool call requires approval, but approval policy is never"
+    )
+    asks = await _mcp.rows(
+        server.dsn, "SELECT ask_id FROM asks WHERE channel_id = $1", world.channel_id
+    )
+    assert asks == []

@@ -60,6 +60,9 @@ class ToolCall:
     arguments: Mapping[str, Any]
     call_id: str = ""
     """`tool_calls[].id` (omp echoes it as `toolCallId`); empty means a generated one."""
+    namespace: str = ""
+    """The Responses API's `namespace` of a function call (wire_models.ResponsesModel only):
+    Codex calls a deferred MCP tool found by its tool search as `name` in `mcp__<server>`."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from tests.realagent.loopback_http import LoopbackHTTPServer
-from tests.realagent.model_server import EXHAUSTED_TEXT, Turn
+from tests.realagent.model_server import EXHAUSTED_TEXT, ToolCall, Turn
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -70,6 +70,14 @@ class ModelRequest:
                 if isinstance(response, dict) and response.get("id") == call_id:
                     return _text_of((response.get("response") or {}).get("output"))
         raise LookupError(f"no tool result for {call_id} in the request")
+
+    def tool_search_output(self, call_id: str) -> list[dict[str, Any]]:
+        """The tools a Responses-API client's own tool search handed back for `call_id` (its
+        `tool_search_output` item in this request)."""
+        for item in self.body.get("input") or ():
+            if item.get("type") == "tool_search_output" and item.get("call_id") == call_id:
+                return list(item.get("tools") or ())
+        raise LookupError(f"no tool search output for {call_id} in the request")
 
     def tool_names(self) -> list[str]:
         names: list[str] = []
@@ -317,7 +325,13 @@ class AnthropicModel(ScriptedWire):
 
 
 class ResponsesModel(ScriptedWire):
-    """`POST /v1/responses`, streamed as OpenAI Responses SSE (what Codex reads)."""
+    """`POST /v1/responses`, streamed as OpenAI Responses SSE (what Codex reads).
+
+    A call named `tool_search` is streamed as a `tool_search_call` item executed by the
+    client (`execution: "client"`, the arguments an object), the tool a Responses request
+    offers as `{"type": "tool_search", "execution": "client"}`: Codex answers it with a
+    `tool_search_output` item in its next request. A call with a `namespace` carries it (how
+    the model calls a tool that search returned inside a namespace)."""
 
     paths = ("/v1/responses",)
 
@@ -337,17 +351,7 @@ class ResponsesModel(ScriptedWire):
                     "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
                 }
             )
-        items.extend(
-            {
-                "type": "function_call",
-                "id": f"fc_{uuid.uuid4().hex[:16]}",
-                "call_id": call.call_id or f"call_{uuid.uuid4().hex[:12]}",
-                "name": call.name,
-                "arguments": json.dumps(call.arguments),
-                "status": "completed",
-            }
-            for call in turn.tool_calls
-        )
+        items.extend(_responses_call(call) for call in turn.tool_calls)
         base = {"id": response_id, "object": "response", "model": self.model}
         events: list[tuple[str, dict[str, Any]]] = [
             (
@@ -398,6 +402,31 @@ class ResponsesModel(ScriptedWire):
             )
         )
         return events
+
+
+def _responses_call(call: ToolCall) -> dict[str, Any]:
+    """The output item of one scripted call (see ResponsesModel)."""
+    call_id = call.call_id or f"call_{uuid.uuid4().hex[:12]}"
+    if call.name == "tool_search":
+        return {
+            "type": "tool_search_call",
+            "id": f"tsc_{uuid.uuid4().hex[:16]}",
+            "call_id": call_id,
+            "execution": "client",
+            "arguments": dict(call.arguments),
+            "status": "completed",
+        }
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "id": f"fc_{uuid.uuid4().hex[:16]}",
+        "call_id": call_id,
+        "name": call.name,
+        "arguments": json.dumps(call.arguments),
+        "status": "completed",
+    }
+    if call.namespace:
+        item["namespace"] = call.namespace
+    return item
 
 
 class GeminiModel(ScriptedWire):
