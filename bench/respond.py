@@ -643,7 +643,9 @@ async def measure(
                 "respond": http_side(clients, server.url, world.token, cursor),
             }
             databases = dict.fromkeys(sides, (dsn, cursor))
-            servers = {"respond": server}
+            # The echo server's CPU too: respond minus echo is the server's own work per
+            # answer beyond the HTTP+Connect stack (the store's asyncpg calls included).
+            servers = {"respond": server, "echo": echo}
             if many is not None and many_world is not None and many_cursor is not None:
                 name = f"respond, {args.workers} workers"
                 sides[name] = http_side(clients, many.url, many_world.token, many_cursor)
@@ -675,7 +677,7 @@ async def measure(
         f"{paired_ratio:.2f} median of per-round ratios (target >= {TARGET})"
     )
     print(
-        "server CPU per answer: "
+        "server CPU per answer (echo: per call): "
         + ", ".join(f"{name} {seconds * 1e3:.2f} ms" for name, seconds in cpu.items())
     )
     if many is not None:
