@@ -260,7 +260,12 @@ class WebhookStore:
                                WHERE webhook_id = e.webhook_id AND state = 'pending'
                                  AND next_attempt_at <= $1
                                ORDER BY next_attempt_at
-                               LIMIT $6
+                               -- Per endpoint, lock no more than this claim can take (the
+                               -- endpoint's room, and the claim's limit): a row locked here
+                               -- but not taken is skipped by every other claimer until this
+                               -- commits (with several endpoints due, up to `limit` per
+                               -- endpoint are still locked for the oldest `limit` overall).
+                               LIMIT LEAST(GREATEST($6 - COALESCE(b.n, 0), 0), $3)
                                FOR UPDATE SKIP LOCKED) due
                        ) c
                        WHERE c.slot <= $6

@@ -4,9 +4,10 @@ PostgreSQL; migrations/0005_webhooks.sql, compass_server/store/webhooks.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -25,6 +26,8 @@ from tests.integration.store._seed import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
     from compass_server.store.postgres import PostgresStore
     from tests.integration.store._seed import World
 
@@ -139,6 +142,48 @@ async def test_a_rolled_back_change_enqueues_nothing(store: PostgresStore, world
     with pytest.raises(AbortError):
         await expire_then_abort()
     assert await _events(store) == before  # ... and gone with it
+
+
+class _HeldOpen:
+    """The store, except that its transactions stay open (their locks held) until `release`
+    is set: one claimer caught between its UPDATE and its commit."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+        self.reached = asyncio.Event()
+        self.release = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncGenerator[Any]:
+        async with self._store.transaction() as conn:
+            yield conn
+            self.reached.set()
+            await self.release.wait()
+
+
+async def test_a_claim_locks_only_what_it_takes(store: PostgresStore, world: World) -> None:
+    # A claimer that takes 5 must not hold the rest of the endpoint's due deliveries while it
+    # commits: another worker claiming at that moment gets the next ones, not nothing.
+    await WebhookStore(store).add(world.workspace.workspace_id, "https://a.test/")
+    for _ in range(12):
+        await _post_ask(store, world)
+    now = datetime.now(UTC)
+    held = _HeldOpen(store)
+    first = asyncio.create_task(
+        WebhookStore(cast("PostgresStore", held)).claim(
+            now, timedelta(seconds=30), 5, per_endpoint=50
+        )
+    )
+    await asyncio.wait_for(held.reached.wait(), 10)
+    try:
+        second = await asyncio.wait_for(
+            WebhookStore(store).claim(now, timedelta(seconds=30), 5, per_endpoint=50), 10
+        )
+    finally:
+        held.release.set()
+    taken = await first
+    assert len(taken) == len(second) == 5
+    assert not {d.delivery_id for d in taken} & {d.delivery_id for d in second}
 
 
 async def test_concurrent_claims_never_share_a_delivery(store: PostgresStore, world: World) -> None:
