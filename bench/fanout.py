@@ -46,13 +46,11 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import struct
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -61,6 +59,7 @@ import httpx
 from bench.respond import ROOT, admin_dsn, bench_database
 from compass_agent.connect_protocol import envelope
 from tests import _server
+from tests._procs import cpu_seconds
 from tests.e2e._asks import post, text_block
 from tests.e2e._connect import CAUGHT_UP, open_stream
 
@@ -101,12 +100,6 @@ class Result:
                 f" ({self.cpu_per_change / self.watchers * 1e6:.0f} us/watcher)"
             )
         return text
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def watch_reads(http: httpx.AsyncClient) -> float:

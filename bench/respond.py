@@ -84,6 +84,7 @@ import httpx
 
 from bench._timing import Rate, load_average, machine, report
 from compass_server.cli.demo import GALLERY_ASK_ARGS
+from tests import _procs
 
 if TYPE_CHECKING:
     import socket
@@ -313,18 +314,8 @@ class Child:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the server so far, its workers included (/proc)."""
-        total = 0.0
-        pids = [self.process.pid]
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pids[0]:
-                        pids.append(int(entry.name))
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return total
+        pid = self.process.pid
+        return sum(_procs.cpu_seconds(p) for p in (pid, *_procs.children(pid)))
 
     @property
     def output(self) -> list[str]:

@@ -63,6 +63,7 @@ import httpx
 from bench._timing import load_average, machine
 from bench.respond import Child, admin_dsn, bench_database, commit_settings, serve_argv
 from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
+from tests._procs import children, cpu_seconds
 from tests.e2e._asks import DEFAULT_ASK, answer, append_request
 
 if TYPE_CHECKING:
@@ -311,28 +312,9 @@ def server_pids(setup: Setup) -> dict[str, int]:
     found: dict[str, int] = {}
     for number, child in enumerate(setup.children):
         found[f"p{number}"] = child.process.pid
-        for index, pid in enumerate(children_of(child.process.pid)):
+        for index, pid in enumerate(children(child.process.pid)):
             found[f"p{number}w{index}"] = pid
     return found
-
-
-def children_of(pid: int) -> list[int]:
-    kids: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid:
-                    kids.append(int(entry.name))
-    return sorted(kids)
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu() -> float:

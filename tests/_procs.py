@@ -1,8 +1,10 @@
 """Which process is which, read from /proc (Linux): the workers of a `compass serve --workers N`
-supervisor, and which of them holds the server side of a client's TCP connection."""
+supervisor, which of them holds the server side of a client's TCP connection, and the CPU a
+process has used (the tests and the benches)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -22,6 +24,15 @@ def children(pid: int) -> list[int]:
         if int(parent) == pid and state != "Z":
             found.append(int(entry.name))
     return sorted(found)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far; 0.0 once it is gone."""
+    try:
+        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def serving_pid(candidates: list[int], server_port: int, client_port: int) -> int | None:
