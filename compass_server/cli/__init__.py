@@ -125,11 +125,13 @@ async def _ensure_database(pg: LocalPostgres) -> None:
     await ensure_database(pg.dsn, EMBEDDED_DATABASE)
 
 
-async def _migrate(dsn: str) -> list[int]:
+async def _migrate(settings: Settings, dsn: str) -> list[int]:
+    """Apply the migrations to `dsn`'s database. They take a session-level lock: on the direct
+    connection (COMPASS_LISTEN_DATABASE_URL) when the pool goes through a pooler."""
     from compass_server.store.setup import DatabaseSetupError, migrate_database
 
     try:
-        return await migrate_database(dsn)
+        return await migrate_database(settings.listen_database_url or dsn)
     except DatabaseSetupError as exc:
         raise CliError(str(exc)) from exc
 
@@ -191,8 +193,7 @@ def _serve(args: argparse.Namespace) -> int:
     if not 1 <= count <= config_names.MAX_WORKERS:
         raise CliError(f"--workers must be between 1 and {config_names.MAX_WORKERS}")
     with _database(settings, owner=True) as dsn:
-        # Migrations take a session-level lock: on the direct connection, never a pooler's.
-        applied = asyncio.run(_migrate(settings.listen_database_url or dsn))
+        applied = asyncio.run(_migrate(settings, dsn))
         if applied:
             logger.info("applied migrations %s", applied)
         if count > 1:
@@ -430,7 +431,7 @@ class _AnnouncingServer(uvicorn.Server):
 def _migrate_command(_args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     with _database(settings, owner=False) as dsn:
-        applied = asyncio.run(_migrate(settings.listen_database_url or dsn))
+        applied = asyncio.run(_migrate(settings, dsn))
     _print_json({"applied": applied})
     return 0
 
@@ -457,7 +458,7 @@ async def _seed_demo_if_empty(dsn: str, settings: Settings, url: str) -> dict[st
 def _demo(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     with _database(settings, owner=False) as dsn:
-        asyncio.run(_migrate(settings.listen_database_url or dsn))
+        asyncio.run(_migrate(settings, dsn))
         url = args.url or _server_url(settings, dsn)
         _print_json(asyncio.run(_seed_demo(dsn, settings, url)))
     return 0
@@ -480,7 +481,7 @@ def _admin(args: argparse.Namespace) -> int:
             return await action(store, **params)
 
     with _database(settings, owner=False) as dsn:
-        asyncio.run(_migrate(settings.listen_database_url or dsn))
+        asyncio.run(_migrate(settings, dsn))
         if "url" in params and not params["url"]:
             params["url"] = _server_url(settings, dsn)
         _print_json(asyncio.run(run(dsn)))
