@@ -184,7 +184,7 @@ def answer_violations(
     if question.answer_required and not answer.chosen_option_ids and not answer.custom_text:
         violations.append(
             FieldViolation(
-                field=f"{path}",
+                field=path,
                 description=f"{question_label(qid)}: the agent needs an answer to this question; it cannot be skipped",
                 question_id=qid,
             )
