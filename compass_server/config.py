@@ -228,17 +228,29 @@ class Settings:
 MAX_WORKERS: Final = 64
 
 
-def _workers(raw: str) -> int:
-    """A count of 1 to MAX_WORKERS, or `auto`: the CPUs this process may use."""
+def worker_count(raw: str) -> int:
+    """A count of 1 to MAX_WORKERS, or `auto`: the CPUs this process may use (COMPASS_WORKERS
+    and `compass serve --workers` alike).
+
+    Raises:
+        ValueError: anything else, saying what is accepted.
+    """
     if raw.strip().lower() == "auto":
         return min(usable_cpus(), MAX_WORKERS)
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigError(f"{WORKERS} must be a number of processes or auto, got {raw!r}") from None
+        raise ValueError(f"must be a number of processes or auto, got {raw!r}") from None
     if not 1 <= value <= MAX_WORKERS:
-        raise ConfigError(f"{WORKERS} must be between 1 and {MAX_WORKERS}, got {value}")
+        raise ValueError(f"must be between 1 and {MAX_WORKERS}, got {value}")
     return value
+
+
+def _workers(raw: str) -> int:
+    try:
+        return worker_count(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{WORKERS} {exc}") from None
 
 
 def usable_cpus(cgroup_cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:

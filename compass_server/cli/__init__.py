@@ -190,8 +190,6 @@ def _serve(args: argparse.Namespace) -> int:
 
         return workers.run_worker(args.worker, args.worker_fds, settings, host, port)
     count: int = settings.workers if args.workers is None else args.workers
-    if not 1 <= count <= config_names.MAX_WORKERS:
-        raise CliError(f"--workers must be between 1 and {config_names.MAX_WORKERS}")
     with _database(settings, owner=True) as dsn:
         applied = asyncio.run(_migrate(settings, dsn))
         if applied:
@@ -515,6 +513,13 @@ def _claude_hook(args: argparse.Namespace) -> int:
 # -- parser --------------------------------------------------------------------------------
 
 
+def _worker_count(raw: str) -> int:
+    try:
+        return config_names.worker_count(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description="Compass: typed asks from agents.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -534,9 +539,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--workers",
-        type=int,
+        type=_worker_count,
         help="server processes sharing the port, each with its own database pool and change "
-        "listener (default COMPASS_WORKERS or 1)",
+        f"listener: 1 to {config_names.MAX_WORKERS}, or auto for the CPUs it may use "
+        "(default COMPASS_WORKERS or 1)",
     )
     # A worker of `--workers N` is `compass serve` started by its supervisor with these.
     serve.add_argument("--worker", type=int, help=argparse.SUPPRESS)

@@ -178,3 +178,14 @@ def test_the_webhook_allow_list() -> None:
     assert allow.allows_name("HOOKS.lan.")
     with pytest.raises(ConfigError, match="COMPASS_WEBHOOK_ALLOW_HOSTS: 'a b' is not"):
         Settings.from_env({"COMPASS_WEBHOOK_ALLOW_HOSTS": "a b"})
+
+
+def test_serve_workers_on_the_command_line_reads_as_compass_workers() -> None:
+    from compass_server import cli
+
+    parse = cli.build_parser().parse_args
+    assert parse(["serve", "--workers", "auto"]).workers == config.usable_cpus()
+    assert parse(["serve", "--workers", "2"]).workers == 2
+    for bad in ("0", "65", "two"):
+        with pytest.raises(SystemExit):  # argparse's usage error, exit 2
+            parse(["serve", "--workers", bad])
