@@ -21,7 +21,7 @@ RUN python deploy/docker/requirements.py pyproject.toml ${COMPASS_EXTRAS} > /tmp
  && /opt/compass/bin/pip install --requirement /tmp/requirements.txt
 COPY README.md ./
 COPY compass_server ./compass_server
-COPY compass_agent ./compass_agent
+COPY compass_core ./compass_core
 COPY compass_bridge ./compass_bridge
 COPY compass_mcp ./compass_mcp
 COPY gen ./gen

@@ -75,8 +75,8 @@ import httpx
 from bench._receipts import receipt_delays, receipt_line
 from bench._timing import answer_latency_arguments, latency_table, percentile
 from bench.respond import ROOT, run_on_database, served_database
-from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from compass_bridge.client import AgentClient, RpcError
+from compass_server.transport.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from tests import _server
 from tests.realagent.harness import bridge_run
 from tests.realagent.model_server import Turn, ensure_omp

@@ -14,7 +14,7 @@ else a temporary local cluster). Claude Code is the pinned binary of tests/reala
 HOME in a temp dir, telemetry off, every other request refused by a loopback proxy).
 
 Set-up, once: one `compass serve` subprocess on a fresh database and a seeded world; the
-hooks written by `compass_bridge.claude_settings.install` (what `compass claude-hook
+hooks written by `compass_bridge.claude.install.install` (what `compass claude-hook
 install` writes); ONE `claude -p --permission-prompt-tool stdio` whose scripted model
 (tests/realagent/wire_models.AnthropicModel, in this process) calls AskUserQuestion once per
 turn, each time with another question, `--warmup` + `--asks` times.
@@ -56,7 +56,7 @@ from bench._timing import answer_latency_arguments, latency_table
 from bench.ask_latency import FloorWatcher
 from bench.mcp_latency import STEP_TIMEOUT, BenchError, Participant
 from bench.respond import run_on_database, served_database
-from compass_bridge.claude_code import question_id
+from compass_bridge.claude.questions import question_id
 from compass_bridge.client import AgentClient
 from tests import _server
 from tests.realagent.acp_agents import ensure_npm

@@ -57,7 +57,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.respond import ROOT, admin_dsn, bench_database
-from compass_agent.connect_protocol import envelope
+from compass_server.transport.connect_protocol import envelope
 from tests import _server
 from tests._procs import cpu_seconds
 from tests.e2e._asks import post, text_block

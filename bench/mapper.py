@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from bench.respond import admin_dsn, bench_database
-from compass_agent import ConversationUpdated, EventMapper
+from compass_core import ConversationUpdated, EventMapper
 from gen.compass.v1 import agent_pb2
 from tests import _server
 

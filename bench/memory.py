@@ -37,8 +37,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.respond import admin_dsn, bench_database
-from compass_agent.connect_protocol import envelope
 from compass_server.store.postgres import PostgresStore
+from compass_server.transport.connect_protocol import envelope
 from tests import _server
 from tests.integration.store._seed import text
 

@@ -207,8 +207,8 @@ def with_database(dsn: str, database: str) -> str:
 
 async def prepare(dsn: str, *, clients: int, asks_per_client: int) -> World:
     """A workspace with one channel per client, a human participant, and unanswered asks made
-    the way an agent makes them (the gallery ask mapped by compass_agent, appended)."""
-    from compass_agent import ConversationUpdated, EventMapper
+    the way an agent makes them (the gallery ask mapped by compass_core, appended)."""
+    from compass_core import ConversationUpdated, EventMapper
     from compass_server.store import AccountKind
     from compass_server.store.postgres import PostgresStore
 

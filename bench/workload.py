@@ -62,7 +62,7 @@ import httpx
 
 from bench._timing import load_average, machine
 from bench.respond import Child, admin_dsn, bench_database, commit_settings, serve_argv
-from compass_agent.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
+from compass_server.transport.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from tests._procs import children, cpu_seconds
 from tests.e2e._asks import DEFAULT_ASK, answer, append_request
 

@@ -2,7 +2,7 @@
 
 Two transports (README, "Connecting an agent"): oh-my-pi's JSON-lines RPC mode
 (`--protocol rpc`) and the Agent Client Protocol (`--protocol acp`, preferred). Either way
-the bridge maps the runtime's events with `compass_agent.EventMapper`,
+the bridge maps the runtime's events with `compass_core.EventMapper`,
 posts the frames through AgentService (the first frame of a message as AppendMessage, every
 later one as UpdateMessage with the minted ask ids written back by position, so an ask that
 starts after its message was stored joins that message), and for every ask the runtime waits
@@ -28,7 +28,7 @@ runtime's cancel) to the runtime's stdin; an ask the runtime stops waiting for i
   Claude Code's own hooks (AskUserQuestion and MCP forms answered in Compass) and its
   `install` into Claude Code's settings.
 
-Layering: the bridge is an AgentService *client*. It imports compass_agent, gen, connectrpc's
+Layering: the bridge is an AgentService *client*. It imports compass_core, gen, connectrpc's
 client and the ACP library, never the store, asyncpg or the server's handlers (import-linter).
 """
 
@@ -228,7 +228,7 @@ def main(args: argparse.Namespace) -> int:
     if protocol != "acp" and (mode is not None or raw_options):
         sys.stderr.write("compass agent-bridge: --mode and --config-option need --protocol acp\n")
         return EXIT_USAGE
-    from compass_bridge.acp_settings import SessionSettings, parse_config_option
+    from compass_bridge.acp.settings import SessionSettings, parse_config_option
 
     try:
         settings = SessionSettings(
@@ -243,7 +243,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write("compass agent-bridge: --max-backoff/--drain-timeout out of range\n")
         return EXIT_USAGE
     # Imported here: `compass --help` and the other commands need none of the client or the mapper.
-    from compass_bridge.session import BridgeOptions, run
+    from compass_bridge.omp.process import BridgeOptions, run
 
     options = BridgeOptions(
         server=server,
@@ -263,7 +263,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(f"compass agent-bridge: {problem}\n")
         return EXIT_USAGE
     if protocol == "acp":
-        from compass_bridge import acp_run
+        from compass_bridge.acp import process as acp_run
 
         return asyncio.run(acp_run.run(options))
     return asyncio.run(run(options))
@@ -397,7 +397,7 @@ def add_claude_hook_arguments(parser: argparse.ArgumentParser) -> None:
     )
     where.add_argument("--settings", type=Path, help="this settings file")
     add_connection_arguments(install, token_help=token_help)
-    from compass_bridge.claude_settings import DEFAULT_INSTALL_TIMEOUT
+    from compass_bridge.claude.install import DEFAULT_INSTALL_TIMEOUT
 
     install.add_argument(
         "--timeout",
@@ -429,7 +429,7 @@ def claude_hook_main(args: argparse.Namespace) -> int:
     if (timeout is not None and not 1 <= timeout <= 7 * 86400) or not 0 < max_backoff <= 3600:
         sys.stderr.write("compass claude-hook: --timeout or --max-backoff out of range\n")
         return 1
-    from compass_bridge.claude_hook import DEFAULT_TIMEOUT, HookOptions, run, started_at
+    from compass_bridge.claude.hook import DEFAULT_TIMEOUT, HookOptions, run, started_at
 
     started = started_at()
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -456,7 +456,7 @@ def _install_claude_hook(args: argparse.Namespace) -> int:
     import json
     import shlex
 
-    from compass_bridge.claude_settings import (
+    from compass_bridge.claude.install import (
         SettingsError,
         compass_argv,
         hook_command,

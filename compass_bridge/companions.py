@@ -30,7 +30,7 @@ from acp.schema import (
     TitledMultiSelectItems,
 )
 
-from compass_agent.jsonvalues import is_object
+from compass_core.jsonvalues import is_object
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

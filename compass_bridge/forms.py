@@ -42,15 +42,15 @@ from acp.schema import (
     TitledMultiSelectItems,
 )
 
-from compass_agent.jsonvalues import is_array
-from compass_agent.limits import (
+from compass_bridge.companions import find_companions, option_preview
+from compass_bridge.replies import build_answers
+from compass_core.jsonvalues import is_array
+from compass_core.limits import (
     MAX_ID_LENGTH,
     MAX_OPTIONS_PER_QUESTION,
     MAX_QUESTIONS_PER_ASK,
     NUL,
 )
-from compass_bridge.answers import build_answers
-from compass_bridge.companions import find_companions, option_preview
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

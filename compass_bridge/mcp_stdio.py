@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import anyio
 from mcp.server.stdio import stdio_server
 
-from compass_agent.jsonvalues import is_object
 from compass_bridge.client import AgentClient, RpcError
 from compass_bridge.poster import (
     AgentApi,
@@ -43,6 +42,7 @@ from compass_bridge.poster import (
     call_with_retry,
 )
 from compass_bridge.watch import ask_states
+from compass_core.jsonvalues import is_object
 from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext, Channel, ToolError
 from compass_mcp.server import build_server, progress_sender

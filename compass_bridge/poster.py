@@ -47,8 +47,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
-from compass_agent.limits import MAX_ID_LENGTH
 from compass_bridge.client import RpcError, backoff, bounded, fatal
+from compass_core.limits import MAX_ID_LENGTH
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Final
 
-from compass_bridge.answers import is_final
 from compass_bridge.client import RpcError, backoff, bounded, fatal
 from compass_bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
+from compass_bridge.replies import is_final
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator

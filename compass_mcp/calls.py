@@ -30,15 +30,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-from compass_agent.jsonvalues import MappingError
-from compass_agent.limits import MAX_DELIVERY_PAYLOAD_LENGTH
+from compass_core.jsonvalues import MappingError
+from compass_core.limits import MAX_DELIVERY_PAYLOAD_LENGTH
 from compass_mcp import tools
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 
-    from compass_agent.jsonvalues import JsonObject
+    from compass_core.jsonvalues import JsonObject
 
 logger = logging.getLogger(__name__)
 

@@ -94,7 +94,7 @@ def build_server(
     )
     # The SDK's default middleware is one OpenTelemetry span per message (mcp 2.3
     # lowlevel/server.py). Compass records spans only when tracing is configured
-    # (compass_server.telemetry), with its own provider; the SDK's would go to the global
+    # (compass_server.observe.tracing), with its own provider; the SDK's would go to the global
     # one, so the list is emptied.
     server.middleware.clear()
     return server

@@ -1,7 +1,7 @@
 """The MCP tools `ask`, `ask_wait` and `ask_cancel`: their schemas, their arguments, their
 results (pure: no I/O, shared by the HTTP front door and `compass mcp` over stdio).
 
-An `ask` call carries the native ask schema that `compass_agent.build_ask` narrows (one
+An `ask` call carries the native ask schema that `compass_core.build_ask` narrows (one
 mapping, one set of limits and error messages), plus what only the MCP tool has: `context`
 (text shown before the ask), `channel`, `deadline_seconds`, `on_timeout` and
 `wait_seconds`. Every refusal is a `MappingError` whose text names the path, as the mapper
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
-from compass_agent import build_ask
-from compass_agent.jsonvalues import (
+from compass_core import build_ask
+from compass_core.jsonvalues import (
     MISSING,
     JsonObject,
     MappingError,
@@ -32,7 +32,7 @@ from compass_agent.jsonvalues import (
     json_type,
     optional_str,
 )
-from compass_agent.limits import MAX_CLOSE_REASON_LENGTH, MAX_ID_LENGTH
+from compass_core.limits import MAX_CLOSE_REASON_LENGTH, MAX_ID_LENGTH
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

@@ -15,25 +15,25 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from compass_server import telemetry
+from compass_server.background.sweeper import Sweeper, utc_now
 from compass_server.domain.errors import UnavailableError
-from compass_server.hub import ChangeHub
+from compass_server.live.hub import ChangeHub
+from compass_server.live.revocation import Revocations
+from compass_server.live.shared_reads import SharedResponses
 from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADATA_PATH, McpFront
-from compass_server.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
+from compass_server.observe import tracing as telemetry
+from compass_server.observe.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
-from compass_server.revocation import Revocations
-from compass_server.service import AgentHandlers, CommsHandlers
-from compass_server.shared_reads import SharedResponses
+from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
-from compass_server.store.webhooks import WebhookStore
-from compass_server.sweeper import Sweeper, utc_now
+from compass_server.store.postgres.webhooks import WebhookStore
 from compass_server.transport import wire
 from compass_server.transport.auth import AuthContext
 from compass_server.transport.error_mapping import ErrorMapping
 from compass_server.transport.gate import ConnectGate
-from compass_server.webhooks import BACKOFF, WebhookSender
+from compass_server.webhooks.sender import BACKOFF, WebhookSender
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
 

@@ -18,7 +18,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from compass_agent.jsonvalues import is_object
+from compass_core.jsonvalues import is_object
 
 if TYPE_CHECKING:
     from pathlib import Path

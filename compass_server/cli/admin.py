@@ -14,7 +14,7 @@ from compass_server.domain.errors import InvalidArgumentError
 from compass_server.domain.webhook_targets import AllowList
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
-from compass_server.store.webhooks import EVENT_TYPES, WebhookStore
+from compass_server.store.postgres.webhooks import EVENT_TYPES, WebhookStore
 
 if TYPE_CHECKING:
     from compass_server.store import Store

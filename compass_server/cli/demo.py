@@ -1,7 +1,7 @@
 """`compass demo`: a ready-to-use workspace with one human, one agent and one pending ask.
 
 The example ask goes through the same path an agent's does: the runtime's own 2-question
-`ask` call (its gallery example) is mapped by compass_agent's EventMapper and appended by the
+`ask` call (its gallery example) is mapped by compass_core's EventMapper and appended by the
 agent account, so the demo shows exactly what a real agent would produce.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Final
 
-from compass_agent import ConversationUpdated, EventMapper
+from compass_core import ConversationUpdated, EventMapper
 from compass_server.store import AccountKind
 
 if TYPE_CHECKING:

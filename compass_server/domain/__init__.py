@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # The block limits live with the agent side, whose mapper must refuse exactly what the server
 # refuses; they are re-exported here for the server's own callers.
-from compass_agent.limits import (
+from compass_core.limits import (
     MAX_ASKS_PER_MESSAGE,
     MAX_BLOCKS_PER_MESSAGE,
     MAX_CLOSE_REASON_LENGTH,

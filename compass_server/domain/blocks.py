@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 # The block limits live with the agent side, whose mapper must refuse exactly what this
 # module refuses; they are re-exported here for the server's own callers.
-from compass_agent.limits import (
+from compass_core.limits import (
     MAX_ASKS_PER_MESSAGE,
     MAX_BLOCKS_PER_MESSAGE,
     MAX_ID_LENGTH,

@@ -3,7 +3,7 @@ receipt and the ask's outcome allow (docs/ask-outcomes.md, "Delivery receipts").
 
 from __future__ import annotations
 
-from compass_agent.limits import MAX_DELIVERY_DETAIL_LENGTH, MAX_DELIVERY_PAYLOAD_LENGTH
+from compass_core.limits import MAX_DELIVERY_DETAIL_LENGTH, MAX_DELIVERY_PAYLOAD_LENGTH
 from compass_server.domain.errors import FieldViolation, InvalidArgumentError
 from compass_server.domain.limits import (
     DELIVERABLE_STATUSES,

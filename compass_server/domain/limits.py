@@ -7,7 +7,7 @@ from typing import Final
 
 # The block limits live with the agent side, whose mapper must refuse exactly what this
 # module refuses; they are re-exported here for the server's own callers.
-from compass_agent.limits import (
+from compass_core.limits import (
     MAX_OPTIONS_PER_QUESTION,
     MAX_QUESTIONS_PER_ASK,
     NUL,

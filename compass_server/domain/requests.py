@@ -1,6 +1,6 @@
 """Every check of an RPC request that needs no stored state, one function per RPC.
 
-The handlers (`compass_server.service`) call the function of their RPC first, before any I/O:
+The handlers (`compass_server.service.handlers`) call the function of their RPC first, before any I/O:
 a malformed request is refused without touching the store, and the store runs only the rules
 that must hold under its lock (`domain.verdicts`). Each function raises the first problem
 class it finds as an `InvalidArgumentError` listing every violation of that class, in the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compass_agent.limits import MAX_ID_LENGTH
+from compass_core.limits import MAX_ID_LENGTH
 from compass_server.domain.answers import check_answer_request
 from compass_server.domain.blocks import check_blocks
 from compass_server.domain.deliveries import check_delivery_request

@@ -11,7 +11,7 @@ Addresses: only globally routable ones (`ipaddress`' `is_global`: not loopback, 
 link-local, shared, reserved or unspecified; an IPv4 address mapped into IPv6, 6to4 or Teredo
 is judged as the IPv4 one), as GitLab and the Standard Webhooks guidance advise. The cloud
 metadata services (169.254.169.254, fd00:ec2::254, 100.100.100.200) are all inside those. The
-worker checks the addresses a name resolves to when it connects (compass_server/outbound.py),
+worker checks the addresses a name resolves to when it connects (compass_server/webhooks/transport.py),
 so DNS cannot smuggle one in. `COMPASS_WEBHOOK_ALLOW_HOSTS` names the exceptions.
 """
 

@@ -29,10 +29,10 @@ if TYPE_CHECKING:
 
     from google.protobuf.message import Message
 
-    from compass_server.hub import ChangeHub
-    from compass_server.metrics import Metrics
+    from compass_server.live.hub import ChangeHub
+    from compass_server.observe.metrics import Metrics
     from compass_server.quota import PostQuota
-    from compass_server.service import AgentHandlers
+    from compass_server.service.handlers import AgentHandlers
     from compass_server.store import AccountRow, Store
     from compass_server.transport.auth import AuthContext
 

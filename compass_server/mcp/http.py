@@ -30,7 +30,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from compass_agent.jsonvalues import MappingError, is_object
+from compass_core.jsonvalues import MappingError, is_object
 from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext
 from compass_mcp.server import build_server, progress_sender
@@ -54,10 +54,10 @@ if TYPE_CHECKING:
     from starlette.types import Message, Receive, Scope, Send
 
     from compass_server.config import Settings
-    from compass_server.hub import ChangeHub
-    from compass_server.metrics import Metrics
+    from compass_server.live.hub import ChangeHub
+    from compass_server.observe.metrics import Metrics
     from compass_server.quota import PostQuota
-    from compass_server.service import AgentHandlers
+    from compass_server.service.handlers import AgentHandlers
     from compass_server.store import AccountRow, Store
     from compass_server.transport.auth import AuthContext
 

@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
-from compass_agent.jsonvalues import is_array, is_object
+from compass_core.jsonvalues import is_array, is_object
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

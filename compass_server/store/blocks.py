@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compass_agent.jsonvalues import is_array, is_object
+from compass_core.jsonvalues import is_array, is_object
 from compass_server.domain import block_violations
 from compass_server.domain.errors import CorruptDataError
 from compass_server.domain.limits import (

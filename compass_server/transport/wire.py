@@ -19,7 +19,7 @@ from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from compass_agent.connect_protocol import (
+from compass_server.transport.connect_protocol import (
     FLAG_COMPRESSED,
     FLAG_END_STREAM,
     EnvelopeReader,

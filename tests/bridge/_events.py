@@ -4,7 +4,7 @@ Message lifecycle frames carry a `messageId` (RPC mode stamps them), an assistan
 streams its text in `message_update`s, its `message_end` lists its tool calls, each tool call
 runs as tool_execution_start -> tool_execution_end, and a `toolResult` message follows. An
 ask call's first `extension_ui_request` comes a few ms BEFORE its tool_execution_start (the
-real runtime, tests/bridge/recorded/). The 2-question ask is the runtime's own gallery
+real runtime, tests/bridge/omp/recorded/). The 2-question ask is the runtime's own gallery
 example. `ask_request` is the NEWER protocol's one-request ask (after `set_ask_dialog`); the
 published 18.2.3 asks through select/editor dialogs instead (_omp_ask.py, _recorded.py).
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "events"
-FAKE_RUNTIME = Path(__file__).resolve().parent / "fake_runtime.py"
+FAKE_RUNTIME = Path(__file__).resolve().parent / "omp" / "fake_runtime.py"
 
 Event = dict[str, Any]
 

@@ -7,7 +7,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from compass_bridge.runner import Bridge
+from compass_bridge.omp.bridge import Bridge
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import Call, FakeAgentService, ListSink
 

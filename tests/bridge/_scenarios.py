@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.bridge import _events as ev, _recorded
+from tests.bridge import _events as ev
+from tests.bridge.omp import _recorded
 
 INTRO = "Before I scaffold the service I need two decisions from you."
 

@@ -15,7 +15,7 @@ import pyqwest
 import pytest
 
 from compass_bridge.client import transport
-from compass_bridge.session import BridgeOptions, run
+from compass_bridge.omp.process import BridgeOptions, run
 from gen.compass.v1 import agent_pb2
 from tests import _server
 from tests._wait import eventually

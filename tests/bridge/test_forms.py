@@ -10,7 +10,6 @@ from acp.client.router import _validate_create_elicitation_request  # pyright: i
 from acp.schema import CreateFormSessionElicitationRequest, ElicitationSchema
 from hypothesis import given, strategies as st
 
-from compass_agent import ConversationUpdated, EventMapper
 from compass_bridge.forms import (
     FormPlan,
     ask_form_content,
@@ -18,8 +17,9 @@ from compass_bridge.forms import (
     matches_ask_form,
     plan_form,
 )
+from compass_core import ConversationUpdated, EventMapper
 from gen.compass.v1 import comms_pb2
-from tests.unit.agent._events import gallery_args
+from tests.unit.core._events import gallery_args
 
 GALLERY: dict[str, Any] = gallery_args()
 

@@ -31,16 +31,16 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from compass_bridge.acp import AcpBridge
-from compass_bridge.answers import is_final, outcome, runtime_timeout
+from compass_bridge.acp.bridge import AcpBridge
+from compass_bridge.bridge_core import BridgeCore, Reason
 from compass_bridge.client import RpcError
-from compass_bridge.core import BridgeCore, Reason
+from compass_bridge.replies import is_final, outcome, runtime_timeout
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import FakeAgentService
 from tests.bridge._inproc import harness
-from tests.bridge._omp_ask import ask_dialogs
+from tests.bridge.omp._omp_ask import ask_dialogs
 from tests.bridge.test_forms import omp_ask_form
 
 if TYPE_CHECKING:

@@ -12,9 +12,8 @@ import pytest
 import stamina
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from compass_agent import ConversationUpdated, EventMapper
+from compass_bridge.bridge_core import BridgeCore
 from compass_bridge.client import RpcError
-from compass_bridge.core import BridgeCore
 from compass_bridge.poster import (
     MAX_BOUNDED_RETRIES,
     FatalServerError,
@@ -22,6 +21,7 @@ from compass_bridge.poster import (
     _SupersededError,  # pyright: ignore[reportPrivateUsage] - what call_with_retry raises
     call_with_retry,
 )
+from compass_core import ConversationUpdated, EventMapper
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import content
 from tests.bridge._inproc import (

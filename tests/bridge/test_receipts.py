@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from acp.schema import PermissionOption, ToolCallUpdate
 
-from compass_bridge.delivery import DECLINE_PAYLOAD, delivered, mark_native_free_text
+from compass_bridge.receipts import DECLINE_PAYLOAD, delivered, mark_native_free_text
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev

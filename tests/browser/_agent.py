@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import httpx
 from google.protobuf import json_format
 
-from compass_agent import ConversationUpdated, EventMapper
+from compass_core import ConversationUpdated, EventMapper
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ import httpx
 
 from compass_server.app import create_app
 from compass_server.config import Settings
-from compass_server.hub import ChangeHub
+from compass_server.live.hub import ChangeHub
 from tests import _server
 from tests.e2e._asks import post as post_message, post_ask, text_block
 from tests.e2e._connect import open_stream

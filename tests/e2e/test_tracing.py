@@ -1,4 +1,4 @@
-"""OpenTelemetry traces (README "Tracing"; compass_server/telemetry.py), over real HTTP on a real
+"""OpenTelemetry traces (README "Tracing"; compass_server/observe/tracing.py), over real HTTP on a real
 database: the app served by uvicorn in-process with an in-memory exporter, and `compass serve`
 exporting over OTLP/HTTP to a collector stub on 127.0.0.1.
 
@@ -32,9 +32,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from compass_server import telemetry
 from compass_server.app import create_app
 from compass_server.config import Settings
+from compass_server.observe import tracing as telemetry
 from tests import _server
 from tests._wait import eventually
 from tests.e2e._asks import answer, post_ask, respond

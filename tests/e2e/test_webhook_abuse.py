@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from compass_server.domain.webhook_targets import AllowList
-from compass_server.outbound import CheckedTransport, RefusedAddressError
+from compass_server.webhooks.transport import CheckedTransport, RefusedAddressError
 from tests import _server
 from tests._wait import eventually
 from tests.e2e._asks import post_ask

@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from compass_server.domain.webhook_targets import AllowList
 from compass_server.store.postgres import PostgresStore
-from compass_server.store.webhooks import WebhookStore
+from compass_server.store.postgres.webhooks import WebhookStore
 from gen.compass.v1 import agent_pb2, comms_pb2
 from tests import _procs, _server
 from tests._wait import eventually

@@ -2,7 +2,7 @@
 runs the agent with its stdin/stdout passed through and writes each JSON-RPC line to
 OUT.jsonl as `{"client": MESSAGE}` (what the client sent) or `{"agent": MESSAGE}` (what the
 agent sent), in the order they passed. Used as the agent command of `compass agent-bridge`
-to capture the transcripts in tests/bridge/recorded/acp/. The agent's stderr passes through.
+to capture the transcripts in tests/bridge/acp/recorded/. The agent's stderr passes through.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`claude -p` (the pinned Claude Code binary) with its hooks running `compass claude-hook`
-(issue 28), written by `compass_bridge.claude_settings.install` as `compass claude-hook
+(issue 28), written by `compass_bridge.claude.install.install` as `compass claude-hook
 install` writes them; launched as acp_agents.py launches Claude Code (HOME in the temp dir,
 telemetry off, the model and the refusing proxy given). Shared by test_claude_hooks.py and
 bench/claude_hook_latency.py."""
@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from compass_bridge.claude_settings import hook_command, install
+from compass_bridge.claude.install import hook_command, install
 from tests.realagent.acp_agents import claude_binary, claude_launch
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ Codex's `request_user_input` has no multi-select and no previews (its options ar
 exclusive, label + description): its two-question ask is two single-selects with headers.
 
 Set COMPASS_ACP_RECORD=DIR to write each run's JSON-RPC conversation to DIR/<test>.jsonl
-(acp_tee.py), e.g. to refresh tests/bridge/recorded/acp/.
+(acp_tee.py), e.g. to refresh tests/bridge/acp/recorded/.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from compass_bridge.delivery import DECLINE_PAYLOAD
+from compass_bridge.receipts import DECLINE_PAYLOAD
 from tests.realagent.acp_agents import (
     AgentLaunch,
     claude_answered,

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from compass_bridge.claude_code import join_labels
-from compass_bridge.claude_hook import STOPPED_REASON, TIMEOUT_REASON
-from compass_bridge.claude_settings import hook_command
+from compass_bridge.claude.hook import STOPPED_REASON, TIMEOUT_REASON
+from compass_bridge.claude.install import hook_command
+from compass_bridge.claude.questions import join_labels
 from tests._wait import eventually
 from tests.realagent.acp_agents import REPO_ROOT, claude_answered, claude_binary, ensure_npm
 from tests.realagent.harness import (

@@ -26,7 +26,7 @@ from tests.realagent.harness import (
     wait_for_status,
 )
 from tests.realagent.model_server import ToolCall, Turn
-from tests.unit.agent._events import gallery_args
+from tests.unit.core._events import gallery_args
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""compass_agent.connect_protocol: the Connect protocol's HTTP-to-code table, its codes, its
+"""compass_server.transport.connect_protocol: the Connect protocol's HTTP-to-code table, its codes, its
 end-of-stream message and the envelope framer, as the server's telemetry and wire read them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from compass_agent.connect_protocol import (
+from compass_server.transport.connect_protocol import (
     CODES,
     FLAG_COMPRESSED,
     FLAG_END_STREAM,

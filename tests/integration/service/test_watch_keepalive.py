@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from compass_server.hub import ChangeHub
-from compass_server.service import CommsHandlers
+from compass_server.live.hub import ChangeHub
+from compass_server.service.handlers import CommsHandlers
 from compass_server.store import AccountRow, ChangeEvent
 from compass_server.store.postgres import PostgresStore
 from compass_server.transport.auth import AuthContext
@@ -79,7 +79,7 @@ async def test_caught_up_after_replay_then_as_keepalive(database_url: str) -> No
 async def test_watch_ask_sends_keepalives_while_the_ask_waits(database_url: str) -> None:
     """Issue 24 T: WatchAsk sent nothing while a person took their time, so the bridge's read
     timeout (90 s) ended the stream with a WARNING every 90 s."""
-    from compass_server.service import AgentHandlers
+    from compass_server.service.handlers import AgentHandlers
     from gen.compass.v1 import agent_pb2
     from tests.integration.store._seed import answer, answer_ask, ask, question
 

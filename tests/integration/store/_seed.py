@@ -73,7 +73,7 @@ class World:
 
 
 # The store's writes as the service calls them, handing in the domain's judges (the
-# service's own request checks come first there: tests/unit/service covers those).
+# service's own request checks come first there: tests/unit/server/service covers those).
 
 
 async def answer_ask(

@@ -81,7 +81,7 @@ async def test_revisions_increase_strictly_per_channel(store: PostgresStore, wor
 async def test_names_postgres_cannot_store_are_invalid_argument(
     store: PostgresStore, bad: str
 ) -> None:
-    # (A client_message_id is checked before the store: tests/unit/service.)
+    # (A client_message_id is checked before the store: tests/unit/server/service.)
     with pytest.raises(InvalidArgumentError):
         await store.create_workspace(bad)
 

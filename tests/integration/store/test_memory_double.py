@@ -2,7 +2,7 @@
 
 The same scenario runs on both stores and must leave the same trace: every result (statuses,
 answers, revisions, ask ids up to renaming) and every refusal (error class and message). The
-handler tests in tests/unit/service trust the double because of this test.
+handler tests in tests/unit/server/service trust the double because of this test.
 """
 
 from __future__ import annotations

@@ -465,8 +465,8 @@ async def test_rows_answered_before_version_2_read_back_as_answered(
 async def test_the_sweeper_uses_its_injected_clock_and_survives_a_failed_sweep(
     store: PostgresStore, world: World
 ) -> None:
+    from compass_server.background.sweeper import Sweeper
     from compass_server.domain.errors import UnavailableError
-    from compass_server.sweeper import Sweeper
 
     now = datetime(2040, 1, 1, tzinfo=UTC)
     ask_id = await new_ask(store, world, deadline=now, policy=S.ASK_TIMEOUT_POLICY_FAIL)

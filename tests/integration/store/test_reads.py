@@ -115,7 +115,7 @@ async def test_bad_page_tokens_are_invalid_argument(
 
 
 async def test_a_negative_page_size_is_a_callers_bug(store: PostgresStore, world: World) -> None:
-    # The service refuses it first (tests/unit/service); the store does not guess.
+    # The service refuses it first (tests/unit/server/service); the store does not guess.
     with pytest.raises(ValueError, match="negative"):
         await store.list_messages(world.human, world.channel.channel_id, page_size=-1)
 

@@ -1,5 +1,5 @@
 """Webhook endpoints, the outbox filled by the asks triggers, claims and reminders (real
-PostgreSQL; migrations/0005_webhooks.sql, compass_server/store/webhooks.py)."""
+PostgreSQL; migrations/0005_webhooks.sql, compass_server/store/postgres/webhooks.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.domain.webhook_targets import AllowList
-from compass_server.store.webhooks import EVENT_TYPES, WebhookStore
-from compass_server.webhooks import event_payload
+from compass_server.store.postgres.webhooks import EVENT_TYPES, WebhookStore
+from compass_server.webhooks.sender import event_payload
 from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import (
     answer,
@@ -413,7 +413,7 @@ async def test_claims_take_few_per_endpoint_so_a_backlog_starves_no_one(
 async def test_the_worker_says_whether_it_is_alive(store: PostgresStore, world: World) -> None:
     """What /readyz and compass_webhook_worker_up read (issue 24 G2: the worker died and
     nothing said so)."""
-    from compass_server.webhooks import WebhookSender
+    from compass_server.webhooks.sender import WebhookSender
 
     sender = WebhookSender(
         WebhookStore(store), store, public_url="http://c.test/", poll_seconds=0.05

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from compass_agent import build_ask
-from compass_agent.jsonvalues import MappingError
+from compass_core import build_ask
+from compass_core.jsonvalues import MappingError
 from compass_mcp import tools
 from gen.compass.v1 import comms_pb2
 

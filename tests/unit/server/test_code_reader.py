@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, strategies as st
 
-from compass_server.telemetry import ConnectCodeReader
+from compass_server.observe.tracing import ConnectCodeReader
 from compass_server.transport import wire
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""compass_server.metrics without a server: an injected clock, retries counted once, the
+"""compass_server.observe.metrics without a server: an injected clock, retries counted once, the
 JSON formatter."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import logging
 from datetime import UTC, datetime, timedelta
 
-from compass_server.metrics import JsonFormatter, Metrics
+from compass_server.observe.metrics import JsonFormatter, Metrics
 from compass_server.store import AskRow
 from gen.compass.v1 import comms_pb2
 

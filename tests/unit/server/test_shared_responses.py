@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from google.protobuf import json_format
 
-from compass_server.shared_reads import SharedResponses
+from compass_server.live.shared_reads import SharedResponses
 from compass_server.store import MessageRow
 from compass_server.transport import wire
 from gen.compass.v1 import comms_pb2

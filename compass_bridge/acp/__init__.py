@@ -1,0 +1,1 @@
+"""Any Agent Client Protocol agent (`agent-bridge --protocol acp`)."""

@@ -1,0 +1,679 @@
+"""`compass agent-bridge --protocol acp`: the bridge as an Agent Client Protocol client.
+
+The agent runs as a child process (acp_run.py) speaking ACP (JSON-RPC over stdio; the `agent-client-
+protocol` package does the protocol and its schema). The bridge initializes it with the
+form-elicitation capability and no file system or terminal, opens one session, sends one
+prompt, and answers everything the agent asks until the prompt turn ends:
+
+- `session/update`: agent text and ask tool calls become frames (acp_events.py translates
+  them into the runtime events EventMapper derives the typed Ask from, with full fidelity:
+  question ids, headers, previews), posted by the shared Poster.
+- `elicitation/create` (form mode): oh-my-pi's ask tool sends ONE form per ask call. It
+  arrives a few ms BEFORE the `tool_call` update carrying the call's arguments, so the
+  request is held (`hold_seconds`, held.py) until an ask call whose form it is (forms.py,
+  `matches_ask_form`) shows up. Then the bridge waits for the ask's minted id, follows
+  WatchAsk until a participant answers, and accepts the form with the answer in the form's
+  terms (labels, `q<i>__other` text; a skipped question left out). A form that belongs to
+  no ask call (another agent's form; oh-my-pi's select/confirm/input/editor dialogs)
+  becomes a typed Ask of its own (forms.py, `plan_form`) posted as its own message, and is
+  answered in the schema's terms, validated; a required value the answer cannot supply
+  declines the form, a form the bridge cannot present is cancelled.
+- `session/request_permission`: a typed Ask of its own (one option per permission option);
+  the chosen option is selected; an answer without a choice rejects once (or, with no
+  reject option, is cancelled).
+- file system and terminal requests: not offered in the capabilities; answered with
+  JSON-RPC "method not found", never left hanging.
+
+Outcomes (design record, resolved decision 11). The wait ends when the ask is final in
+Compass: ANSWERED is delivered as above; DECLINED (a participant declined) is the runtime's
+cancel: the elicitation is answered `decline` (oh-my-pi then aborts the ask call and the
+prompt turn ends `cancelled`), a permission request `cancelled`; any other outcome written
+elsewhere (EXPIRED) is answered `cancel`. When the agent stops waiting first, the request is
+answered `cancel` and the bridge closes the ask (core.BridgeCore.close_ask): the ask call
+completed without a delivered answer, or failed (aborted), the turn ended, the agent exited,
+the bridge got a signal: WITHDRAWN with that reason; the completed call's `rawOutput` shows
+oh-my-pi's own `ask.timeout` picked the answer (`details.timedOut`, the model reads
+"(auto-selected after timeout)"): TIMED_OUT with those picks. Nothing in ACP announces that
+timeout beforehand (the elicitation carries none), so asks posted over ACP carry no
+`deadline`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from acp import RequestError
+from acp.interfaces import Client
+from acp.schema import (
+    AcceptElicitationResponse,
+    AllowedOutcome,
+    CancelElicitationResponse,
+    DeclineElicitationResponse,
+    DeniedOutcome,
+    ElicitationFormRequestMode,
+    ElicitationFormSessionMode,
+    RequestPermissionResponse,
+    ToolCallProgress,
+)
+
+from compass_bridge.acp.events import AcpTranslator
+from compass_bridge.bridge_core import BridgeCore, Reason
+from compass_bridge.forms import (
+    ask_form_content,
+    could_be_ask_form,
+    form_content,
+    matches_ask_form,
+    plan_form,
+)
+from compass_bridge.held import HOLD_SECONDS, HeldRequests
+from compass_bridge.poster import AskNotPostedError, FatalServerError
+from compass_bridge.receipts import (
+    DECLINE_PAYLOAD,
+    Receipt,
+    delivered,
+    not_delivered,
+    payload_of,
+    result_text,
+)
+from compass_bridge.replies import outcome, runtime_timeout, status_name
+from compass_core import ConversationUpdated
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from acp.interfaces import Agent
+    from acp.schema import (
+        CreateTerminalResponse,
+        ElicitationSchema,
+        EnvVariable,
+        KillTerminalResponse,
+        PermissionOption,
+        ReadTextFileResponse,
+        ReleaseTerminalResponse,
+        TerminalOutputResponse,
+        ToolCallUpdate,
+        WaitForTerminalExitResponse,
+        WriteTextFileResponse,
+    )
+
+    from compass_bridge.poster import AgentApi
+
+__all__ = ["AcpBridge"]
+
+logger = logging.getLogger("compass.bridge.acp")
+
+T = TypeVar("T")
+
+PERMISSION_KINDS: Final = {
+    "allow_once": "allow once",
+    "allow_always": "allow always",
+    "reject_once": "reject once",
+    "reject_always": "reject always",
+}
+"""ACP's permission option kinds, in words, as each option's description."""
+
+ElicitationResponse = (
+    AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
+)
+
+
+class _StoppedError(Exception):
+    """The wait was stopped: the ask call ended, or the turn is over."""
+
+
+@dataclass(slots=True, eq=False)
+class _Form:
+    """An elicitation held until the ask call it is the form of arrives."""
+
+    schema: ElicitationSchema
+    tool_call_id: str | None
+    call: asyncio.Future[_AskCall | None]
+    """Its ask call; None when none arrived in time, or none did before the turn ended."""
+
+
+@dataclass(slots=True, kw_only=True)
+class _AskCall:
+    """An ask tool call the mapper turned into an Ask block."""
+
+    tool_call_id: str | None
+    key: str
+    """The mapper's client_message_id of the message holding the ask."""
+    ordinal: int
+    """Which ask of that message it is."""
+    ask: comms_pb2.Ask
+    claimed: bool = False
+    """An elicitation is answered from this ask."""
+    delivered: bool = False
+    final: bool = False
+    """The ask has its outcome in Compass (declined, expired): nothing to close."""
+    receipt: tuple[str, Receipt] | None = None
+    """The delivered answer's ask id and receipt, reported once the call ends (its result
+    says what the model read) or the turn does."""
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class AcpBridge(BridgeCore, Client):
+    """The ACP client's side of one agent session, bridged to one Compass channel."""
+
+    def __init__(
+        self,
+        *,
+        api: AgentApi,
+        channel_id: str,
+        run_id: str,
+        hold_seconds: float = HOLD_SECONDS,
+        max_backoff: float = 5.0,
+        initial_backoff: float = 0.2,
+    ) -> None:
+        super().__init__(
+            api=api,
+            channel_id=channel_id,
+            run_id=run_id,
+            max_backoff=max_backoff,
+            initial_backoff=initial_backoff,
+        )
+        self._run_id = run_id
+        self._translator = AcpTranslator()
+        self._calls: list[_AskCall] = []
+        self._forms = HeldRequests[_Form](hold_seconds, lambda _key, form: _settle(form, None))
+        self._form_keys = itertools.count(1)
+        self._stopping = asyncio.Event()
+        self._own_messages = itertools.count(1)
+        self._stop_reason: str = Reason.TURN_ENDED
+        self._form_receipts: dict[str, tuple[str, Receipt]] = {}
+        """Receipts of delivered forms whose tool call is still running, by its id."""
+        self.unmapped = 0
+
+    # -- session updates -------------------------------------------------------------------
+
+    async def session_update(self, session_id: str, update: object, **_: Any) -> None:
+        """A `session/update` notification. Synchronous inside: updates keep their order."""
+        del session_id
+        for event in self._translator.translate(update):
+            self._feed(event)
+        if isinstance(update, ToolCallProgress) and update.status in {"completed", "failed"}:
+            self._confirm_form(update)
+
+    def end_turn(self, reason: str = Reason.TURN_ENDED) -> None:
+        """The prompt turn ended: settle the open message, stop every wait (the asks still
+        waited for are closed as WITHDRAWN with `reason`)."""
+        for event in self._translator.end_turn():
+            self._feed(event)
+        if not self._stopping.is_set():
+            self._stop_reason = reason
+        self._stopping.set()
+        for call in self._calls:
+            self._end_call(call, self._stop_reason)
+        for ask_id, receipt in self._form_receipts.values():
+            self.report_delivery(ask_id, receipt)
+        self._form_receipts.clear()
+
+    def _confirm_form(self, update: ToolCallProgress) -> None:
+        """The tool call a delivered form belonged to ended: its receipt now carries what the
+        model reads (the call's `rawOutput`; Claude Code's AskUserQuestion sends its exact
+        tool result there), or says the call failed."""
+        pending = self._form_receipts.pop(update.tool_call_id, None)
+        if pending is None:
+            return
+        ask_id, receipt = pending
+        if update.status == "failed":
+            receipt = not_delivered(
+                "the agent's tool call failed after the answer was handed to it", receipt.payload
+            )
+        else:
+            raw = update.raw_output
+            text = raw if isinstance(raw, str) and raw else result_text(raw)
+            if text:
+                receipt = Receipt(receipt.state, receipt.detail, text)
+        self.report_delivery(ask_id, receipt)
+
+    def _feed(self, event: dict[str, object]) -> None:
+        for output in self.mapper.map(event):
+            if isinstance(output, ConversationUpdated):
+                self._on_frame(output)
+            else:
+                self.unmapped += 1
+                logger.warning("unmapped agent event %s: %s", output.event_type, output.reason)
+        if event.get("type") == "tool_execution_end":
+            call_id = event.get("toolCallId")
+            failed = event.get("isError") is True
+            for call in self._calls:
+                if call.tool_call_id == call_id:
+                    if failed:
+                        self._end_call(call, Reason.TOOL_CALL_ABORTED)
+                    else:
+                        self._end_call(call, Reason.TOOL_CALL_ENDED, event.get("result"))
+
+    def _on_frame(self, output: ConversationUpdated) -> None:
+        frame = output.value
+        self.mark_native_asks(frame)
+        if output.block_index is not None:
+            blocks = frame.blocks
+            ask = comms_pb2.Ask()
+            ask.CopyFrom(blocks[output.block_index].ask)
+            ordinal = sum(1 for block in blocks[: output.block_index] if block.HasField("ask"))
+            self._calls.append(
+                _AskCall(
+                    tool_call_id=output.tool_call_id,
+                    key=frame.client_message_id,
+                    ordinal=ordinal,
+                    ask=ask,
+                )
+            )
+            self._forms.retry(self._resume)
+        self.poster.submit(frame)
+
+    def _end_call(self, call: _AskCall, reason: str, result: object = None) -> None:
+        """The agent no longer waits for `call`'s ask: close it unless it was answered or
+        has its outcome (TIMED_OUT when `result` shows the agent's own timeout answered)."""
+        if call.ended.is_set():
+            return
+        call.ended.set()
+        if call.delivered:
+            self._confirm(call, reason, result)
+            return
+        if call.final:
+            return
+        timeout = runtime_timeout(call.ask, result) if result is not None else None
+        if timeout is None:
+            logger.warning(
+                "ask %d of message %s: its tool call %s ended without a delivered answer (%s)",
+                call.ordinal,
+                call.key,
+                call.tool_call_id,
+                reason,
+            )
+            self.close_ask(call.key, call.ordinal, reason)
+            return
+        for problem in timeout.problems:
+            logger.warning("ask %d of message %s: %s", call.ordinal, call.key, problem)
+        self.close_ask(call.key, call.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
+
+    def _confirm(self, call: _AskCall, reason: str, result: object) -> None:
+        """Report the receipt of `call`'s delivered answer now that the call ended (`reason`):
+        a completed call's result is what the model read; a failed call did not take it."""
+        if call.receipt is None:
+            return
+        ask_id, receipt = call.receipt
+        if reason == Reason.TOOL_CALL_ABORTED:
+            receipt = not_delivered(
+                "the agent's ask call failed after the answer was handed to it", receipt.payload
+            )
+        elif reason == Reason.TOOL_CALL_ENDED:
+            text = result_text(result)
+            if text is not None:
+                receipt = Receipt(receipt.state, receipt.detail, text)
+        self.report_delivery(ask_id, receipt)
+
+    # -- elicitation -----------------------------------------------------------------------
+
+    async def create_elicitation(self, message: str, mode: object, **_: Any) -> ElicitationResponse:
+        """`elicitation/create`: answered from a participant's answer in Compass."""
+        if not isinstance(mode, ElicitationFormSessionMode | ElicitationFormRequestMode):
+            logger.warning("an elicitation in a mode the bridge does not offer; cancelled")
+            return CancelElicitationResponse(action="cancel")
+        schema = mode.requested_schema
+        tool_call_id = getattr(mode, "tool_call_id", None)
+        call = await self._ask_call_for(schema, tool_call_id)
+        try:
+            if call is not None:
+                return await self._answer_ask_call(call)
+            return await self._answer_form(message, schema, tool_call_id)
+        except _StoppedError:
+            return CancelElicitationResponse(action="cancel")
+
+    async def _ask_call_for(
+        self, schema: ElicitationSchema, tool_call_id: str | None
+    ) -> _AskCall | None:
+        """The ask call `schema` is the form of, waiting up to `hold_seconds` for it."""
+        call = self._claim(schema, tool_call_id)
+        if call is not None or self._stopping.is_set():
+            return call
+        if not could_be_ask_form(schema) or (
+            tool_call_id is not None and self._translator.is_other_call(tool_call_id)
+        ):
+            return None  # no ask call can claim it: presented at once, never held
+        form = _Form(schema, tool_call_id, asyncio.get_running_loop().create_future())
+        key = f"form-{next(self._form_keys)}"
+        self._forms.hold(key, form)
+        try:
+            return await form.call
+        finally:
+            self._forms.pop(key)
+
+    def _resume(self, form: _Form) -> Callable[[], None] | None:
+        """What to do with a held form now that another ask call arrived: None to go on
+        waiting."""
+        call = self._claim(form.schema, form.tool_call_id)
+        if call is None and not self._stopping.is_set():
+            return None
+        return functools.partial(_settle, form, call)
+
+    def _claim(self, schema: ElicitationSchema, tool_call_id: str | None) -> _AskCall | None:
+        """The first unclaimed, still running ask call `schema` is the form of (by its tool
+        call id when the elicitation names one), now claimed."""
+        for call in self._calls:
+            if call.claimed or call.ended.is_set():
+                continue
+            if (tool_call_id is not None and call.tool_call_id == tool_call_id) or (
+                matches_ask_form(schema, call.ask)
+            ):
+                call.claimed = True
+                return call
+        return None
+
+    async def _answer_ask_call(self, call: _AskCall) -> ElicitationResponse:
+        answered = await self._wait_answer(
+            lambda: self.poster.ask_id(call.key, call.ordinal), call.ended
+        )
+        if answered is None:
+            return CancelElicitationResponse(action="cancel")
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            call.final = True
+            return self._refusal(answered, "the ask call's form")
+        content, problems = ask_form_content(answered)
+        changes = [*problems, *_native_changes(answered)]
+        for problem in changes:
+            logger.warning("ask %s: %s", answered.ask_id, problem)
+        call.delivered = True
+        call.receipt = (answered.ask_id, delivered(changes, payload_of(content)))
+        self.delivered += 1
+        logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
+        return AcceptElicitationResponse(action="accept", content=dict(content))
+
+    async def _answer_form(
+        self, message: str, schema: ElicitationSchema, tool_call_id: str | None = None
+    ) -> ElicitationResponse:
+        plan = plan_form(message, schema)
+        if isinstance(plan, str):
+            logger.warning("cannot present the agent's form (%s); cancelled", plan)
+            return CancelElicitationResponse(action="cancel")
+        key = self._post_own([plan.intro] if plan.intro else [], plan.ask)
+        try:
+            answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        except _StoppedError:
+            self.close_ask(key, 0, self._stop_reason)
+            raise
+        if answered is None:
+            return CancelElicitationResponse(action="cancel")
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            return self._refusal(answered, "the agent's form")
+        result = form_content(plan, answered)
+        changes = list(result.problems)
+        if result.missing:
+            changes.append(
+                f"the agent's form requires {', '.join(result.missing)}, left without an "
+                "answer; sent without it"
+            )
+        for change in changes:
+            logger.warning("ask %s: %s", answered.ask_id, change)
+        self.delivered += 1
+        logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
+        receipt = delivered(changes, payload_of(dict(result.content)))
+        if tool_call_id is not None and self._translator.is_other_call(tool_call_id):
+            # Reported when that call ends, with what the model read (else at the turn's end).
+            self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
+        else:
+            self.report_delivery(answered.ask_id, receipt)
+        return AcceptElicitationResponse(action="accept", content=dict(result.content))
+
+    # -- permission ------------------------------------------------------------------------
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **_: Any,
+    ) -> RequestPermissionResponse:
+        """`session/request_permission`: a typed Ask; the chosen option is selected."""
+        del session_id
+        cancelled = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        if not options:
+            return cancelled
+        title = tool_call.title or "a tool call"
+        ask = comms_pb2.Ask()
+        question = ask.questions.add(
+            question_id="permission",
+            question=f"Allow the agent: {title}?",
+            header="Permission",
+            # A permission request takes one of its options; free text cannot reach it.
+            free_text=comms_pb2.FREE_TEXT_REFUSED,
+        )
+        for index, option in enumerate(options):
+            question.options.add(
+                id=str(index), label=option.name, description=PERMISSION_KINDS.get(option.kind, "")
+            )
+        key = self._post_own([], ask)
+        try:
+            answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        except _StoppedError:
+            self.close_ask(key, 0, self._stop_reason)
+            return cancelled
+        if answered is None:
+            return cancelled
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            self._refusal(answered, "the permission request")
+            return cancelled
+        chosen = answered.questions[0].chosen_option_ids
+        index = int(chosen[0]) if chosen and chosen[0].isdecimal() else -1
+        changes: list[str] = []
+        if 0 <= index < len(options):
+            picked = options[index]
+        else:
+            rejects = [o for o in options if o.kind == "reject_once"]
+            if not rejects:
+                logger.warning("permission answered without a choice; cancelled")
+                self.report_delivery(
+                    answered.ask_id,
+                    not_delivered(
+                        "no option was chosen and the request offers no way to reject it; "
+                        "the agent got a cancel"
+                    ),
+                )
+                return cancelled
+            picked = rejects[0]
+            logger.warning("permission answered without a choice; rejected once")
+            changes.append(f"no option was chosen: the agent got {picked.name!r} (reject once)")
+        self.delivered += 1
+        self.report_delivery(
+            answered.ask_id,
+            delivered(changes, payload_of({"option": picked.name, "kind": picked.kind})),
+        )
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=picked.option_id)
+        )
+
+    # -- requests the bridge does not offer ------------------------------------------------
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse | None:
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        raise RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        raise RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        raise RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/kill")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        logger.debug("elicitation %s completed by the agent", elicitation_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        logger.debug("agent extension notification %s ignored", method)
+
+    def on_connect(self, conn: Agent) -> None:
+        """The library hands the agent's side over; the session drives it instead."""
+
+    # -- shared ----------------------------------------------------------------------------
+
+    def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
+        """Post a message of the bridge's own holding `ask`; return its key. The agent's text
+        so far is settled first, so that its lead-in is posted before the ask."""
+        for event in self._translator.settle():
+            self._feed(event)
+        key = f"{self._run_id}-form-{next(self._own_messages)}"
+        frame = comms_pb2.MessageUpdated(client_message_id=key)
+        for text in texts:
+            frame.blocks.add().text.text = text
+        frame.blocks.add().ask.CopyFrom(ask)
+        self.poster.submit(frame)
+        return key
+
+    async def _wait_answer(
+        self,
+        ask_id: Callable[[], asyncio.Future[str]],
+        ended: asyncio.Event | None,
+    ) -> comms_pb2.Ask | None:
+        """The Ask in its first final state, or None when it cannot be had (logged).
+
+        Raises:
+            _StoppedError: the call ended or the turn is over first.
+        """
+
+        async def wait() -> comms_pb2.Ask:
+            # Shielded: cancelling this wait must not cancel the future other waits share.
+            minted = await asyncio.shield(ask_id())
+            return await self._until_final(minted)
+
+        try:
+            return await _until_stopped(wait(), self._stopping, ended)
+        except AskNotPostedError as exc:
+            logger.error("an ask cannot be answered: %s; cancelled", exc)
+            return None
+        except FatalServerError as exc:
+            self._fail(exc)
+            return None
+
+    def _fail(self, exc: FatalServerError) -> None:
+        super()._fail(exc)
+        self._stopping.set()
+
+    def _refusal(self, ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
+        """The agent's answer to an ask that ended in Compass without an answer (see
+        `_refusal`); a participant's decline is reported delivered as the agent's decline."""
+        response = _refusal(ask, what)
+        if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+        return response
+
+
+def _settle(form: _Form, call: _AskCall | None) -> None:
+    if not form.call.done():
+        form.call.set_result(call)
+
+
+def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
+    """The agent's cancel for an ask that ended in Compass without an answer: `decline` for a
+    participant's decline, `cancel` for any other outcome (logged)."""
+    why = f" ({ask.close_reason})" if ask.close_reason else ""
+    if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+        logger.warning(
+            "ask %s was declined in Compass%s: %s is declined, so the agent cancels",
+            ask.ask_id,
+            why,
+            what,
+        )
+        return DeclineElicitationResponse(action="decline")
+    logger.warning(
+        "ask %s ended in Compass as %s%s: %s is cancelled",
+        ask.ask_id,
+        status_name(outcome(ask)),
+        why,
+        what,
+    )
+    return CancelElicitationResponse(action="cancel")
+
+
+def _native_changes(ask: comms_pb2.Ask) -> list[str]:
+    """What oh-my-pi's own handling of a delivered form changes in the answer, in words."""
+    changes: list[str] = []
+    if len(ask.questions) == 1:
+        (question,) = ask.questions
+        if (
+            question.options
+            and not question.allow_multiple
+            and not question.chosen_option_ids
+            and not question.custom_text
+        ):
+            changes.append(
+                f"question {question.question_id!r} was skipped; oh-my-pi takes an empty "
+                "answer to a one-question ask as a cancel and stops the agent's turn"
+            )
+    changes.extend(
+        f"question {question.question_id!r}: picks and free text delivered, but the agent's "
+        "summary for the model shows only the text"
+        for question in ask.questions
+        if question.free_text == comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS
+        and question.chosen_option_ids
+        and question.custom_text
+    )
+    return changes
+
+
+async def _until_stopped(
+    work: Awaitable[T], stopping: asyncio.Event, ended: asyncio.Event | None
+) -> T:
+    """`work`'s result, unless `stopping` or `ended` is set first (then _StoppedError)."""
+    task = asyncio.ensure_future(work)
+    stops = [asyncio.ensure_future(stopping.wait())]
+    if ended is not None:
+        stops.append(asyncio.ensure_future(ended.wait()))
+    try:
+        await asyncio.wait([task, *stops], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for stop in stops:
+            stop.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    raise _StoppedError

@@ -1,0 +1,1 @@
+"""Claude Code's own hooks (`compass claude-hook`)."""

@@ -1,0 +1,354 @@
+"""`compass claude-hook`: Claude Code's own questions answered in Compass (issue 28).
+
+Claude Code runs this command for two hooks (README "Answering Claude Code from anywhere";
+`compass claude-hook install` writes them): PreToolUse with the matcher `AskUserQuestion`,
+and Elicitation (an MCP server's form). Per run, one hook event on stdin:
+
+1. The question (claude_code.py) becomes ONE Ask, posted alone in a message of its own
+   (AppendMessage, retried with a fresh `client_message_id`, so a retry never doubles it),
+   with a `deadline` at the hook's timeout (counted from when Claude Code spawned this
+   process, which is when its own timer starts), so the person sees the countdown.
+2. WatchAsk follows it (watch.until_final: keepalives, reconnects) until it is final.
+3. ANSWERED: the reply (the answer map, or the validated form content) is printed on stdout;
+   DECLINED: the decline (`deny` with the person's reason; a declined form). Then the
+   delivery receipt is reported, its payload the printed reply: Claude Code reads a hook's
+   stdout once the process has exited, and hands it over as printed. Any other outcome
+   (WITHDRAWN elsewhere, EXPIRED) prints nothing: Claude Code asks its own way.
+4. Claude Code stopping the hook (SIGTERM to its process group: the hook's timeout, the
+   session ending, the person interrupting; SIGINT and SIGHUP alike) withdraws the Ask with
+   the reason and exits. So does the hook's own clock, LEAD_SECONDS before Claude Code's
+   timeout: the Ask is withdrawn before the server could expire it at its deadline, and
+   Claude Code, getting no reply, asks at the terminal as it would after a timeout.
+
+Exit status is 0 whatever the person did (a reply, or none), 1 when the hook cannot work
+(the message on stderr, which Claude Code shows its user), never 2: that would block the
+tool call and hand stderr to the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, TypeVar
+
+from compass_bridge.claude.questions import (
+    ELICITATION_EVENT,
+    PRE_TOOL_USE_EVENT,
+    QUESTION_TOOL,
+    HookReply,
+    form_reply,
+    question_reply,
+    read_form,
+    read_questions,
+    refusal_reply,
+)
+from compass_bridge.client import AgentClient, RpcError
+from compass_bridge.poster import (
+    AskNotPostedError,
+    FatalServerError,
+    GaveUpError,
+    call_with_retry,
+)
+from compass_bridge.receipts import Receipt, delivered, not_delivered
+from compass_bridge.replies import outcome, status_name
+from compass_bridge.watch import until_final
+from compass_core.jsonvalues import MappingError, is_object
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "LEAD_SECONDS",
+    "STOPPED_REASON",
+    "TIMEOUT_REASON",
+    "HookOptions",
+    "run",
+    "started_at",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT: Final = 600.0
+"""Claude Code's own timeout of a command hook that names none (seconds)."""
+LEAD_SECONDS: Final = 2.0
+"""The hook gives up this long before Claude Code's timeout, so that its withdrawal lands
+before the server's deadline sweep could expire the ask."""
+SETTLE_SECONDS: Final = 5.0
+"""How long the withdrawal, or the receipt after a reply, may take (Claude Code waits for the
+process to exit before it reads the reply)."""
+MAX_EVENT_BYTES: Final = 8 * 1024 * 1024
+INITIAL_BACKOFF: Final = 0.2
+
+TIMEOUT_REASON: Final = "Claude Code's hook timeout ran out"
+STOPPED_REASON: Final = "Claude Code stopped waiting"
+GONE_REASON: Final = "the hook lost track of the ask"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookOptions:
+    server: str
+    channel_id: str
+    token: str
+    timeout: float = DEFAULT_TIMEOUT
+    """The hook entry's `timeout` in Claude Code's settings (seconds)."""
+    max_backoff: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one hook event asks, and how the final Ask answers it."""
+
+    event: str
+    blocks: tuple[comms_pb2.MessageBlock, ...]
+    reply: Callable[[comms_pb2.Ask], HookReply]
+
+
+def started_at() -> float:
+    """When this process started (wall clock seconds): Claude Code's hook timeout runs from
+    the spawn, a second or so before Python has imported what the hook needs. From
+    /proc/self/stat (Linux; no library reads a process's own start time without psutil);
+    elsewhere, now."""
+    try:
+        stat = Path("/proc/self/stat").read_text(encoding="ascii")
+        uptime = float(Path("/proc/uptime").read_text(encoding="ascii").split()[0])
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, after pid and (comm)
+        age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.time()
+    return time.time() - min(max(age, 0.0), 60.0)
+
+
+def _request(raw: bytes) -> _Request | None:
+    """The hook event on stdin as a request; None (said why on stderr) when there is nothing
+    for Compass to ask."""
+    try:
+        event: object = json.loads(raw)
+    except ValueError:
+        logger.error("stdin is not a JSON hook event")
+        return None
+    if not is_object(event):
+        logger.error("stdin is not a JSON hook event")
+        return None
+    name = event.get("hook_event_name")
+    if name == PRE_TOOL_USE_EVENT and event.get("tool_name") == QUESTION_TOOL:
+        try:
+            call = read_questions(event.get("tool_input"))
+        except MappingError as exc:
+            logger.error("cannot ask this AskUserQuestion in Compass: %s", exc.reason)
+            return None
+        return _Request(
+            event=PRE_TOOL_USE_EVENT,
+            blocks=(comms_pb2.MessageBlock(ask=call.ask),),
+            reply=functools.partial(question_reply, call),
+        )
+    if name == ELICITATION_EVENT:
+        form = read_form(event)
+        if isinstance(form, str):
+            logger.error("cannot ask this form in Compass: %s", form)
+            return None
+        blocks: list[comms_pb2.MessageBlock] = []
+        if form.plan.intro:
+            blocks.append(comms_pb2.MessageBlock(text=comms_pb2.TextBlock(text=form.plan.intro)))
+        blocks.append(comms_pb2.MessageBlock(ask=form.plan.ask))
+        return _Request(
+            event=ELICITATION_EVENT,
+            blocks=tuple(blocks),
+            reply=functools.partial(form_reply, form),
+        )
+    logger.info("nothing to ask for hook event %r (tool %r)", name, event.get("tool_name"))
+    return None
+
+
+def run(options: HookOptions, raw: bytes, started: float) -> int:
+    """Answer the hook event `raw` (stdin); the exit status."""
+    if len(raw) > MAX_EVENT_BYTES:
+        logger.error("the hook event is larger than %d bytes", MAX_EVENT_BYTES)
+        return 0
+    request = _request(raw)
+    if request is None:
+        return 0
+    return asyncio.run(_Hook(options, request, started).serve())
+
+
+class _Hook:
+    def __init__(self, options: HookOptions, request: _Request, started: float) -> None:
+        self._options = options
+        self._request = request
+        self._deadline = started + options.timeout
+        self._ending: asyncio.Future[str] | None = None
+
+    def _end(self, reason: str) -> None:
+        if self._ending is not None and not self._ending.done():
+            self._ending.set_result(reason)
+
+    def _on_signal(self) -> None:
+        late = time.time() >= self._deadline - LEAD_SECONDS - 1.0
+        self._end(TIMEOUT_REASON if late else STOPPED_REASON)
+
+    async def serve(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._ending = loop.create_future()
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, self._on_signal)
+        clock = loop.call_later(
+            max(0.0, self._deadline - LEAD_SECONDS - time.time()), self._end, TIMEOUT_REASON
+        )
+        try:
+            client = AgentClient(self._options.server, self._options.token)
+            await self._ask(client, self._ending)
+        finally:
+            clock.cancel()
+        return 0
+
+    async def _retried(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        return await call_with_retry(
+            what, call, initial_backoff=INITIAL_BACKOFF, max_backoff=self._options.max_backoff
+        )
+
+    async def _ask(self, client: AgentClient, ending: asyncio.Future[str]) -> None:
+        ask_id = await self._post(client, ending)
+        if ask_id is None:
+            return
+        watch = asyncio.ensure_future(
+            until_final(
+                client,
+                ask_id,
+                initial_backoff=INITIAL_BACKOFF,
+                max_backoff=self._options.max_backoff,
+            )
+        )
+        await asyncio.wait({watch, ending}, return_when=asyncio.FIRST_COMPLETED)
+        if ending.done():
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, FatalServerError, AskNotPostedError):
+                await watch
+            await self._withdraw(client, ask_id, ending.result())
+            return
+        try:
+            final = watch.result()
+        except (FatalServerError, AskNotPostedError) as exc:
+            logger.error("cannot follow ask %s: %s", ask_id, exc)
+            await self._withdraw(client, ask_id, GONE_REASON)
+            return
+        status = outcome(final)
+        if status == comms_pb2.ASK_STATUS_ANSWERED:
+            reply = self._request.reply(final)
+        elif status == comms_pb2.ASK_STATUS_DECLINED:
+            reply = refusal_reply(self._request.event, final)
+        else:
+            logger.warning(
+                "ask %s ended as %s (%s); Claude Code asks its own way",
+                ask_id,
+                status_name(status),
+                final.close_reason or "no reason given",
+            )
+            return
+        receipt = _hand_over(reply)
+        await self._report(client, ask_id, receipt)
+
+    async def _post(self, client: AgentClient, ending: asyncio.Future[str]) -> str | None:
+        """Append the ask's message; its ask id, or None when it was not posted or Claude Code
+        stopped waiting first (an ask stored meanwhile is withdrawn)."""
+        blocks = [comms_pb2.MessageBlock() for _ in self._request.blocks]
+        for block, source in zip(blocks, self._request.blocks, strict=True):
+            block.CopyFrom(source)
+            if block.HasField("ask"):
+                block.ask.deadline.FromNanoseconds(int(self._deadline * 1e9))
+                block.ask.on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_FAIL
+        frame = comms_pb2.MessageUpdated(
+            client_message_id=f"claude-hook-{secrets.token_hex(12)}", blocks=blocks
+        )
+        append = asyncio.ensure_future(
+            self._retried(
+                "AppendMessage",
+                functools.partial(client.append_message, self._options.channel_id, frame),
+            )
+        )
+        await asyncio.wait({append, ending}, return_when=asyncio.FIRST_COMPLETED)
+        if ending.done() and not append.done():
+            # Stopped mid-append: the ask may be stored all the same; then it is withdrawn.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait({append}, timeout=SETTLE_SECONDS)
+        if not append.done():
+            append.cancel()
+            logger.error("the ask was not posted before Claude Code stopped waiting")
+            return None
+        try:
+            message = append.result()
+        except (GaveUpError, FatalServerError) as exc:
+            logger.error("cannot post the ask in Compass: %s", exc)
+            return None
+        ask_id = next(block.ask.ask_id for block in message.blocks if block.HasField("ask"))
+        if ending.done():
+            await self._withdraw(client, ask_id, ending.result())
+            return None
+        logger.info("asked in Compass: ask %s", ask_id)
+        return ask_id
+
+    async def _withdraw(self, client: AgentClient, ask_id: str, reason: str) -> None:
+        try:
+            async with asyncio.timeout(SETTLE_SECONDS):
+                await self._retried(
+                    f"CloseAsk {ask_id}",
+                    functools.partial(
+                        client.close_ask, ask_id, comms_pb2.ASK_STATUS_WITHDRAWN, reason
+                    ),
+                )
+        except GaveUpError as exc:
+            if exc.error.code == "failed_precondition":
+                # Answered or declined just as Claude Code stopped waiting: not handed over.
+                await self._report(
+                    client, ask_id, not_delivered(f"{reason} before the answer was handed over")
+                )
+                return
+            logger.error("ask %s was not withdrawn: %s", ask_id, exc)
+        except (FatalServerError, TimeoutError) as exc:
+            logger.error("ask %s was not withdrawn: %s", ask_id, exc or "timed out")
+        else:
+            logger.info("ask %s withdrawn: %s", ask_id, reason)
+
+    async def _report(self, client: AgentClient, ask_id: str, receipt: Receipt) -> None:
+        try:
+            async with asyncio.timeout(SETTLE_SECONDS):
+                await self._retried(
+                    f"ReportDelivery {ask_id}",
+                    functools.partial(
+                        client.report_delivery,
+                        ask_id,
+                        receipt.state,
+                        receipt.detail,
+                        receipt.payload,
+                    ),
+                )
+        except (GaveUpError, FatalServerError, TimeoutError, RpcError) as exc:
+            logger.warning("no delivery receipt for ask %s: %s", ask_id, exc or "timed out")
+
+
+def _hand_over(reply: HookReply) -> Receipt:
+    """Print the reply on stdout (the hook's whole output); the receipt of what Claude Code
+    was handed."""
+    text = json.dumps(reply.output, ensure_ascii=False, separators=(",", ":"))
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError as exc:  # BrokenPipeError: Claude Code is gone
+        return not_delivered(f"Claude Code did not read the hook's reply ({exc.strerror})", text)
+    if reply.refused:
+        return not_delivered(reply.refused, text)
+    return delivered(reply.changes, text)

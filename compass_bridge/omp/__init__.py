@@ -1,0 +1,1 @@
+"""oh-my-pi's JSON-lines RPC mode (`agent-bridge --protocol rpc`)."""

@@ -1,0 +1,755 @@
+"""The bridge's core: runtime lines in; frames posted, asks correlated, answers written back.
+
+`Bridge.feed(line)` takes one line of the runtime's JSON-lines output. It never raises and
+never awaits: it maps the event (EventMapper), queues frames on the Poster, and starts or
+stops the tasks that wait for answers. The caller (session.py) owns the I/O.
+
+Correlation (SPEC §2.3). An ask tool call arrives as `tool_execution_start`, which the mapper
+turns into an Ask block (its ConversationUpdated carries `tool_call_id` and `block_index`);
+the bridge records an `AskSlot` for it: the mapper message, the ask's ordinal in it (the i-th
+ask block), and its questions. The runtime then asks the host in one of two ways
+(runtime.py):
+
+- `method: "ask"` (a runtime that accepted `set_ask_dialog`): one request per call, matched
+  to a slot not yet matched by `toolCallId` when it carries one, else by equal question ids,
+  preferring equal question texts too, oldest slot first. Answered at once (`ask_reply`).
+- `method: "select"` / `"editor"` (oh-my-pi 18.2.3): a select is matched to a slot by its
+  title and options (`locate_select`: the question's text with its `(i/N)` and `(k
+  selected) ` decorations, the labels as the runtime shows them), the slot whose dialogs are
+  under way first. Each select and editor is answered by the slot's `DialogDriver`.
+
+A request that arrives before its call's `tool_execution_start` (18.2.3 sends the first
+select a few ms early) is held for `hold_seconds` (2 s), until a slot matches it. A matched
+request starts a task: wait for the ask's minted id (the append, or the update that adds the
+ask to its already stored message, may still be retrying), follow WatchAsk until the ask is
+answered (reconnecting with backoff), then write the reply (or the dialog step). Each ask has
+its own task, so two asks of one turn wait concurrently and each answer goes to its own
+requests. A request that matches nothing (the mapper refused the ask's arguments, say; or
+another extension's dialog), or whose ask the server did not store, is answered `cancelled`,
+so the runtime never hangs on an ask nobody can see.
+
+Outcomes (design record, resolved decision 11). The wait ends when the ask is final in
+Compass: ANSWERED is delivered; DECLINED (a participant declined) gets the runtime's cancel,
+`{"cancelled": true}` for the pending request or dialog (omp then aborts the run), and so
+does any other outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
+the bridge closes the ask (core.BridgeCore.close_ask): the runtime cancelled the request or
+dialog (omp sends that when its run is aborted), the ask tool call ended or failed, the
+runtime's output ended, the bridge got a signal: WITHDRAWN with that reason; the call's result
+says omp's own `ask.timeout` picked the answer (`details.timedOut`): TIMED_OUT with those
+picks. omp announces that timeout as the select's `timeout` (ms, per dialog); a select held
+before its call starts carries it into the posted ask as `deadline` (now + timeout per
+question: nobody answering, each question's dialog times out in turn) and `on_timeout =
+PICK_RECOMMENDED`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import functools
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from compass_bridge.bridge_core import BridgeCore, Reason
+from compass_bridge.held import HOLD_SECONDS, HeldRequests
+from compass_bridge.omp.frames import (
+    ASK_DIALOG_COMMAND_ID,
+    DIALOG_METHODS,
+    DONE_SELECTING_LABELS,
+    PROMPT_COMMAND_ID,
+    AskRequest,
+    CancelRequest,
+    DialogRequest,
+    EditorRequest,
+    NoticeRequest,
+    QuestionMatch,
+    SelectRequest,
+    UnreadableRequest,
+    as_object,
+    locate_select,
+    parse_ui_request,
+)
+from compass_bridge.omp.slots import (
+    AskSlot,
+    Dialog,
+    Holdable,
+    ReplySink,
+    encode_line,
+    log_unanswered,
+)
+from compass_bridge.poster import (
+    AskNotPostedError,
+    FatalServerError,
+)
+from compass_bridge.receipts import (
+    DECLINE_PAYLOAD,
+    delivered,
+    not_delivered,
+    payload_of,
+    result_text,
+)
+from compass_bridge.replies import (
+    DialogDriver,
+    DialogStep,
+    ask_reply,
+    build_answers,
+    cancelled_reply,
+    dialog_questions,
+    outcome,
+    runtime_timeout,
+)
+from compass_core import ConversationUpdated
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from compass_bridge.poster import AgentApi
+
+__all__ = ["AskSlot", "Bridge", "ReplySink"]  # AskSlot and ReplySink live in slots.py
+
+logger = logging.getLogger(__name__)
+
+
+class Bridge(BridgeCore):
+    """One runtime's event stream, bridged to one Compass channel."""
+
+    def __init__(
+        self,
+        *,
+        api: AgentApi,
+        channel_id: str,
+        sink: ReplySink,
+        run_id: str,
+        max_backoff: float = 5.0,
+        initial_backoff: float = 0.2,
+        hold_seconds: float = HOLD_SECONDS,
+    ) -> None:
+        super().__init__(
+            api=api,
+            channel_id=channel_id,
+            run_id=run_id,
+            max_backoff=max_backoff,
+            initial_backoff=initial_backoff,
+        )
+        self._sink = sink
+        self._slots: list[AskSlot] = []
+        self._waits: dict[str, asyncio.Task[None]] = {}
+        self._dialogs: set[asyncio.Task[None]] = set()
+        self._held = HeldRequests[Holdable](
+            hold_seconds,
+            lambda rid, request: self._refuse(
+                rid, request, f"no ask tool call matching it started within {hold_seconds:g}s"
+            ),
+        )
+        self._writes: set[asyncio.Task[object]] = set()
+        self._write_lock = asyncio.Lock()
+        self._unmapped: collections.Counter[str] = collections.Counter()
+        self._done_label: str | None = None
+        self._ask_dialog_answered = False
+        self.ready = asyncio.Event()
+        """Set when the runtime said it reads commands (its `ready` line)."""
+        self.idle = asyncio.Event()
+        """Set when a run of the agent ended for good (`agent_end` not marked `isTerminal:
+        false`, which the runtime sends when a retry or queued message continues it), or
+        the runtime refused the prompt."""
+
+    # -- input -----------------------------------------------------------------------------
+
+    def feed(self, line: bytes) -> None:
+        """Handle one line of the runtime's output. Never raises."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            self._count("line", "not valid UTF-8")
+            return
+        if not text.strip():
+            return
+        try:
+            event: object = json.loads(text)
+        except ValueError:
+            self._count("line", "not JSON")
+            return
+        except RecursionError:  # nesting deeper than the parser's recursion limit
+            self._count("line", "JSON nested too deeply")
+            return
+        obj = as_object(event)
+        if obj is None:
+            self._count("line", "not a JSON object")
+            return
+        try:
+            self._handle(obj)
+        except Exception:  # runtime output must never stop the bridge; logged, counted
+            logger.exception("agent-bridge: handling a runtime event failed")
+            self._count(str(obj.get("type", "event"))[:64], "internal error in the bridge")
+
+    def count_unreadable(self, reason: str) -> None:
+        """Count a line the reader had to skip (e.g. longer than its limit)."""
+        self._count("line", reason)
+
+    def _handle(self, event: dict[str, object]) -> None:
+        kind = event.get("type")
+        if kind in {"extension_ui_request", "extension_ui_cancel"}:
+            self._on_ui_request(event)
+            return
+        if kind == "response":
+            self._on_response(event)
+            return
+        if kind == "ready":
+            self.ready.set()
+        elif kind == "agent_end" and event.get("isTerminal") is not False:
+            self.idle.set()
+        for output in self.mapper.map(event):
+            if isinstance(output, ConversationUpdated):
+                self._on_frame(output)
+            else:
+                logger.warning("unmapped runtime event %s: %s", output.event_type, output.reason)
+        if event.get("toolName") == "ask":
+            if kind == "tool_execution_start":
+                # The call a held request waited for has started; what it did not match,
+                # nothing will.
+                self._release_held("no ask block matches it")
+            elif kind == "tool_execution_end":
+                self._on_ask_end(event)
+
+    def _on_frame(self, output: ConversationUpdated) -> None:
+        frame = output.value
+        self.mark_native_asks(frame)
+        if output.block_index is not None:
+            blocks = frame.blocks
+            ask = comms_pb2.Ask()
+            ask.CopyFrom(blocks[output.block_index].ask)
+            ordinal = sum(1 for block in blocks[: output.block_index] if block.HasField("ask"))
+            slot = AskSlot(
+                key=frame.client_message_id,
+                ordinal=ordinal,
+                tool_call_id=output.tool_call_id,
+                question_ids=tuple(q.question_id for q in ask.questions),
+                question_texts=tuple(q.question for q in ask.questions),
+                ask=ask,
+                questions=dialog_questions(ask),
+            )
+            self._slots.append(slot)
+            self._note_deadline(slot)
+        self.poster.submit(self._with_deadlines(frame))
+        if output.block_index is not None:
+            self._held.retry(self._resume)
+
+    def _note_deadline(self, slot: AskSlot) -> None:
+        """A held select of `slot` announcing the runtime's timeout gives the ask its deadline
+        (each question's dialog gets the whole timeout: the worst case is one per question)."""
+        for held in self._held:
+            request = held.request
+            if not isinstance(request, SelectRequest) or request.timeout_ms is None:
+                continue
+            if locate_select(request, slot.questions):
+                slot.deadline_ms = held.at_ms + request.timeout_ms * max(1, len(slot.questions))
+                return
+
+    def _with_deadlines(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
+        """`frame` with the deadline of each of its asks that has one (every snapshot of the
+        message carries it, so the poster's snapshots stay alike)."""
+        slots = {
+            s.ordinal: s
+            for s in self._slots
+            if s.key == frame.client_message_id and s.deadline_ms is not None
+        }
+        if not slots:
+            return frame
+        copy = comms_pb2.MessageUpdated()
+        copy.CopyFrom(frame)
+        asks = [block.ask for block in copy.blocks if block.HasField("ask")]
+        for ordinal, slot in slots.items():
+            if ordinal < len(asks) and slot.deadline_ms is not None:
+                asks[ordinal].deadline.FromMilliseconds(int(slot.deadline_ms))
+                asks[ordinal].on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED
+        return copy
+
+    def _on_response(self, event: dict[str, object]) -> None:
+        command = event.get("command")
+        rid = event.get("id")
+        success = event.get("success") is True
+        error = event.get("error")
+        reason = error if isinstance(error, str) and error else "no reason given"
+        # oh-my-pi 18.2.3 answers a command it does not know without the command's id.
+        if command == "set_ask_dialog" or rid == ASK_DIALOG_COMMAND_ID:
+            if self._ask_dialog_answered:
+                return
+            self._ask_dialog_answered = True
+            if success:
+                logger.info("the runtime sends its asks to the bridge (set_ask_dialog accepted)")
+            elif reason.startswith("Unknown command"):
+                logger.info(
+                    "the runtime does not know set_ask_dialog (%s); the bridge answers its "
+                    "ask select/editor dialogs instead",
+                    reason,
+                )
+            else:
+                logger.warning(
+                    "the runtime refused set_ask_dialog (%s); the bridge answers its ask "
+                    "select/editor dialogs instead",
+                    reason,
+                )
+        elif command == "prompt" or rid == PROMPT_COMMAND_ID:
+            if success:
+                logger.info("the runtime took the prompt")
+            else:
+                logger.warning("the runtime refused the prompt: %s", reason)
+                self.idle.set()  # no run will end
+        else:
+            logger.debug("runtime response to %r ignored", command)
+
+    # -- runtime UI requests ---------------------------------------------------------------
+
+    def _on_ui_request(self, event: dict[str, object]) -> None:
+        request = parse_ui_request(event)
+        if isinstance(request, AskRequest):
+            self._on_ask_request(request)
+        elif isinstance(request, SelectRequest):
+            self._on_select(request)
+        elif isinstance(request, EditorRequest):
+            self._on_editor(request)
+        elif isinstance(request, CancelRequest):
+            self._on_cancel(request.target_id)
+        elif isinstance(request, DialogRequest):
+            self._count(
+                f"extension_ui_request:{request.method}",
+                "the bridge cannot present this dialog; answered cancelled",
+            )
+            self._write(cancelled_reply(request.request_id))
+        elif isinstance(request, UnreadableRequest):
+            self._count(f"extension_ui_request:{request.method}", request.reason)
+            blocking = request.method == "ask" or request.method in DIALOG_METHODS
+            if request.request_id is not None and blocking:
+                self._write(cancelled_reply(request.request_id))
+        else:
+            assert isinstance(request, NoticeRequest)  # noqa: S101 - the union's last member
+            logger.debug("runtime notice %s ignored", request.method)
+
+    def _on_cancel(self, target: str) -> None:
+        task = self._waits.get(target)
+        if task is not None:
+            logger.info("the runtime cancelled request %s; stop waiting", target)
+            for slot in self._slots:
+                if slot.request_id == target:
+                    self._stopped(slot, Reason.RUNTIME_CANCELLED)
+            task.cancel()
+        self._held.pop(target)
+        for slot in self._slots:
+            dialog = slot.dialog
+            if dialog is None or dialog.pending is None:
+                continue
+            if dialog.pending[0].request_id != target:
+                continue
+            dialog.pending = None
+            if dialog.task is not None and not dialog.task.done():
+                logger.info("the runtime cancelled dialog %s; stop waiting", target)
+                self._stopped(slot, Reason.RUNTIME_CANCELLED)
+                dialog.task.cancel()
+
+    def _on_ask_request(self, request: AskRequest) -> None:
+        if request.request_id in self._waits or request.request_id in self._held:
+            logger.warning("request %s is already being answered; ignored", request.request_id)
+            return
+        slot = self._correlate(request)
+        if slot is None:
+            self._hold(request)
+            return
+        self._start_ask(request, slot)
+
+    def _start_ask(self, request: AskRequest, slot: AskSlot) -> None:
+        slot.request_id = request.request_id
+        task = asyncio.create_task(
+            self._answer(request, slot), name=f"compass-ask-{request.request_id}"
+        )
+        self._waits[request.request_id] = task
+        logger.info(
+            "request %s waits for ask %d of message %s",
+            request.request_id,
+            slot.ordinal,
+            slot.key,
+        )
+
+    def _correlate(self, request: AskRequest) -> AskSlot | None:
+        open_slots = [
+            s for s in self._slots if s.request_id is None and s.dialog is None and not s.closed
+        ]
+        if request.tool_call_id is not None:
+            for slot in open_slots:
+                if slot.tool_call_id == request.tool_call_id:
+                    return slot
+            open_slots = [s for s in open_slots if s.tool_call_id is None]
+        same_ids = [s for s in open_slots if s.question_ids == request.question_ids]
+        for slot in same_ids:
+            if slot.question_texts == request.question_texts:
+                return slot
+        return same_ids[0] if same_ids else None
+
+    def _on_select(self, request: SelectRequest) -> None:
+        if request.request_id in self._held:
+            logger.warning("request %s is already being answered; ignored", request.request_id)
+            return
+        found = self._locate(request)
+        if found is None:
+            self._hold(request)
+            return
+        self._dialog_step(*found, request)
+
+    def _locate(self, request: SelectRequest) -> tuple[AskSlot, QuestionMatch] | None:
+        """The slot and question a select is a step of: an exact match before a loose one,
+        an ask whose dialogs are under way before one not started, older before newer."""
+        usable = [s for s in self._slots if s.request_id is None and not s.closed]
+        ordered = [s for s in usable if s.dialog is not None]
+        ordered += [s for s in usable if s.dialog is None]
+        loose: tuple[AskSlot, QuestionMatch] | None = None
+        for slot in ordered:
+            for match in locate_select(request, slot.questions):
+                if match.exact:
+                    return slot, match
+                loose = loose or (slot, match)
+        if loose is not None:
+            logger.warning(
+                "select %s matches question %d of ask %d of message %s by its title only "
+                "(its options differ from what the bridge expected)",
+                request.request_id,
+                loose[1].index,
+                loose[0].ordinal,
+                loose[0].key,
+            )
+        return loose
+
+    def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: SelectRequest) -> None:
+        dialog = slot.dialog
+        if dialog is None:
+            dialog = slot.dialog = Dialog(slot=slot)
+            dialog.task = asyncio.create_task(
+                self._follow_dialog(dialog), name=f"compass-dialog-{request.request_id}"
+            )
+            self._dialogs.add(dialog.task)
+            dialog.task.add_done_callback(self._dialogs.discard)
+            logger.info(
+                "select %s waits for ask %d of message %s",
+                request.request_id,
+                slot.ordinal,
+                slot.key,
+            )
+        if request.timeout_ms is not None and not dialog.timeout_noted:
+            dialog.timeout_noted = True
+            logger.warning(
+                "the runtime gives its ask dialogs %.0f s (its ask.timeout setting): "
+                "unanswered by then, it picks an option itself (the bridge then closes the "
+                "ask as TIMED_OUT)",
+                request.timeout_ms / 1000,
+            )
+        if dialog.refused:
+            logger.info(
+                "dialog %s of an ask ended in Compass: answered cancelled", request.request_id
+            )
+            self._write(cancelled_reply(request.request_id))
+            return
+        driver = dialog.driver
+        if driver is None:
+            if dialog.pending is not None:
+                logger.warning(
+                    "the runtime no longer waits for dialog %s (its timeout?)",
+                    dialog.pending[0].request_id,
+                )
+            dialog.pending = (request, match)
+            return
+        self._write_step(dialog, driver.select(request, match))
+
+    def _on_editor(self, request: EditorRequest) -> None:
+        for slot in self._slots:
+            dialog = slot.dialog
+            if dialog is None or dialog.driver is None or not dialog.driver.expects_editor:
+                continue
+            step = dialog.driver.editor(request)
+            if step is not None:
+                self._write_step(dialog, step)
+                return
+        self._count(
+            "extension_ui_request:editor",
+            "no ask chose 'Other' before this editor; answered cancelled",
+        )
+        self._write(cancelled_reply(request.request_id))
+
+    # -- held requests ---------------------------------------------------------------------
+
+    def _hold(self, request: Holdable) -> None:
+        self._held.hold(request.request_id, request)
+        logger.debug("request %s matches no ask yet; held", request.request_id)
+
+    def _resume(self, request: Holdable) -> Callable[[], None] | None:
+        """What to do with a held request now that another ask call arrived: None while it
+        still matches none."""
+        if isinstance(request, AskRequest):
+            slot = self._correlate(request)
+            return None if slot is None else functools.partial(self._start_ask, request, slot)
+        found = self._locate(request)
+        return None if found is None else functools.partial(self._dialog_step, *found, request)
+
+    def _release_held(self, why: str) -> None:
+        for held in self._held:
+            self._release(held.key, why)
+
+    def _release(self, rid: str, why: str) -> None:
+        held = self._held.pop(rid)
+        if held is not None:
+            self._refuse(rid, held.request, why)
+
+    def _refuse(self, rid: str, request: Holdable, why: str) -> None:
+        method = "ask" if isinstance(request, AskRequest) else "select"
+        self._count(
+            f"extension_ui_request:{method}",
+            f"request {rid} matches no ask block ({why}); answered cancelled",
+        )
+        self._write(cancelled_reply(rid))
+
+    # -- ends ------------------------------------------------------------------------------
+
+    def _on_ask_end(self, event: dict[str, object]) -> None:
+        call_id = event.get("toolCallId")
+        if not isinstance(call_id, str):
+            return
+        for slot in self._slots:
+            if slot.tool_call_id != call_id or slot.closed:
+                continue
+            slot.closed = True
+            tasks = [self._waits.get(slot.request_id) if slot.request_id else None]
+            tasks.append(slot.dialog.task if slot.dialog else None)
+            for task in tasks:
+                if task is not None and not task.done():
+                    logger.info("ask call %s ended; stop waiting for its answer", call_id)
+                    task.cancel()
+            failed = event.get("isError") is True
+            reason = Reason.TOOL_CALL_ABORTED if failed else Reason.TOOL_CALL_ENDED
+            self._stopped(slot, reason, None if failed else event.get("result"))
+            self._confirm_dialogs(slot, failed=failed, result=event.get("result"))
+        self._slots = [s for s in self._slots if not s.closed]
+
+    def _confirm_dialogs(self, slot: AskSlot, *, failed: bool, result: object) -> None:
+        """The receipt of an answer delivered through `slot`'s dialogs, once its call ended:
+        the call's result is what the model read."""
+        dialog = slot.dialog
+        if dialog is None or dialog.driver is None or not slot.answered:
+            return
+        text = result_text(result)
+        payload = text if text is not None else payload_of(result)
+        if failed:
+            receipt = not_delivered(
+                "the ask call failed while the answer was being delivered", payload
+            )
+        elif dialog.unsent:
+            receipt = not_delivered("the runtime's input closed during the answer", payload)
+        else:
+            receipt = delivered(dialog.changes, payload)
+        self.report_delivery(dialog.ask_id, receipt)
+
+    def _stopped(self, slot: AskSlot, reason: str, result: object = None) -> None:
+        """The runtime no longer waits for `slot`'s ask: close it in Compass, unless its
+        answer was delivered or it has an outcome already. With the ask call's `result`
+        showing the runtime's own timeout answered it: TIMED_OUT with those picks."""
+        if slot.answered or slot.reported:
+            return
+        slot.reported = True
+        timeout = runtime_timeout(slot.ask, result) if result is not None else None
+        if timeout is None:
+            self.close_ask(slot.key, slot.ordinal, reason)
+            return
+        for problem in timeout.problems:
+            logger.warning("ask %d of message %s: %s", slot.ordinal, slot.key, problem)
+        self.close_ask(slot.key, slot.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
+
+    # -- answering -------------------------------------------------------------------------
+
+    async def _answer(self, request: AskRequest, slot: AskSlot) -> None:
+        rid = request.request_id
+        try:
+            # Shielded: cancelling this wait must not cancel the future other waits share.
+            ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
+            ask = await self._until_final(ask_id)
+            if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
+                slot.reported = True
+                log_unanswered(ask, f"request {rid}")
+                sent = await self._send(cancelled_reply(rid))
+                self._report_decline(ask, sent=sent)
+                return
+            slot.answered = True
+            answers = build_answers(ask, order=request.question_ids)
+            for problem in answers.problems:
+                logger.warning("ask %s: %s", ask_id, problem)
+            reply = ask_reply(rid, answers)
+            if not await self._send(reply):
+                self.report_delivery(
+                    ask_id, not_delivered("the runtime's input is closed", payload_of(reply))
+                )
+                return
+            self.delivered += 1
+            self.report_delivery(ask_id, delivered(answers.problems, payload_of(reply)))
+            logger.info("delivered the answer of ask %s to request %s", ask_id, rid)
+        except AskNotPostedError as exc:
+            slot.reported = True
+            logger.error("request %s cannot be answered: %s; answered cancelled", rid, exc)
+            await self._send(cancelled_reply(rid))
+        except FatalServerError as exc:
+            self._fail(exc)
+        except Exception:  # a bug must not leave the runtime hanging
+            logger.exception("answering request %s failed; answered cancelled", rid)
+            self._stopped(slot, Reason.BRIDGE_ERROR)
+            await self._send(cancelled_reply(rid))
+        finally:
+            self._waits.pop(rid, None)
+            slot.closed = True
+            self._slots = [s for s in self._slots if not s.closed]
+
+    async def _follow_dialog(self, dialog: Dialog) -> None:
+        slot = dialog.slot
+        try:
+            ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
+            dialog.ask_id = ask_id
+            ask = await self._until_final(ask_id)
+            if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
+                slot.reported = True
+                dialog.refused = True
+                log_unanswered(ask, "its dialogs")
+                sent = True
+                if dialog.pending is not None:
+                    rid = dialog.pending[0].request_id
+                    dialog.pending = None
+                    sent = await self._send(cancelled_reply(rid))
+                self._report_decline(ask, sent=sent)
+                return
+            driver = DialogDriver(slot.questions, ask, done_labels=self._done_guesses())
+            for problem in driver.problems:
+                logger.warning("ask %s: %s", ask_id, problem)
+            dialog.changes.extend(driver.problems)
+            slot.answered = True
+            dialog.driver = driver
+            self.delivered += 1
+            logger.info("delivering the answer of ask %s through the runtime's dialogs", ask_id)
+            if dialog.pending is not None:
+                request, match = dialog.pending
+                dialog.pending = None
+                await self._send_step(dialog, driver.select(request, match))
+        except AskNotPostedError as exc:
+            slot.reported = True
+            logger.error("ask %d of message %s cannot be answered: %s", slot.ordinal, slot.key, exc)
+            await self._cancel_pending(dialog)
+        except FatalServerError as exc:
+            self._fail(exc)
+        except Exception:  # a bug must not leave the runtime hanging
+            logger.exception("answering the dialogs of ask %s failed", dialog.ask_id or "?")
+            self._stopped(slot, Reason.BRIDGE_ERROR)
+            await self._cancel_pending(dialog)
+
+    async def _cancel_pending(self, dialog: Dialog) -> None:
+        if dialog.pending is not None:
+            rid = dialog.pending[0].request_id
+            dialog.pending = None
+            logger.error("dialog %s answered cancelled", rid)
+            await self._send(cancelled_reply(rid))
+
+    def _done_guesses(self) -> tuple[str, ...]:
+        learned = (self._done_label,) if self._done_label else ()
+        return tuple(dict.fromkeys((*learned, *DONE_SELECTING_LABELS)))
+
+    def _write_step(self, dialog: Dialog, step: DialogStep) -> None:
+        self._note_step(dialog, step)
+        task = asyncio.create_task(self._send_step_reply(dialog, step))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _send_step(self, dialog: Dialog, step: DialogStep) -> None:
+        self._note_step(dialog, step)
+        await self._send_step_reply(dialog, step)
+
+    async def _send_step_reply(self, dialog: Dialog, step: DialogStep) -> None:
+        if not await self._send(step.reply):
+            dialog.unsent = True
+
+    def _report_decline(self, ask: comms_pb2.Ask, *, sent: bool) -> None:
+        """A participant's decline reached the runtime as its cancel (or could not)."""
+        if outcome(ask) != comms_pb2.ASK_STATUS_DECLINED:
+            return
+        if sent:
+            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+        else:
+            self.report_delivery(
+                ask.ask_id, not_delivered("the runtime's input is closed", DECLINE_PAYLOAD)
+            )
+
+    def _note_step(self, dialog: Dialog, step: DialogStep) -> None:
+        dialog.changes.extend(step.problems)
+        for problem in step.problems:
+            logger.warning("ask %s: %s", dialog.ask_id, problem)
+        driver = dialog.driver
+        if driver is not None and driver.done_label:
+            self._done_label = driver.done_label
+
+    def _write(self, obj: Mapping[str, object]) -> None:
+        task = asyncio.create_task(self._send(obj))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _send(self, obj: Mapping[str, object]) -> bool:
+        """Write one reply line; False (logged) when the runtime's input is closed."""
+        line = encode_line(obj)
+        async with self._write_lock:
+            try:
+                await self._sink.send(line)
+            except OSError as exc:
+                logger.warning(
+                    "the runtime's input is closed (%s); a reply was not delivered",
+                    type(exc).__name__,
+                )
+                return False
+        return True
+
+    async def send_command(self, obj: Mapping[str, object]) -> None:
+        """Write a command line to the runtime (e.g. runtime.ASK_DIALOG_COMMAND)."""
+        await self._send(obj)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def stop_waiting(self) -> None:
+        """The runtime is gone: cancel every wait for an answer and flush pending replies."""
+        self._held.clear()
+        slots = list(self._slots)  # a wait ending below drops its slot from the list
+        tasks = [*self._waits.values(), *self._dialogs]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for slot in slots:
+            self._stopped(slot, Reason.RUNTIME_EXITED)
+            dialog = slot.dialog
+            if slot.answered and dialog is not None and dialog.driver is not None:
+                self.report_delivery(
+                    dialog.ask_id,
+                    not_delivered(
+                        "the runtime stopped before the ask call ended: the answer may have "
+                        "reached it only in part"
+                    ),
+                )
+        self.poster.fail_waiting("the bridge is stopping")
+        if self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)
+
+    @property
+    def waiting(self) -> int:
+        """Asks whose answers are still awaited."""
+        dialogs = sum(1 for task in self._dialogs if not task.done())
+        return len(self._waits) + dialogs
+
+    def unmapped_counts(self) -> dict[str, int]:
+        """Unmapped events so far: the mapper's and the bridge's own, per event type."""
+        counts = collections.Counter(self.mapper.unmapped_counts)
+        counts.update(self._unmapped)
+        return dict(counts)
+
+    def _count(self, event_type: str, reason: str) -> None:
+        self._unmapped[event_type] += 1
+        logger.warning("unmapped runtime event %s: %s", event_type, reason)

@@ -1,0 +1,106 @@
+"""The rpc-ui bridge's bookkeeping: ask slots waiting for the runtime's requests, their
+dialogs, what a request held for its tool call can be (held.py holds it), and the reply sink (split out of runner.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
+from compass_bridge.omp.frames import AskRequest, DialogQuestion, QuestionMatch, SelectRequest
+from compass_bridge.replies import DialogDriver, outcome, status_name
+from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Mapping
+
+logger = logging.getLogger("compass_bridge.omp.bridge")
+
+Holdable: TypeAlias = AskRequest | SelectRequest
+
+
+class ReplySink(Protocol):
+    """Where replies to the runtime go: one JSON object per line on its stdin."""
+
+    async def send(self, line: bytes) -> None:
+        """Write one complete line.
+
+        Raises:
+            OSError: the runtime's input is closed.
+        """
+        ...
+
+
+@dataclass(slots=True, kw_only=True)
+class AskSlot:
+    """An Ask block derived from one ask tool call, waiting for the runtime's requests."""
+
+    key: str
+    """The mapper's client_message_id of the message holding the ask."""
+    ordinal: int
+    """Which ask of that message it is (0 = the first ask block)."""
+    tool_call_id: str | None
+    question_ids: tuple[str, ...]
+    question_texts: tuple[str, ...]
+    ask: comms_pb2.Ask
+    """The Ask block as mapped (its questions and options, no id)."""
+    questions: tuple[DialogQuestion, ...] = ()
+    """The questions as the runtime presents them (for select/editor dialogs)."""
+    request_id: str | None = None
+    """The `method: "ask"` request this slot answers, once correlated."""
+    dialog: Dialog | None = None
+    """Its select/editor dialogs, once the first one was correlated."""
+    closed: bool = False
+    """The tool call ended; no request can come for it any more."""
+    answered: bool = False
+    """The participant's answer reached the bridge and goes to the runtime."""
+    reported: bool = False
+    """Nothing more to do about its outcome: final in Compass (declined, expired), closed
+    by the bridge, or never stored."""
+    deadline_ms: float | None = None
+    """When the runtime's own timeout answers it (epoch ms), when it announced one."""
+
+
+@dataclass(slots=True, eq=False)
+class Dialog:
+    """One ask's select/editor dialogs (oh-my-pi 18.2.3)."""
+
+    slot: AskSlot
+    task: asyncio.Task[None] | None = None
+    """Waits for the answer; done once the driver exists."""
+    driver: DialogDriver | None = None
+    pending: tuple[SelectRequest, QuestionMatch] | None = None
+    """The select the runtime waits on while the answer is not known yet."""
+    ask_id: str = ""
+    timeout_noted: bool = False
+    refused: bool = False
+    """The ask ended without an answer in Compass: every dialog of it is cancelled."""
+    changes: list[str] = field(default_factory=list[str])
+    """What the dialogs could not deliver as given (the driver's and each step's
+    problems): the receipt's detail once the ask call ends."""
+    unsent: bool = False
+    """A reply of the answer could not be written (the runtime's input closed)."""
+
+
+def encode_line(obj: Mapping[str, object]) -> bytes:
+    """One JSON line for the runtime: ASCII only, so no byte can be mistaken for a line end."""
+    return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def log_unanswered(ask: comms_pb2.Ask, what: str) -> None:
+    """The ask ended in Compass without an answer; `what` gets the runtime's cancel."""
+    name = status_name(outcome(ask))
+    why = f" ({ask.close_reason})" if ask.close_reason else ""
+    if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
+        logger.warning(
+            "ask %s was declined in Compass%s: %s answered cancelled, so the runtime aborts",
+            ask.ask_id,
+            why,
+            what,
+        )
+    else:
+        logger.warning(
+            "ask %s ended in Compass as %s%s: %s answered cancelled", ask.ask_id, name, why, what
+        )

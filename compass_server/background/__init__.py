@@ -1,0 +1,1 @@
+"""Jobs the server runs beside its requests."""

@@ -1,0 +1,1 @@
+"""The live-watch machinery: the change hub, shared reads, token revocation."""

@@ -1,0 +1,1 @@
+"""Observability: metrics, the access log, traces."""

@@ -1,0 +1,1 @@
+"""The application: the use cases every front door calls, and the Connect handlers."""

@@ -1,0 +1,393 @@
+"""Webhook endpoints, the delivery outbox and its log, and reminders, on PostgreSQL.
+
+The outbox is filled by triggers on `asks` (migrations/0005_webhooks.sql, and
+0006_delivery_receipts.sql for ask.not_delivered), in the transaction
+of the change itself; this module registers endpoints, hands due deliveries to the worker
+(compass_server/webhooks/sender.py) and records what each attempt did. Several server processes may
+share a database: a claim takes rows with FOR UPDATE SKIP LOCKED and leases them (moves their
+`next_attempt_at` past the attempt's timeout), so no delivery is attempted by two processes at
+once and one whose process died is attempted again once its lease ends.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Final
+
+from compass_core.jsonvalues import is_array, is_object
+from compass_server.domain.errors import InvalidArgumentError, NotFoundError
+from compass_server.domain.webhook_targets import AllowList, check_url
+from compass_server.store.postgres import new_id
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import asyncpg
+
+    from compass_server.store.postgres import PostgresStore
+
+EVENT_TYPES: Final = (
+    "ask.created",
+    "ask.answered",
+    "ask.closed",
+    "ask.reminder",
+    "ask.not_delivered",
+)
+"""What an endpoint can subscribe to (all by default)."""
+REMINDER_LOCK_KEY: Final = 0x636D7072656D64
+"""pg_try_advisory_xact_lock key: one process at a time sends reminders."""
+NOTHING_INTERNAL: Final = AllowList()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebhookRow:
+    """A registered endpoint (never with its secret)."""
+
+    webhook_id: str
+    workspace_id: str
+    url: str
+    events: tuple[str, ...]
+    created_at: datetime
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "webhook_id": self.webhook_id,
+            "workspace_id": self.workspace_id,
+            "url": self.url,
+            "events": list(self.events),
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DueDelivery:
+    """A delivery claimed for one attempt."""
+
+    delivery_id: str
+    webhook_id: str
+    url: str
+    secret: str
+    event_type: str
+    ask_id: str
+    occurred_at: datetime
+    payload: str | None
+    """The JSON body fixed at the first attempt; None before it."""
+    attempts: int
+    """Attempts made before this one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempt:
+    attempt: int
+    at: datetime
+    duration_ms: int
+    outcome: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeliveryLog:
+    delivery_id: str
+    event_type: str
+    ask_id: str
+    occurred_at: datetime
+    state: str
+    attempts: tuple[Attempt, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "delivery_id": self.delivery_id,
+            "event_type": self.event_type,
+            "ask_id": self.ask_id,
+            "occurred_at": self.occurred_at.isoformat(),
+            "state": self.state,
+            "attempts": [
+                {
+                    "attempt": a.attempt,
+                    "at": a.at.isoformat(),
+                    "duration_ms": a.duration_ms,
+                    "outcome": a.outcome,
+                }
+                for a in self.attempts
+            ],
+        }
+
+
+def new_secret() -> str:
+    """A Standard Webhooks signing secret: "whsec_" and the base64 of 32 random bytes."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def check_events(events: Sequence[str]) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(events)) or EVENT_TYPES
+    unknown = [e for e in chosen if e not in EVENT_TYPES]
+    if unknown:
+        raise InvalidArgumentError(
+            f"unknown event type(s) {', '.join(unknown)}; known: {', '.join(EVENT_TYPES)}"
+        )
+    return chosen
+
+
+class WebhookStore:
+    """The webhook tables of one PostgresStore (sharing its pool)."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    async def add(
+        self,
+        workspace_id: str,
+        url: str,
+        events: Sequence[str] = (),
+        *,
+        allow: AllowList = NOTHING_INTERNAL,
+    ) -> tuple[WebhookRow, str]:
+        """Register an endpoint; returns it and its secret (shown once).
+
+        Raises:
+            InvalidArgumentError: a bad URL (domain/webhook_targets.check_url, with `allow`
+                naming the internal hosts it may reach) or event type.
+            NotFoundError: no such workspace.
+        """
+        url, chosen, secret = check_url(url, allow), check_events(events), new_secret()
+        async with self._store.transaction() as conn:
+            if not await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM workspaces WHERE workspace_id = $1)", workspace_id
+            ):
+                raise NotFoundError("workspace not found")
+            row = await conn.fetchrow(
+                """INSERT INTO webhooks (webhook_id, workspace_id, url, secret, events)
+                   VALUES ($1, $2, $3, $4, $5)
+                   RETURNING webhook_id, workspace_id, url, events, created_at""",
+                new_id("wh"),
+                workspace_id,
+                url,
+                secret,
+                list(chosen),
+            )
+        if row is None:  # RETURNING of an INSERT that raised nothing always has its row
+            raise RuntimeError("the webhook insert returned no row")
+        return _webhook_row(row), secret
+
+    async def list(self, workspace_id: str) -> list[WebhookRow]:
+        async with self._store.connection() as conn:
+            rows = await conn.fetch(
+                """SELECT webhook_id, workspace_id, url, events, created_at FROM webhooks
+                   WHERE workspace_id = $1 ORDER BY created_at, webhook_id""",
+                workspace_id,
+            )
+        return [_webhook_row(r) for r in rows]
+
+    async def remove(self, webhook_id: str) -> None:
+        """Delete an endpoint with its outbox and log. Raises NotFoundError when absent."""
+        async with self._store.transaction() as conn:
+            status = await conn.execute("DELETE FROM webhooks WHERE webhook_id = $1", webhook_id)
+        if status == "DELETE 0":
+            raise NotFoundError("webhook not found")
+
+    async def deliveries(self, webhook_id: str, limit: int = 20) -> list[DeliveryLog]:
+        """The endpoint's latest deliveries, newest first, each with its attempts."""
+        async with self._store.connection() as conn:
+            rows = await conn.fetch(
+                """SELECT d.delivery_id, d.event_type, d.ask_id, d.occurred_at, d.state,
+                          COALESCE(
+                              jsonb_agg(jsonb_build_object(
+                                  'attempt', a.attempt, 'at', a.at,
+                                  'duration_ms', a.duration_ms, 'outcome', a.outcome)
+                                  ORDER BY a.attempt) FILTER (WHERE a.attempt IS NOT NULL),
+                              '[]') AS attempts
+                   FROM webhook_deliveries d
+                   LEFT JOIN webhook_attempts a ON a.delivery_id = d.delivery_id
+                   WHERE d.webhook_id = $1
+                   GROUP BY d.delivery_id
+                   ORDER BY d.occurred_at DESC, d.delivery_id DESC
+                   LIMIT $2""",
+                webhook_id,
+                limit,
+            )
+        return [
+            DeliveryLog(
+                delivery_id=r["delivery_id"],
+                event_type=r["event_type"],
+                ask_id=r["ask_id"],
+                occurred_at=r["occurred_at"],
+                state=r["state"],
+                attempts=tuple(
+                    Attempt(
+                        attempt=int(str(a["attempt"])),
+                        at=datetime.fromisoformat(str(a["at"])),
+                        duration_ms=int(str(a["duration_ms"])),
+                        outcome=str(a["outcome"]),
+                    )
+                    for a in _json_list(r["attempts"])
+                ),
+            )
+            for r in rows
+        ]
+
+    async def claim(
+        self,
+        now: datetime,
+        lease: timedelta,
+        limit: int,
+        *,
+        per_endpoint: int,
+        busy: Mapping[str, int] | None = None,
+    ) -> list[DueDelivery]:
+        """Take up to `limit` due deliveries for one attempt each, leased until now + lease,
+        oldest first but at most `per_endpoint` per endpoint, counting the `busy` ones (its
+        attempts already in flight in this process): one endpoint with a backlog, or a slow
+        one, cannot take every attempt the worker makes."""
+        busy = busy or {}
+        async with self._store.transaction() as conn:
+            rows = await conn.fetch(
+                """UPDATE webhook_deliveries d SET next_attempt_at = $2
+                   FROM webhooks w
+                   WHERE w.webhook_id = d.webhook_id AND d.delivery_id IN (
+                       SELECT c.delivery_id FROM (
+                           SELECT due.delivery_id, due.next_attempt_at,
+                                  row_number() OVER (
+                                      PARTITION BY e.webhook_id ORDER BY due.next_attempt_at
+                                  ) + COALESCE(b.n, 0) AS slot
+                           FROM webhooks e
+                           LEFT JOIN unnest($4::text[], $5::int[]) AS b (webhook_id, n)
+                               ON b.webhook_id = e.webhook_id
+                           CROSS JOIN LATERAL (
+                               SELECT delivery_id, next_attempt_at FROM webhook_deliveries
+                               WHERE webhook_id = e.webhook_id AND state = 'pending'
+                                 AND next_attempt_at <= $1
+                               ORDER BY next_attempt_at
+                               -- Per endpoint, lock no more than this claim can take (the
+                               -- endpoint's room, and the claim's limit): a row locked here
+                               -- but not taken is skipped by every other claimer until this
+                               -- commits (with several endpoints due, up to `limit` per
+                               -- endpoint are still locked for the oldest `limit` overall).
+                               LIMIT LEAST(GREATEST($6 - COALESCE(b.n, 0), 0), $3)
+                               FOR UPDATE SKIP LOCKED) due
+                       ) c
+                       WHERE c.slot <= $6
+                       ORDER BY c.next_attempt_at
+                       LIMIT $3)
+                   RETURNING d.delivery_id, d.webhook_id, w.url, w.secret, d.event_type,
+                             d.ask_id, d.occurred_at, d.payload, d.attempts""",
+                now,  # $1
+                now + lease,  # $2
+                limit,  # $3
+                list(busy),  # $4 endpoints with attempts in flight here
+                list(busy.values()),  # $5 how many
+                per_endpoint,  # $6
+            )
+        return [
+            DueDelivery(
+                delivery_id=r["delivery_id"],
+                webhook_id=r["webhook_id"],
+                url=r["url"],
+                secret=r["secret"],
+                event_type=r["event_type"],
+                ask_id=r["ask_id"],
+                occurred_at=r["occurred_at"],
+                payload=r["payload"],
+                attempts=int(r["attempts"]),
+            )
+            for r in rows
+        ]
+
+    async def record(
+        self,
+        delivery: DueDelivery,
+        *,
+        payload: str,
+        duration_ms: int,
+        outcome: str,
+        delivered: bool,
+        retry_at: datetime | None,
+    ) -> None:
+        """Log one attempt and settle the delivery: delivered, retried at `retry_at`, or failed
+        (not delivered and no `retry_at`)."""
+        attempt = delivery.attempts + 1
+        state = "delivered" if delivered else ("pending" if retry_at is not None else "failed")
+        async with self._store.transaction() as conn:
+            await conn.execute(
+                """INSERT INTO webhook_attempts (delivery_id, attempt, duration_ms, outcome)
+                   VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING""",
+                delivery.delivery_id,
+                attempt,
+                duration_ms,
+                outcome,
+            )
+            await conn.execute(
+                """UPDATE webhook_deliveries
+                   SET attempts = $2, state = $3, payload = COALESCE(payload, $4),
+                       next_attempt_at = COALESCE($5, next_attempt_at)
+                   WHERE delivery_id = $1""",
+                delivery.delivery_id,
+                attempt,
+                state,
+                payload,
+                retry_at,
+            )
+
+    async def remind(
+        self, now: datetime, after: timedelta, most: int, limit: int = 100
+    ) -> list[str]:
+        """Enqueue ask.reminder for pending asks waiting longer than `after` since they were
+        asked or last reminded, at most `most` times per ask; one process at a time.
+
+        Returns:
+            The ask ids reminded of.
+        """
+        async with self._store.transaction() as conn:
+            if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", REMINDER_LOCK_KEY):
+                return []
+            rows = await conn.fetch(
+                """SELECT a.ask_id, a.channel_id FROM asks a
+                   LEFT JOIN ask_reminders r ON r.ask_id = a.ask_id
+                   WHERE a.status = 'pending'
+                     AND COALESCE(r.sent, 0) < $3
+                     AND COALESCE(r.last_at, a.created_at) <= $1::timestamptz - $2::interval
+                     AND EXISTS (
+                         SELECT 1 FROM webhooks w JOIN channels c
+                             ON c.workspace_id = w.workspace_id
+                         WHERE c.channel_id = a.channel_id AND 'ask.reminder' = ANY (w.events))
+                   ORDER BY COALESCE(r.last_at, a.created_at)
+                   LIMIT $4""",
+                now,
+                after,
+                most,
+                limit,
+            )
+            for row in rows:
+                await conn.execute(
+                    """SELECT compass_enqueue_webhooks(a, 'ask.reminder')
+                       FROM asks a WHERE a.ask_id = $1""",
+                    row["ask_id"],
+                )
+                await conn.execute(
+                    """INSERT INTO ask_reminders (ask_id, sent, last_at) VALUES ($1, 1, $2)
+                       ON CONFLICT (ask_id)
+                       DO UPDATE SET sent = ask_reminders.sent + 1, last_at = $2""",
+                    row["ask_id"],
+                    now,
+                )
+        return [str(r["ask_id"]) for r in rows]
+
+
+def _json_list(value: object) -> list[dict[str, object]]:
+    """A jsonb array from the pool (decoded by its codec, or still text)."""
+    decoded: object = json.loads(value) if isinstance(value, str) else value
+    if not is_array(decoded):
+        raise TypeError("expected a JSON array")
+    return [item for item in decoded if is_object(item)]
+
+
+def _webhook_row(row: asyncpg.Record) -> WebhookRow:
+    return WebhookRow(
+        webhook_id=row["webhook_id"],
+        workspace_id=row["workspace_id"],
+        url=row["url"],
+        events=tuple(row["events"]),
+        created_at=row["created_at"],
+    )

@@ -1,0 +1,1 @@
+"""Outgoing webhooks: the first notifier (docs/webhooks.md)."""
