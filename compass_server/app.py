@@ -139,8 +139,9 @@ def create_app(
     if store is None:
         if not settings.database_url:
             raise ValueError("create_app needs settings.database_url or an open store")
-        # No I/O until the lifespan enters it (STYLE.md gotcha 1: the mounted connect apps
-        # never see lifespan events, so Starlette's lifespan owns the pool).
+        # No I/O until the lifespan enters it (docs/architecture.md, "The composition root":
+        # the mounted connect apps never see lifespan events, so Starlette's lifespan owns
+        # the pool).
         store = owned = PostgresStore(
             settings.database_url,
             pool_min=settings.pool_min,
