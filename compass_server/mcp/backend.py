@@ -99,8 +99,8 @@ class ServerBackend:
         with self._tool_errors():
             async with contextlib.aclosing(stream):
                 async for ask in stream:
-                    # A keepalive reads as an empty Ask, as WatchAskResponse.ask did.
-                    yield comms_pb2.Ask() if ask is None else ask
+                    if ask is not None:  # a keepalive is nothing new for a tool call
+                        yield ask
 
     async def close_ask(
         self,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from compass_mcp.calls import Interrupted, ToolError
+from compass_mcp import tools
+from compass_mcp.calls import AskTools, CallContext, Interrupted, ToolError
 from compass_server.live.hub import ChangeHub
 from compass_server.live.revocation import Revocations
 from compass_server.mcp.backend import ServerBackend
@@ -148,3 +149,42 @@ async def test_a_revoked_token_ends_the_wait_and_a_shutdown_interrupts_it() -> N
         hub.close()
         with pytest.raises(Interrupted):
             await _first(states)
+
+
+async def test_a_wait_longer_than_a_recheck_still_names_its_ask() -> None:
+    """A WatchAsk keepalive (the ask unchanged at a re-check, every 30 s in `compass serve`)
+    is nothing new for a tool call: it once reached the tools as an empty Ask, and a wait
+    longer than a re-check ended at once with `pending` for ask "" (the model could not
+    resume it with ask_wait)."""
+    store = McpMemoryStore()
+    hub = ChangeHub()
+    store.on_change = hub.publish
+    world = await seed(store)
+    asks = McpAsks(store, hub, recheck_seconds=0.05)
+    backend = _backend(asks, world.agent)
+    opened = await _ask(backend, world)
+    async with contextlib.aclosing(backend.states(opened.ask_id)) as states:
+        assert (await _first(states)).ask_id == opened.ask_id
+        with pytest.raises(TimeoutError):  # re-checks pass: nothing to read
+            async with asyncio.timeout(0.3):
+                await anext(states)
+
+    ask_tools = AskTools(progress_seconds=0.1)
+    ctx = CallContext(backend=backend, progress=_no_progress, on_delivered=lambda _r: None)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    # Time is under test here: the hold (0.4 s) outlasts several re-checks (0.05 s).
+    result = await ask_tools.call(
+        tools.ASK_WAIT, {"ask_id": opened.ask_id, "wait_seconds": 0.4}, ctx
+    )
+    assert loop.time() - started >= 0.4
+    assert result.structured is not None
+    assert (result.structured["status"], result.structured["ask_id"]) == (
+        "pending",
+        opened.ask_id,
+    )
+    await ask_tools.settle()
+
+
+async def _no_progress(_seconds: float, _message: str) -> None:
+    pass
