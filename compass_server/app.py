@@ -24,6 +24,7 @@ from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADA
 from compass_server.observe import tracing as telemetry
 from compass_server.observe.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
+from compass_server.service.asks import McpAsks
 from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
@@ -184,38 +185,22 @@ def create_app(
     options = wire.app_options(settings.max_request_bytes, responses)
     interceptors = [metrics.interceptor(auth), ErrorMapping()]
     quota = PostQuota(settings.posts_per_minute, settings.post_burst)
-    agent_handlers = AgentHandlers(
+    # One application API under every front door: the Connect handlers and /mcp share its
+    # post quota and its cap of an account's open streams.
+    asks = McpAsks(
         store,
-        auth,
         hub,
         metrics=metrics,
+        quota=quota,
         revocations=revocations,
         max_streams_per_account=settings.max_streams_per_account,
-        quota=quota,
     )
-    agent_rpc = AgentServiceASGIApplication(agent_handlers, interceptors=interceptors, **options)
-    # The MCP front door (/mcp) runs its tools through the same handlers, quota and caps.
-    mcp = McpFront(
-        settings=settings,
-        store=store,
-        auth=auth,
-        handlers=agent_handlers,
-        hub=hub,
-        metrics=metrics,
-        quota=quota,
+    agent_rpc = AgentServiceASGIApplication(
+        AgentHandlers(asks, auth), interceptors=interceptors, **options
     )
+    mcp = McpFront(settings=settings, asks=asks, authenticate=store.authenticate)
     comms_rpc = CommsServiceASGIApplication(
-        CommsHandlers(
-            store,
-            auth,
-            hub,
-            metrics=metrics,
-            revocations=revocations,
-            max_streams_per_account=settings.max_streams_per_account,
-            responses=responses,
-        ),
-        interceptors=interceptors,
-        **options,
+        CommsHandlers(asks, auth, responses=responses), interceptors=interceptors, **options
     )
 
     def gated(rpc: ASGIApp) -> ASGIApp:

@@ -1,8 +1,8 @@
 """Every check of an RPC request that needs no stored state, one function per RPC.
 
-The handlers (`compass_server.service.handlers`) call the function of their RPC first, before any I/O:
-a malformed request is refused without touching the store, and the store runs only the rules
-that must hold under its lock (`domain.verdicts`). Each function raises the first problem
+The application API (`compass_server.service.asks`) calls the function of an RPC first,
+before any I/O: a malformed request is refused without touching the store, and the store runs
+only the rules that must hold under its lock (`domain.verdicts`). Each function raises the first problem
 class it finds as an `InvalidArgumentError` listing every violation of that class, in the
 order the RPC's guards are documented (SPEC §4 step 2 for RespondToAsk).
 """

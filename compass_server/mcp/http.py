@@ -35,7 +35,7 @@ from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext
 from compass_mcp.server import build_server, progress_sender
 from compass_server.domain.errors import UnavailableError
-from compass_server.mcp.backend import StoreBackend
+from compass_server.mcp.backend import ServerBackend
 from compass_server.store import AccountKind
 from compass_server.transport.gate import (
     BodyTooLargeError,
@@ -54,12 +54,8 @@ if TYPE_CHECKING:
     from starlette.types import Message, Receive, Scope, Send
 
     from compass_server.config import Settings
-    from compass_server.live.hub import ChangeHub
-    from compass_server.observe.metrics import Metrics
-    from compass_server.quota import PostQuota
-    from compass_server.service.handlers import AgentHandlers
-    from compass_server.store import AccountRow, Store
-    from compass_server.transport.auth import AuthContext
+    from compass_server.service.asks import McpAsks
+    from compass_server.store import AccountRow
 
 logger = logging.getLogger(__name__)
 
@@ -118,20 +114,12 @@ class McpFront:
         self,
         *,
         settings: Settings,
-        store: Store,
-        auth: AuthContext[AccountRow],
-        handlers: AgentHandlers,
-        hub: ChangeHub,
-        metrics: Metrics | None = None,
-        quota: PostQuota | None = None,
+        asks: McpAsks,
+        authenticate: Callable[[str], Awaitable[AccountRow | None]],
     ) -> None:
         self._settings = settings
-        self._store = store
-        self._auth = auth
-        self._handlers = handlers
-        self._hub = hub
-        self._metrics = metrics
-        self._quota = quota
+        self._asks = asks
+        self._authenticate = authenticate
         self.tools = AskTools(progress_seconds=settings.mcp_progress_seconds)
         self._manager = StreamableHTTPSessionManager(
             app=build_server(self.tools, self._context_of),
@@ -157,14 +145,11 @@ class McpFront:
         """WITHDRAW the MCP asks nobody waits for any more, every sweep interval."""
         while True:
             try:
-                withdrawn = await self._store.withdraw_abandoned(tools.STOPPED_WAITING)
+                await self._asks.withdraw_abandoned(tools.STOPPED_WAITING)
             except UnavailableError:
                 logger.warning("the MCP leave sweep could not reach the database; retrying")
             except Exception:
                 logger.exception("the MCP leave sweep failed; retrying")
-            else:
-                if self._metrics is not None:
-                    self._metrics.abandoned(withdrawn)
             await asyncio.sleep(self._settings.sweep_interval_seconds)
 
     # -- the gate --------------------------------------------------------------------------
@@ -180,7 +165,7 @@ class McpFront:
             )
             return
         try:
-            actor = await self._store.authenticate(token)
+            actor = await self._authenticate(token)
         except UnavailableError as exc:
             await _json_rpc_error(send, 503, exc.message)
             return
@@ -216,10 +201,9 @@ class McpFront:
             wait_seconds=self._settings.mcp_wait_seconds if wait is None else wait,
         )
         watch = _DeliveryWatch(replay(body, receive), send)
-        with self._auth.bound(actor, token):
-            await self._manager.handle_request(
-                {**scope, _EXCHANGE: exchange}, watch.receive, watch.send
-            )
+        await self._manager.handle_request(
+            {**scope, _EXCHANGE: exchange}, watch.receive, watch.send
+        )
         if exchange.receipts and watch.delivered:
             for receipt in exchange.receipts:
                 try:
@@ -305,15 +289,10 @@ class McpFront:
         exchange = request.scope.get(_EXCHANGE) if isinstance(request, Request) else None
         if not isinstance(exchange, _Exchange):  # pragma: no cover - every request is gated
             raise RuntimeError("an /mcp tool call reached the tools without the gate")
-        backend = StoreBackend(
+        backend = ServerBackend(
             actor=exchange.actor,
             token=exchange.token,
-            store=self._store,
-            auth=self._auth,
-            handlers=self._handlers,
-            hub=self._hub,
-            metrics=self._metrics,
-            quota=self._quota,
+            asks=self._asks,
             grace_seconds=self._settings.mcp_grace_seconds,
             public_url=exchange.base_url,
         )

@@ -458,7 +458,7 @@ def test_the_read_timeout_outlasts_the_servers_keepalive_interval() -> None:
     """The bridge gives up on a silent WatchAsk only after missing keepalives: the server's
     interval (its re-check) and the bridge's read timeout are held together here."""
     from compass_bridge.client import READ_TIMEOUT_SECONDS, SERVER_KEEPALIVE_SECONDS
-    from compass_server.service.handlers import RECHECK_SECONDS
+    from compass_server.service.streams import RECHECK_SECONDS
 
     assert SERVER_KEEPALIVE_SECONDS == RECHECK_SECONDS
     assert READ_TIMEOUT_SECONDS >= 2 * RECHECK_SECONDS

@@ -1,6 +1,6 @@
 """WatchChannel says when it has caught up, and keeps saying so while the channel is quiet.
 
-The handlers run on a real store (PostgreSQL) with a short re-check interval; the change hub is
+The handlers run over the application API on a real store (PostgreSQL) with a short re-check interval; the change hub is
 fed by hand, so the test decides when a notification arrives.
 """
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from compass_server.live.hub import ChangeHub
+from compass_server.service.asks import Asks
 from compass_server.service.handlers import CommsHandlers
 from compass_server.store import AccountRow, ChangeEvent
 from compass_server.store.postgres import PostgresStore
@@ -38,7 +39,7 @@ async def test_caught_up_after_replay_then_as_keepalive(database_url: str) -> No
         first = await world.post(store, text("one"))
         auth: AuthContext[AccountRow] = AuthContext()
         hub = ChangeHub()
-        handlers = CommsHandlers(store, auth, hub, recheck_seconds=0.2)
+        handlers = CommsHandlers(Asks(store, hub, recheck_seconds=0.2), auth)
         request = comms_pb2.WatchChannelRequest(channel_id=world.channel.channel_id)
         with auth.bound(world.human):
             stream = handlers.watch_channel(request, None)  # type: ignore[arg-type] # the handler never reads ctx
@@ -89,7 +90,7 @@ async def test_watch_ask_sends_keepalives_while_the_ask_waits(database_url: str)
         (ask_id,) = message.ask_ids
         auth: AuthContext[AccountRow] = AuthContext()
         hub = ChangeHub()
-        handlers = AgentHandlers(store, auth, hub, recheck_seconds=0.2)
+        handlers = AgentHandlers(Asks(store, hub, recheck_seconds=0.2), auth)
         with auth.bound(world.agent):
             stream = handlers.watch_ask(agent_pb2.WatchAskRequest(ask_id=ask_id), None)  # type: ignore[arg-type] # the handler never reads ctx
             assert isinstance(stream, AsyncGenerator)

@@ -1,8 +1,8 @@
 """Handler tests on the in-memory store double: no database, no HTTP.
 
-`service` is the two Connect services' handlers over a `MemoryStore` with a seeded world (the
-same `World` as the PostgreSQL store tests); its helpers call a handler as one of the world's
-accounts. The RPCs over real HTTP and PostgreSQL are tested in tests/e2e.
+`service` is the two Connect services' handlers over the application API (`Asks`) over a
+`MemoryStore` with a seeded world (the same `World` as the PostgreSQL store tests); its helpers
+call a handler as one of the world's accounts. The API itself is tested in test_asks.py. The RPCs over real HTTP and PostgreSQL are tested in tests/e2e.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from compass_server.live.hub import ChangeHub
+from compass_server.service.asks import Asks
 from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from compass_server.store import AccountRow
 from compass_server.transport.auth import AuthContext
@@ -33,13 +34,15 @@ class Service:
     world: World
     hub: ChangeHub = field(default_factory=ChangeHub)
     auth: AuthContext[AccountRow] = field(default_factory=AuthContext[AccountRow])
+    asks: Asks = field(init=False)
     comms: CommsHandlers = field(init=False)
     agent: AgentHandlers = field(init=False)
 
     def __post_init__(self) -> None:
         self.store.on_change = self.hub.publish
-        self.comms = CommsHandlers(self.store, self.auth, self.hub)
-        self.agent = AgentHandlers(self.store, self.auth, self.hub)
+        self.asks = Asks(self.store, self.hub)
+        self.comms = CommsHandlers(self.asks, self.auth)
+        self.agent = AgentHandlers(self.asks, self.auth)
 
     async def post(
         self,

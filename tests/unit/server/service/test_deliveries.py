@@ -19,6 +19,7 @@ from compass_server.domain.errors import (
     PermissionDeniedError,
 )
 from compass_server.observe.metrics import Metrics
+from compass_server.service.asks import Asks
 from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from gen.compass.v1 import agent_pb2, comms_pb2
 from tests.integration.store._seed import answer, ask, question, text
@@ -164,8 +165,9 @@ async def test_receipts_reach_the_store_exactly_when_well_formed(
 
 async def test_receipts_are_counted_once_by_state(service: Service) -> None:
     metrics = Metrics(lambda: datetime.now(UTC))
-    handlers = AgentHandlers(service.store, service.auth, service.hub, metrics=metrics)
-    comms = CommsHandlers(service.store, service.auth, service.hub, metrics=metrics)
+    asks = Asks(service.store, service.hub, metrics=metrics)
+    handlers = AgentHandlers(asks, service.auth)
+    comms = CommsHandlers(asks, service.auth)
     message = await service.post(ask(question("db", "0", "1")), ask(question("x", "0")))
     answered, declined = (b.ask.ask_id for b in message.blocks)
     with service.auth.bound(service.world.human):
