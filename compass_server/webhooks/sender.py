@@ -1,4 +1,4 @@
-"""Outgoing webhooks: deliver the outbox (store/webhooks.py), signed per Standard Webhooks.
+"""Outgoing webhooks: deliver the store's outbox (`Store.webhooks()`), signed per Standard Webhooks.
 
 Every `poll_seconds` the worker claims due deliveries and starts an attempt for each, beside
 those still running: at most MAX_IN_FLIGHT at once and PER_ENDPOINT per endpoint, so one
@@ -46,8 +46,7 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from compass_server.store import AccountKind, PendingAskRow
-    from compass_server.store.postgres.webhooks import DueDelivery, WebhookStore
+    from compass_server.store import AccountKind, DueDelivery, PendingAskRow, WebhookOutbox
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +67,7 @@ def utc_now() -> datetime:
 
 
 class AskSource(Protocol):
-    """Where the worker reads an ask to tell of (PostgresStore)."""
+    """Where the worker reads an ask to tell of (the Store)."""
 
     async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
         """(the ask with its channel and author, its workspace id, the author's kind)."""
@@ -80,7 +79,7 @@ class WebhookSender:
 
     def __init__(
         self,
-        outbox: WebhookStore,
+        outbox: WebhookOutbox,
         asks: AskSource,
         *,
         public_url: str,
