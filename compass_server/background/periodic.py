@@ -20,6 +20,7 @@ goes wrong and one flag for whether the loop still turns:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import TYPE_CHECKING, Final
 
@@ -27,7 +28,7 @@ from compass_server.domain.errors import CompassError
 
 if TYPE_CHECKING:
     import logging
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping
 
 REPEAT_LOG_SECONDS: Final = 60.0
 """The same error again within this long is counted, not logged."""
@@ -127,6 +128,23 @@ async def every(
     finally:
         if health is not None:
             health.loop_stopped()
+
+
+@contextlib.asynccontextmanager
+async def running(
+    jobs: Mapping[str, Callable[[], Coroutine[object, object, None]]],
+) -> AsyncGenerator[None]:
+    """Run each of `jobs` (by its task's name) as a task for as long as the block runs; then
+    cancel them all and wait for each to end (for the app's lifespan)."""
+    tasks = [asyncio.create_task(job(), name=name) for name, job in jobs.items()]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 class _ErrorLog:

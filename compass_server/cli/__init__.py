@@ -621,7 +621,7 @@ def _configure_logging(log_format: str, *, quiet: bool = False) -> None:
     if log_format != "json":
         logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
         return
-    from compass_server.observe.metrics import JsonFormatter
+    from compass_server.observe.access_log import JsonFormatter
 
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter())

@@ -46,7 +46,14 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from compass_server.store import AccountKind, DueDelivery, PendingAskRow, WebhookOutbox
+    from compass_server.config import Settings
+    from compass_server.store import (
+        AccountKind,
+        DueDelivery,
+        PendingAskRow,
+        Store,
+        WebhookOutbox,
+    )
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +79,34 @@ class AskSource(Protocol):
     async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
         """(the ask with its channel and author, its workspace id, the author's kind)."""
         ...
+
+
+def from_settings(
+    settings: Settings,
+    store: Store,
+    *,
+    on_outcome: Callable[[str], None] | None = None,
+    on_error: Callable[[], None] | None = None,
+) -> WebhookSender | None:
+    """The webhook worker of `store`, as `settings` say; None when the store keeps no outbox
+    (`Store.webhooks()`: the in-memory one)."""
+    outbox = store.webhooks()
+    if outbox is None:
+        return None
+    after = settings.reminder_after_seconds
+    return WebhookSender(
+        outbox,
+        store,
+        public_url=settings.public_url or f"http://{settings.host}:{settings.port}/",
+        poll_seconds=settings.webhook_poll_seconds,
+        timeout_seconds=settings.webhook_timeout_seconds,
+        backoff=settings.webhook_backoff_seconds or BACKOFF,
+        reminder_after=timedelta(seconds=after) if after > 0 and settings.reminder_max else None,
+        reminder_max=settings.reminder_max,
+        allow=settings.webhook_allow,
+        on_outcome=on_outcome,
+        on_error=on_error,
+    )
 
 
 class WebhookSender:
