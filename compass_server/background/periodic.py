@@ -15,6 +15,8 @@ goes wrong and one flag for whether the loop still turns:
 - `Health` says whether the loop runs and ended a round (a failed one too) within
   `stalled_after` seconds: a loop that died, or hangs inside a round, is not alive. /readyz
   and `compass_webhook_worker_up` read the webhook worker's.
+
+`running` runs the app's jobs as tasks for the length of its lifespan.
 """
 
 from __future__ import annotations

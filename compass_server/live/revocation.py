@@ -96,7 +96,7 @@ class Revocations:
 
         Checking at once, where this loop used to sleep first, changes nothing one can see:
         `run` starts with the app, before any stream is open, and a check of no streams
-        returns without a query.
+        returns without a query (a stream open by then would only be checked sooner).
         """
         await every(
             self._interval,
