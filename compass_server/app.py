@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import contextlib
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 
 from compass_server.background.periodic import running
 from compass_server.background.sweeper import Sweeper, utc_now
@@ -32,6 +30,7 @@ from compass_server.transport import wire
 from compass_server.transport.auth import AuthContext
 from compass_server.transport.error_mapping import ErrorMapping
 from compass_server.transport.gate import ConnectGate
+from compass_server.transport.static import ui_app
 from compass_server.webhooks import sender
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
@@ -40,46 +39,15 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
     from datetime import datetime
 
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp
 
     from compass_server.config import Settings
-
-STATIC_DIR: Final = Path(__file__).parent / "static"
 
 #: Which account kind may call which service (SPEC §1.3 "Auth").
 SERVICE_KINDS: Final = {
     "compass.v1.AgentService": AccountKind.AGENT,
     "compass.v1.CommsService": AccountKind.HUMAN,
 }
-
-
-#: Response headers of the UI's static files. The page's own meta CSP cannot forbid framing,
-#: and without a validator-forcing Cache-Control a browser may keep an old app.js after an
-#: upgrade (heuristic caching of Last-Modified responses).
-UI_HEADERS: Final = (
-    (b"cache-control", b"no-cache"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (
-        b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        b"img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-    ),
-)
-
-
-def _with_headers(app: ASGIApp, headers: tuple[tuple[bytes, bytes], ...]) -> ASGIApp:
-    """`app`, with `headers` added to every response it starts."""
-
-    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *headers]}
-            await send(message)
-
-        await app(scope, receive, send_with_headers)
-
-    return wrapped
 
 
 def authorize(account: AccountRow, service: str) -> str | None:
@@ -223,7 +191,7 @@ def create_app(
         Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
         Mount(agent_rpc.path, app=_gated(agent_rpc, auth, store, settings)),
         Mount(comms_rpc.path, app=_gated(comms_rpc, auth, store, settings)),
-        Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),
+        Mount("/", app=ui_app()),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     if tracing is not None:
