@@ -371,13 +371,14 @@ def echo_app(token: str, account_id: str) -> Starlette:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from compass_server.app import STATIC_DIR, authorize
+    from compass_server.app import authorize
     from compass_server.config import Settings
     from compass_server.store import AccountKind, AccountRow
     from compass_server.transport import wire
     from compass_server.transport.auth import AuthContext
     from compass_server.transport.error_mapping import ErrorMapping
     from compass_server.transport.gate import ConnectGate
+    from compass_server.transport.static import STATIC_DIR
     from gen.compass.v1 import comms_pb2
     from gen.compass.v1.agent_connect import AgentService, AgentServiceASGIApplication
     from gen.compass.v1.comms_connect import CommsService, CommsServiceASGIApplication

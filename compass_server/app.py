@@ -3,25 +3,23 @@ probes and the UI."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 
+from compass_server.background.periodic import running
 from compass_server.background.sweeper import Sweeper, utc_now
-from compass_server.domain.errors import UnavailableError
+from compass_server.health import DatabaseHealth, JobHealth, ListenerHealth, Readiness, healthz
+from compass_server.live.feed import ChangeFeed
 from compass_server.live.hub import ChangeHub
 from compass_server.live.revocation import Revocations
 from compass_server.live.shared_reads import SharedResponses
 from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADATA_PATH, McpFront
 from compass_server.observe import tracing as telemetry
+from compass_server.observe.access_log import RpcObserver
 from compass_server.observe.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
 from compass_server.quota import PostQuota
 from compass_server.service.asks import McpAsks
@@ -29,12 +27,12 @@ from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
-from compass_server.store.postgres.webhooks import WebhookStore
 from compass_server.transport import wire
 from compass_server.transport.auth import AuthContext
 from compass_server.transport.error_mapping import ErrorMapping
 from compass_server.transport.gate import ConnectGate
-from compass_server.webhooks.sender import BACKOFF, WebhookSender
+from compass_server.transport.static import ui_app
+from compass_server.webhooks import sender
 from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
 
@@ -42,52 +40,15 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
     from datetime import datetime
 
-    from starlette.requests import Request
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp
 
     from compass_server.config import Settings
-
-logger = logging.getLogger(__name__)
-
-LISTENER_GRACE_SECONDS: Final = 1.0
-"""How long /readyz waits for a (re)connecting change listener before it says "down"."""
-
-STATIC_DIR: Final = Path(__file__).parent / "static"
 
 #: Which account kind may call which service (SPEC §1.3 "Auth").
 SERVICE_KINDS: Final = {
     "compass.v1.AgentService": AccountKind.AGENT,
     "compass.v1.CommsService": AccountKind.HUMAN,
 }
-
-
-#: Response headers of the UI's static files. The page's own meta CSP cannot forbid framing,
-#: and without a validator-forcing Cache-Control a browser may keep an old app.js after an
-#: upgrade (heuristic caching of Last-Modified responses).
-UI_HEADERS: Final = (
-    (b"cache-control", b"no-cache"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (
-        b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        b"img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-    ),
-)
-
-
-def _with_headers(app: ASGIApp, headers: tuple[tuple[bytes, bytes], ...]) -> ASGIApp:
-    """`app`, with `headers` added to every response it starts."""
-
-    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *headers]}
-            await send(message)
-
-        await app(scope, receive, send_with_headers)
-
-    return wrapped
 
 
 def authorize(account: AccountRow, service: str) -> str | None:
@@ -98,23 +59,14 @@ def authorize(account: AccountRow, service: str) -> str | None:
     return f"{account.kind.value} accounts may not call {service}"
 
 
-def _webhook_sender(settings: Settings, store: Store, metrics: Metrics) -> WebhookSender | None:
-    """The outgoing-webhook worker (docs/webhooks.md), on PostgreSQL only."""
-    if not isinstance(store, PostgresStore):
-        return None
-    after = settings.reminder_after_seconds
-    return WebhookSender(
-        WebhookStore(store),
-        store,
-        public_url=settings.public_url or f"http://{settings.host}:{settings.port}/",
-        poll_seconds=settings.webhook_poll_seconds,
-        timeout_seconds=settings.webhook_timeout_seconds,
-        backoff=settings.webhook_backoff_seconds or BACKOFF,
-        reminder_after=timedelta(seconds=after) if after > 0 and settings.reminder_max else None,
-        reminder_max=settings.reminder_max,
-        allow=settings.webhook_allow,
-        on_outcome=metrics.webhook_outcome,
-        on_error=metrics.webhook_worker_errors.inc,
+def _gated(rpc: object, auth: AuthContext[AccountRow], store: Store, settings: Settings) -> ASGIApp:
+    """A Connect app behind the gate (transport/gate.py): authenticated, authorized, bounded."""
+    return ConnectGate(
+        cast("ASGIApp", rpc),
+        auth=auth,
+        authenticate=store.authenticate,
+        authorize=authorize,
+        max_body_bytes=settings.max_request_bytes,
     )
 
 
@@ -151,42 +103,26 @@ def create_app(
             listen_dsn=settings.listen_database_url,
             statement_cache_size=settings.statement_cache_size,
         )
+    # -- the parts: metrics (README "Operating"), the live machinery, the background jobs --
+    metrics = Metrics(clock, pool_in_use=store.pool_in_use, count_pending=store.count_pending)
     auth: AuthContext[AccountRow] = AuthContext()
     hub = ChangeHub()
-    sweeper = Sweeper(
-        store,
-        interval=settings.sweep_interval_seconds,
-        grace=timedelta(seconds=settings.expiry_grace_seconds),
-        clock=clock,
-    )
-    # -- metrics (README "Operating") --
-    metrics = Metrics(
-        clock,
-        pool_in_use=store.pool_in_use if isinstance(store, PostgresStore) else lambda: None,
-        count_pending=store.count_pending if isinstance(store, PostgresStore) else None,
-    )
-    sweeper.on_swept = metrics.swept
-    listener_up = asyncio.Event()
-
-    def listener_connected() -> None:
-        listener_up.set()
-        metrics.listener_connected()
-        hub.resync()
-
-    async def listen() -> None:
-        if isinstance(store, PostgresStore):
-            await store.listen(hub.publish, listener_connected, on_lost=listener_up.clear)
-        else:
-            await store.listen(hub.publish, listener_connected)
-
+    feed = ChangeFeed(store, hub, on_subscribed=metrics.listener_connected)
     revocations = Revocations(store.valid_tokens, interval=settings.auth_recheck_seconds)
-    # Watchers of one channel share each change's response and its encodings.
-    responses = SharedResponses()
-    options = wire.app_options(settings.max_request_bytes, responses)
-    interceptors = [metrics.interceptor(auth), ErrorMapping()]
+    responses = SharedResponses()  # watchers of one channel share each change's response
     quota = PostQuota(settings.posts_per_minute, settings.post_burst)
-    # One application API under every front door: the Connect handlers and /mcp share its
-    # post quota and its cap of an account's open streams.
+    grace = timedelta(seconds=settings.expiry_grace_seconds)
+    sweeper = Sweeper(store, interval=settings.sweep_interval_seconds, grace=grace, clock=clock)
+    sweeper.on_swept = metrics.swept
+    webhooks = sender.from_settings(
+        settings,
+        store,
+        on_outcome=metrics.webhook_outcome,
+        on_error=metrics.webhook_worker_errors.inc,
+    )
+    metrics.watch_webhook_worker(None if webhooks is None else webhooks.alive)
+    # -- the front doors: both Connect services and /mcp on one application API, which they
+    # share with its post quota and its cap of an account's open streams --
     asks = McpAsks(
         store,
         hub,
@@ -195,6 +131,8 @@ def create_app(
         revocations=revocations,
         max_streams_per_account=settings.max_streams_per_account,
     )
+    options = wire.app_options(settings.max_request_bytes, responses)
+    interceptors = [RpcObserver(metrics, auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
         AgentHandlers(asks, auth), interceptors=interceptors, **options
     )
@@ -202,28 +140,21 @@ def create_app(
     comms_rpc = CommsServiceASGIApplication(
         CommsHandlers(asks, auth, responses=responses), interceptors=interceptors, **options
     )
-
-    def gated(rpc: ASGIApp) -> ASGIApp:
-        return ConnectGate(
-            rpc,
-            auth=auth,
-            authenticate=store.authenticate,
-            authorize=authorize,
-            max_body_bytes=settings.max_request_bytes,
-        )
-
-    webhooks = _webhook_sender(settings, store, metrics)
-    webhook_task: asyncio.Task[None] | None = None
-
-    def webhooks_alive() -> bool:
-        return (
-            webhooks is not None
-            and webhook_task is not None
-            and not webhook_task.done()
-            and webhooks.alive()
-        )
-
-    metrics.watch_webhook_worker(webhooks_alive)
+    # -- readiness, the jobs beside the requests, the routes --
+    readiness = Readiness(
+        [
+            DatabaseHealth(store.ping),
+            ListenerHealth(feed),
+            JobHealth("webhooks", None if webhooks is None else webhooks.health),
+        ]
+    )
+    jobs = {
+        "compass-change-listener": feed.run,
+        "compass-ask-sweeper": sweeper.run,
+        "compass-token-recheck": revocations.run,
+    }
+    if webhooks is not None:
+        jobs["compass-webhooks"] = webhooks.run
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -233,65 +164,20 @@ def create_app(
             if owned is not None:
                 await stack.enter_async_context(owned)
             await stack.enter_async_context(mcp.running())
-            listener = asyncio.create_task(listen(), name="compass-change-listener")
-            sweeping = asyncio.create_task(sweeper.run(), name="compass-ask-sweeper")
-            rechecking = asyncio.create_task(revocations.run(), name="compass-token-recheck")
-            tasks = [rechecking, sweeping, listener]
-            if webhooks is not None:
-                nonlocal webhook_task
-                webhook_task = asyncio.create_task(webhooks.run(), name="compass-webhooks")
-                tasks.append(webhook_task)
-            try:
-                yield
-            finally:
-                for task in tasks:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-
-    async def healthz(_request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
-
-    async def readyz(_request: Request) -> JSONResponse:
-        database = "ok"
-        try:
-            await store.ping()
-        except UnavailableError:
-            database = "down"
-        if not metrics.listener_ever_connected:  # just started: a moment's grace
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(listener_up.wait(), LISTENER_GRACE_SECONDS)
-        listener = "ok" if listener_up.is_set() else "down"
-        # The webhook worker: "off" without one (an in-memory store); "down" when it stopped,
-        # or ended no round lately (its first round, just after start, gets a moment).
-        worker = "off"
-        if webhooks is not None:
-            if not webhooks_alive() and webhook_task is not None and not webhook_task.done():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(webhooks.first_round.wait(), LISTENER_GRACE_SECONDS)
-            worker = "ok" if webhooks_alive() else "down"
-        ready = database == "ok" and listener == "ok" and worker != "down"
-        return JSONResponse(
-            {
-                "status": "ok" if ready else "unavailable",
-                "database": database,
-                "listener": listener,
-                "webhooks": worker,
-            },
-            status_code=200 if ready else 503,
-        )
+            await stack.enter_async_context(running(jobs))
+            yield
 
     routes = [
         Route("/healthz", healthz),
-        Route("/readyz", readyz),
+        Route("/readyz", readiness.readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
         Route("/auth/sign-in", sign_in_endpoint(store), methods=["POST"]),
         Route(MCP_PATH, mcp),  # every method: the MCP transport answers what it does not serve
         Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
         Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
-        Mount(agent_rpc.path, app=gated(cast("ASGIApp", agent_rpc))),
-        Mount(comms_rpc.path, app=gated(cast("ASGIApp", comms_rpc))),
-        Mount("/", app=_with_headers(StaticFiles(directory=STATIC_DIR, html=True), UI_HEADERS)),
+        Mount(agent_rpc.path, app=_gated(agent_rpc, auth, store, settings)),
+        Mount(comms_rpc.path, app=_gated(comms_rpc, auth, store, settings)),
+        Mount("/", app=ui_app()),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     if tracing is not None:

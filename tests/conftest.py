@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from tests._pgbouncer import Bouncer
 
-# As `compass` runs (compass_server.cli._quiet_stamina): the retry loops log for themselves.
+# As `compass` runs (compass_server.cli.main._quiet_stamina): the retry loops log for themselves.
 stamina.instrumentation.set_on_retry_hooks(())
 
 

@@ -1,4 +1,5 @@
-"""An in-memory double of the handlers' store port (`compass_server.store.AskStore`).
+"""An in-memory double of the handlers' store port (`compass_server.store.AskStore`), with
+what the composition root reads of a `Store` (the change feed, the /metrics samples).
 
 For fast handler tests: no database, and a log of every store call, so a test can prove a
 request was refused before any I/O. It keeps the port's semantics as the PostgreSQL store
@@ -359,6 +360,36 @@ class MemoryStore:
             message.updated_at = _now()
             self._tell(state.channel_id, message.revision, message.message_id, (ask_id,))
             return self._ask_row(ask_id)
+
+    # -- what the composition root reads (`Store`: /metrics, /readyz, the change feed) ----
+
+    def pool_in_use(self) -> int | None:
+        return None  # no pool
+
+    async def count_pending(self) -> int:
+        self.calls.append("count_pending")
+        return sum(1 for state in self._asks.values() if state.status == "pending")
+
+    def webhooks(self) -> None:
+        return None  # no outbox: no webhook worker
+
+    async def listen(
+        self,
+        on_change: Callable[[ChangeEvent], None],
+        on_resync: Callable[[], None],
+        *,
+        on_lost: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Tell `on_change` of every write until cancelled (as `on_change` above does):
+        subscribed at once (`on_resync`), lost only when it ends (`on_lost`, as PostgreSQL's
+        listener says when its connection closes)."""
+        self.on_change = on_change
+        on_resync()
+        try:
+            await asyncio.get_running_loop().create_future()
+        finally:
+            self.on_change = None
+            on_lost()
 
     # -- internals -----------------------------------------------------------------------
 

@@ -11,12 +11,11 @@ re-checks PENDING under the channel lock). Design record, resolved decision 11.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from compass_server.domain.errors import CompassError
+from compass_server.background.periodic import STALLED_SECONDS, Health, every
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -60,6 +59,8 @@ class Sweeper:
         self._clock = clock
         self.on_swept: Callable[[Sequence[str] | None], None] = lambda _ids: None
         """Told after each sweep of the asks it expired (None: the sweep failed)."""
+        self.health = Health(stalled_after=STALLED_SECONDS + interval)
+        """Whether `run` sweeps."""
 
     async def sweep_once(self) -> Sequence[str]:
         """One sweep.
@@ -76,13 +77,8 @@ class Sweeper:
         return expired
 
     async def run(self) -> None:
-        """Sweep every `interval` seconds until cancelled; a failed sweep is logged and the
-        next one tries again (the database may be restarting)."""
-        while True:
-            try:
-                await self.sweep_once()
-            except CompassError as exc:
-                logger.warning("ask sweep failed (%s); retrying", exc.message)
-            except Exception:
-                logger.exception("ask sweep failed; retrying")
-            await asyncio.sleep(self._interval)
+        """Sweep at once, then every `interval` seconds until cancelled; a failed sweep is
+        logged and the next one tries again (the database may be restarting)."""
+        await every(
+            self._interval, self.sweep_once, name="ask sweep", logger=logger, health=self.health
+        )

@@ -52,7 +52,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from compass_server import config as config_names
-from compass_server.cli import SHUTDOWN_GRACE_SECONDS, CliError, address, announce, serve_one
+from compass_server.cli import address
+from compass_server.cli.errors import CliError
+from compass_server.cli.serve import SHUTDOWN_GRACE_SECONDS, announce, serve_one
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator

@@ -1,1 +1,1 @@
-"""The live-watch machinery: the change hub, shared reads, token revocation."""
+"""The live-watch machinery: the change feed and hub, shared reads, token revocation."""

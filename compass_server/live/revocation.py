@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Final
 
-from compass_server.domain.errors import UnavailableError
+from compass_server.background.periodic import STALLED_SECONDS, Health, every
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -51,6 +51,8 @@ class Revocations:
         self._valid_tokens = valid_tokens
         self._interval = interval
         self._streams: dict[str, set[asyncio.Event]] = {}
+        self.health = Health(stalled_after=STALLED_SECONDS + interval)
+        """Whether `run` checks."""
 
     @contextlib.contextmanager
     def watching(
@@ -89,10 +91,17 @@ class Revocations:
         return told
 
     async def run(self) -> None:
-        """Check every `interval` seconds until cancelled."""
-        while True:
-            await asyncio.sleep(self._interval)
-            try:
-                await self.check()
-            except UnavailableError:
-                logger.warning("could not check the tokens of live streams; retrying")
+        """Check at once, then every `interval` seconds until cancelled; a failed check is
+        logged and the next one tries again.
+
+        Checking at once, where this loop used to sleep first, changes nothing one can see:
+        `run` starts with the app, before any stream is open, and a check of no streams
+        returns without a query (a stream open by then would only be checked sooner).
+        """
+        await every(
+            self._interval,
+            self.check,
+            name="token re-check of live streams",
+            logger=logger,
+            health=self.health,
+        )

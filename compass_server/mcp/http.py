@@ -34,6 +34,7 @@ from compass_core.jsonvalues import MappingError, is_object
 from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext
 from compass_mcp.server import build_server, progress_sender
+from compass_server.background.periodic import STALLED_SECONDS, Health, every
 from compass_server.domain.errors import UnavailableError
 from compass_server.mcp.backend import ServerBackend
 from compass_server.store import AccountKind
@@ -121,6 +122,8 @@ class McpFront:
         self._asks = asks
         self._authenticate = authenticate
         self.tools = AskTools(progress_seconds=settings.mcp_progress_seconds)
+        self.leave_sweep = Health(stalled_after=STALLED_SECONDS + settings.sweep_interval_seconds)
+        """Whether the leave sweep runs."""
         self._manager = StreamableHTTPSessionManager(
             app=build_server(self.tools, self._context_of),
             stateless=True,
@@ -142,15 +145,18 @@ class McpFront:
                 await self.tools.settle()
 
     async def _sweep_leaves(self) -> None:
-        """WITHDRAW the MCP asks nobody waits for any more, every sweep interval."""
-        while True:
-            try:
-                await self._asks.withdraw_abandoned(tools.STOPPED_WAITING)
-            except UnavailableError:
-                logger.warning("the MCP leave sweep could not reach the database; retrying")
-            except Exception:
-                logger.exception("the MCP leave sweep failed; retrying")
-            await asyncio.sleep(self._settings.sweep_interval_seconds)
+        """WITHDRAW the MCP asks nobody waits for any more, at once and then every sweep
+        interval, until cancelled (background/periodic.py)."""
+        await every(
+            self._settings.sweep_interval_seconds,
+            self._sweep_leaves_once,
+            name="MCP leave sweep",
+            logger=logger,
+            health=self.leave_sweep,
+        )
+
+    async def _sweep_leaves_once(self) -> None:
+        await self._asks.withdraw_abandoned(tools.STOPPED_WAITING)
 
     # -- the gate --------------------------------------------------------------------------
 

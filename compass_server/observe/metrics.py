@@ -1,4 +1,4 @@
-"""Prometheus metrics and the per-RPC access log (README "Operating").
+"""Prometheus metrics (README "Operating"); the per-RPC access log is `observe/access_log.py`.
 
 One `Metrics` per app, on its own CollectorRegistry (no process-global state). What it knows
 about asks (when each was created and first viewed, which reached their outcome) it keeps in
@@ -9,15 +9,11 @@ unobserved in the time-to-answer / time-to-first-view histograms.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
-import re
 import time
-import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from connectrpc.errors import ConnectError
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -27,24 +23,18 @@ from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+    from collections.abc import Awaitable, Callable, Iterable, Iterator
     from datetime import datetime
 
-    from connectrpc.request import RequestContext
     from prometheus_client.metrics_core import Metric
     from starlette.requests import Request
 
-    from compass_server.store import AccountRow, AskRow
-    from compass_server.transport.auth import AuthContext
+    from compass_server.store import AskRow
 
-REQ = TypeVar("REQ")
 V = TypeVar("V")
-RES = TypeVar("RES")
-
-access_logger = logging.getLogger("compass.access")
 
 STREAM_KINDS: Final = frozenset({"WatchChannel", "WatchAsk"})
-_REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+"""The streaming RPCs `compass_live_streams` counts (by `observe/access_log.RpcObserver`)."""
 _ASK_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600)
 _RECEIPT_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
 """A receipt normally follows its answer within a second (the bridge reports as it hands
@@ -189,10 +179,6 @@ class Metrics:
 
     # -- listener --------------------------------------------------------------------------
 
-    @property
-    def listener_ever_connected(self) -> bool:
-        return self._connected_once
-
     def listener_connected(self) -> None:
         if self._connected_once:
             self.listener_reconnects.inc()
@@ -261,9 +247,10 @@ class Metrics:
                 _seconds(ask.delivery.reported_at.ToDatetime() - since.ToDatetime())
             )
 
-    def watch_webhook_worker(self, alive: Callable[[], bool]) -> None:
-        """`compass_webhook_worker_up` reads `alive` at each scrape."""
-        self.webhook_worker_up.set_function(lambda: 1.0 if alive() else 0.0)
+    def watch_webhook_worker(self, alive: Callable[[], bool] | None) -> None:
+        """`compass_webhook_worker_up` reads `alive` at each scrape (None: no worker, 0)."""
+        if alive is not None:
+            self.webhook_worker_up.set_function(lambda: 1.0 if alive() else 0.0)
 
     def webhook_outcome(self, outcome: str) -> None:
         """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""
@@ -303,11 +290,6 @@ class Metrics:
                     logging.getLogger(__name__).warning("pending ask count failed")
         return generate_latest(self.registry)
 
-    # -- RPC observation ---------------------------------------------------------------------
-
-    def interceptor(self, auth: AuthContext[AccountRow]) -> RpcObserver:
-        return RpcObserver(self, auth)
-
 
 def _seconds(delta: object) -> float:
     from datetime import timedelta
@@ -340,84 +322,6 @@ class _Sampled:
             )
 
 
-class RpcObserver:
-    """Connect interceptor (outermost): RPC count/latency, live streams, one access line."""
-
-    def __init__(self, metrics: Metrics, auth: AuthContext[AccountRow]) -> None:
-        self._m = metrics
-        self._auth = auth
-
-    async def intercept_unary(
-        self,
-        call_next: Callable[[REQ, RequestContext[REQ, RES]], Awaitable[RES]],
-        request: REQ,
-        ctx: RequestContext[REQ, RES],
-    ) -> RES:
-        start = time.perf_counter()
-        code = "ok"
-        try:
-            return await call_next(request, ctx)
-        except ConnectError as exc:
-            code = exc.code.value
-            raise
-        except BaseException:
-            code = "internal"
-            raise
-        finally:
-            self._done(ctx, code, start)
-
-    async def intercept_server_stream(
-        self,
-        call_next: Callable[[REQ, RequestContext[REQ, RES]], AsyncIterator[RES]],
-        request: REQ,
-        ctx: RequestContext[REQ, RES],
-    ) -> AsyncIterator[RES]:
-        start = time.perf_counter()
-        kind = ctx.method.name
-        gauge = self._m.streams.labels(kind=kind) if kind in STREAM_KINDS else None
-        if gauge is not None:
-            gauge.inc()
-        code = "ok"
-        try:
-            async for response in call_next(request, ctx):
-                yield response
-        except ConnectError as exc:
-            code = exc.code.value
-            raise
-        except BaseException:
-            code = "canceled"
-            raise
-        finally:
-            if gauge is not None:
-                gauge.dec()
-            self._done(ctx, code, start)
-
-    def _done(self, ctx: RequestContext[REQ, RES], code: str, start: float) -> None:
-        seconds = time.perf_counter() - start
-        method = ctx.method.name
-        self._m.rpc_total.labels(method=method, code=code).inc()
-        self._m.rpc_seconds.labels(method=method, code=code).observe(seconds)
-        incoming = ctx.request_headers.get("x-request-id") or ""
-        request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
-        try:
-            account_id = self._auth.current().account_id
-        except Exception:  # noqa: BLE001 - no account: logged as empty
-            account_id = ""
-        access_logger.info(
-            "%s %s %.1fms",
-            method,
-            code,
-            seconds * 1000,
-            extra={
-                "request_id": request_id,
-                "method": method,
-                "account_id": account_id,
-                "code": code,
-                "duration_ms": round(seconds * 1000, 3),
-            },
-        )
-
-
 def metrics_endpoint(
     metrics: Metrics, token: str | None
 ) -> Callable[[Request], Awaitable[Response]]:
@@ -444,30 +348,6 @@ def open_metrics_endpoint(metrics: Metrics) -> Callable[[Request], Awaitable[Res
         return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     return endpoint
-
-
-# -- JSON logs -------------------------------------------------------------------------------
-
-_FIELDS: Final = ("request_id", "method", "account_id", "code", "duration_ms")
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per record (COMPASS_LOG_FORMAT=json)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        doc: dict[str, object] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        for field in _FIELDS:
-            value: object = record.__dict__.get(field)
-            if value is not None:
-                doc[field] = value
-        if record.exc_info:
-            doc["exception"] = self.formatException(record.exc_info)
-        return json.dumps(doc, default=str)
 
 
 class _Recent(OrderedDict[str, V]):

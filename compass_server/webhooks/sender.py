@@ -1,4 +1,4 @@
-"""Outgoing webhooks: deliver the outbox (store/webhooks.py), signed per Standard Webhooks.
+"""Outgoing webhooks: deliver the store's outbox (`Store.webhooks()`), signed per Standard Webhooks.
 
 Every `poll_seconds` the worker claims due deliveries and starts an attempt for each, beside
 those still running: at most MAX_IN_FLIGHT at once and PER_ENDPOINT per endpoint, so one
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 import httpx
 from standardwebhooks.webhooks import Webhook
 
+from compass_server.background.periodic import STALLED_SECONDS, Health, every
 from compass_server.domain.errors import CompassError, InvalidArgumentError
 from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from compass_server.domain.webhook_targets import AllowList, check_url
@@ -45,8 +46,14 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from compass_server.store import AccountKind, PendingAskRow
-    from compass_server.store.postgres.webhooks import DueDelivery, WebhookStore
+    from compass_server.config import Settings
+    from compass_server.store import (
+        AccountKind,
+        DueDelivery,
+        PendingAskRow,
+        Store,
+        WebhookOutbox,
+    )
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +66,6 @@ PER_ENDPOINT: Final = 2
 """Attempts one process runs at once to one endpoint."""
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 """Of a response's body, at most this much is read (and dropped); the rest is not read."""
-STALLED_SECONDS: Final = 60.0
-"""A worker whose last round ended longer ago than this (plus the poll interval) is down."""
 USER_AGENT: Final = "compass-webhooks/1"
 
 
@@ -69,11 +74,39 @@ def utc_now() -> datetime:
 
 
 class AskSource(Protocol):
-    """Where the worker reads an ask to tell of (PostgresStore)."""
+    """Where the worker reads an ask to tell of (the Store)."""
 
     async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
         """(the ask with its channel and author, its workspace id, the author's kind)."""
         ...
+
+
+def from_settings(
+    settings: Settings,
+    store: Store,
+    *,
+    on_outcome: Callable[[str], None] | None = None,
+    on_error: Callable[[], None] | None = None,
+) -> WebhookSender | None:
+    """The webhook worker of `store`, as `settings` say; None when the store keeps no outbox
+    (`Store.webhooks()`: the in-memory one)."""
+    outbox = store.webhooks()
+    if outbox is None:
+        return None
+    after = settings.reminder_after_seconds
+    return WebhookSender(
+        outbox,
+        store,
+        public_url=settings.public_url or f"http://{settings.host}:{settings.port}/",
+        poll_seconds=settings.webhook_poll_seconds,
+        timeout_seconds=settings.webhook_timeout_seconds,
+        backoff=settings.webhook_backoff_seconds or BACKOFF,
+        reminder_after=timedelta(seconds=after) if after > 0 and settings.reminder_max else None,
+        reminder_max=settings.reminder_max,
+        allow=settings.webhook_allow,
+        on_outcome=on_outcome,
+        on_error=on_error,
+    )
 
 
 class WebhookSender:
@@ -81,7 +114,7 @@ class WebhookSender:
 
     def __init__(
         self,
-        outbox: WebhookStore,
+        outbox: WebhookOutbox,
         asks: AskSource,
         *,
         public_url: str,
@@ -112,61 +145,55 @@ class WebhookSender:
         self._busy: dict[str, int] = {}
         """Endpoint -> its attempts in flight in this process."""
         self._attempts: set[asyncio.Task[None]] = set()
-        self._round_ended: float | None = None
-        self._running = False
         self._errors = RateLimitedLog(logger, interval=60.0)
-        self.first_round = asyncio.Event()
-        """Set once the first round has ended (/readyz waits a moment for it at start)."""
+        self.health = Health(stalled_after=STALLED_SECONDS + poll_seconds)
+        """Whether the rounds run (/readyz and `compass_webhook_worker_up`)."""
         self.idle = asyncio.Event()
         """Set whenever a round found nothing due and nothing in flight (tests wait on it)."""
 
+    @property
+    def first_round(self) -> asyncio.Event:
+        """Set once the first round has ended (/readyz waits a moment for it at start)."""
+        return self.health.first_round
+
     def alive(self) -> bool:
         """Whether the worker runs and finished a round lately (for /readyz and /metrics)."""
-        ended = self._round_ended
-        return (
-            self._running
-            and ended is not None
-            and time.monotonic() - ended < STALLED_SECONDS + self._poll
-        )
+        return self.health.alive()
 
     async def run(self) -> None:
-        self._running = True
-        try:
-            async with httpx.AsyncClient(
-                transport=self._transport or CheckedTransport(self._allow),
-                timeout=self._timeout,
-                follow_redirects=False,
-                headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
-                trust_env=False,
-            ) as client:
-                try:
-                    await self._rounds(client)
-                finally:
-                    for task in self._attempts:
-                        task.cancel()
-                    if self._attempts:
-                        await asyncio.wait(self._attempts)
-        finally:
-            self._running = False
-
-    async def _rounds(self, client: httpx.AsyncClient) -> None:
-        while True:
-            busy = False
+        """Deliver until cancelled: a round (`tick`) every `poll_seconds`, at once again
+        while rounds find work (background/periodic.py: its log policy and health)."""
+        async with httpx.AsyncClient(
+            transport=self._transport or CheckedTransport(self._allow),
+            timeout=self._timeout,
+            follow_redirects=False,
+            headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
+            trust_env=False,
+        ) as client:
             try:
-                busy = await self.tick(client)
-            except CompassError as exc:  # the database is away: try again next round
-                logger.warning("webhook delivery paused: %s", exc.message)
-            except Exception:  # the worker must outlive any one round's bug
-                self._errors.emit("a webhook delivery round failed; retrying next round")
-                logger.debug("webhook round failure", exc_info=True)
-                if self._on_error is not None:
-                    self._on_error()
-            self._round_ended = time.monotonic()
-            self.first_round.set()
-            if not busy:
-                if not self._attempts:
-                    self.idle.set()
-                await self._pause()
+                await every(
+                    self._poll,
+                    lambda: self.tick(client),
+                    name="webhook delivery round",
+                    logger=logger,
+                    health=self.health,
+                    wait=self._after_round,
+                    on_unexpected=self._on_error,
+                )
+            finally:
+                for task in self._attempts:
+                    task.cancel()
+                if self._attempts:
+                    await asyncio.wait(self._attempts)
+
+    async def _after_round(self, busy: object) -> None:
+        """After a round that started attempts, the next one at once; else wait (`busy` is
+        None after a failed round)."""
+        if busy is True:
+            return
+        if not self._attempts:
+            self.idle.set()
+        await self._pause()
 
     async def _pause(self) -> None:
         """Sleep a poll interval, or less when an attempt ends (its slot is free again)."""

@@ -16,6 +16,7 @@ from typing import Any, Final
 import pytest
 
 from compass_server import cli, embedded
+from compass_server.cli import database as cli_database
 from tests.deploy._docker import UPSTREAM_PYTHON_IMAGE
 from tests.deploy._files import (
     ENV_NAMES,
@@ -193,7 +194,7 @@ def test_serve_without_database_url_or_embedded_wheel_says_what_to_set(
         pytest.fail("no embedded cluster may be attempted")
 
     monkeypatch.delenv("COMPASS_DATABASE_URL", raising=False)
-    monkeypatch.setattr(cli, "_has_embedded_wheel", lambda: False)
+    monkeypatch.setattr(cli_database, "_has_embedded_wheel", lambda: False)
     monkeypatch.setattr(embedded, "find_binaries", no_binaries)
     monkeypatch.setattr(embedded, "LocalPostgres", never)
     for command in ("serve", "migrate"):

@@ -40,6 +40,7 @@ from compass_server.store.postgres.listener import ListenerMixin
 from compass_server.store.postgres.mcp import McpMixin
 from compass_server.store.postgres.messages import MessagesMixin
 from compass_server.store.postgres.sql import SWEEPER_LOCK_KEY
+from compass_server.store.postgres.webhooks import WebhookStore
 
 __all__ = [
     "PAGE_BYTES",
@@ -56,3 +57,7 @@ class PostgresStore(AccountsMixin, McpMixin, MessagesMixin, AnswersMixin, Listen
 
     No I/O happens until `__aenter__`, which creates the connection pool.
     """
+
+    def webhooks(self) -> WebhookStore:
+        """The webhook tables, on this store's pool (their outbox is filled by triggers)."""
+        return WebhookStore(self)

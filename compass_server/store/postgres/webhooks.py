@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Final
 from compass_core.jsonvalues import is_array, is_object
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.domain.webhook_targets import AllowList, check_url
-from compass_server.store.postgres import new_id
+from compass_server.store import DueDelivery, WebhookOutbox
+from compass_server.store.postgres.base import new_id
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -61,23 +62,6 @@ class WebhookRow:
             "events": list(self.events),
             "created_at": self.created_at.isoformat(),
         }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DueDelivery:
-    """A delivery claimed for one attempt."""
-
-    delivery_id: str
-    webhook_id: str
-    url: str
-    secret: str
-    event_type: str
-    ask_id: str
-    occurred_at: datetime
-    payload: str | None
-    """The JSON body fixed at the first attempt; None before it."""
-    attempts: int
-    """Attempts made before this one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,8 +115,9 @@ def check_events(events: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
-class WebhookStore:
-    """The webhook tables of one PostgresStore (sharing its pool)."""
+class WebhookStore(WebhookOutbox):
+    """The webhook tables of one PostgresStore (sharing its pool): the outbox the worker
+    delivers (`PostgresStore.webhooks()`), and the endpoints `compass admin` registers."""
 
     def __init__(self, store: PostgresStore) -> None:
         self._store = store

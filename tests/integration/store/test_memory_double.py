@@ -7,11 +7,20 @@ handler tests in tests/unit/server/service trust the double because of this test
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from compass_server.domain.errors import CompassError, InvalidArgumentError
-from compass_server.store import AskRow, ChannelRow, MessagePage, MessageRow, PendingAskPage
+from compass_server.store import (
+    AskRow,
+    ChangeEvent,
+    ChannelRow,
+    MessagePage,
+    MessageRow,
+    PendingAskPage,
+)
 from compass_server.store.postgres import PostgresStore
 from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import (
@@ -33,6 +42,19 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from tests.integration.store._seed import Seedable
+
+    class Fed(Seedable, Protocol):
+        """A store with the change feed and the pending count the composition root reads."""
+
+        async def count_pending(self) -> int: ...
+        async def listen(
+            self,
+            on_change: Callable[[ChangeEvent], None],
+            on_resync: Callable[[], None],
+            *,
+            on_lost: Callable[[], None] = ...,
+        ) -> None: ...
+
 
 S = comms_pb2
 _ID = re.compile(r"\b(ask|msg|acct|ch|ws)_[a-z0-9]{6,}")
@@ -228,3 +250,65 @@ async def test_the_double_leaves_the_trace_postgres_leaves(database_url: str) ->
     double = await _trace(MemoryStore())
     for got, expected in zip(double, real, strict=True):
         assert got == expected
+
+
+async def _feed(store: Fed) -> list[object]:
+    """What the composition root reads: the change feed (subscribed, each write told, lost
+    when it ends) and the pending count."""
+    world = await seed(store)
+    trace: list[object] = []
+    events: asyncio.Queue[ChangeEvent] = asyncio.Queue()
+    subscribed = asyncio.Event()
+    lost: list[None] = []
+    listening = asyncio.create_task(
+        store.listen(events.put_nowait, subscribed.set, on_lost=lambda: lost.append(None))
+    )
+    try:
+        await asyncio.wait_for(subscribed.wait(), 10)
+        trace.append(("pending", await store.count_pending()))
+        posted = await world.post(
+            store, text("hi"), ask(question("db", "0", "1")), ask(question("x", "a", "b"))
+        )
+        told = await asyncio.wait_for(events.get(), 10)
+        trace.append(
+            (
+                "posted",
+                told.revision,
+                told.message_id == posted.message_id,
+                told.ask_ids == posted.ask_ids,
+            )
+        )
+        trace.append(("pending", await store.count_pending()))
+        first = posted.ask_ids[0]
+        await answer_ask(store, world.human, first, [answer("db", "1")])
+        told = await asyncio.wait_for(events.get(), 10)
+        trace.append(("answered", told.revision, told.ask_ids == (first,)))
+        await decline_ask(store, world.human, posted.ask_ids[1], "no")
+        told = await asyncio.wait_for(events.get(), 10)
+        trace.append(("declined", told.revision, told.ask_ids == (posted.ask_ids[1],)))
+        trace.append(("pending", await store.count_pending()))
+        trace.append(("lost while listening", len(lost)))
+    finally:
+        listening.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await listening
+    trace.append(("lost when it ended", len(lost)))
+    return trace
+
+
+async def test_the_double_feeds_changes_and_counts_pending_asks_as_postgres_does(
+    database_url: str,
+) -> None:
+    async with PostgresStore(database_url) as postgres:
+        real = await _feed(postgres)
+    assert real == [
+        ("pending", 0),
+        ("posted", 1, True, True),
+        ("pending", 2),
+        ("answered", 2, True),
+        ("declined", 3, True),
+        ("pending", 0),
+        ("lost while listening", 0),
+        ("lost when it ended", 1),
+    ]
+    assert await _feed(MemoryStore()) == real

@@ -7,7 +7,8 @@ import json
 import logging
 from datetime import UTC, datetime, timedelta
 
-from compass_server.observe.metrics import JsonFormatter, Metrics
+from compass_server.observe.access_log import JsonFormatter
+from compass_server.observe.metrics import Metrics
 from compass_server.store import AskRow
 from gen.compass.v1 import comms_pb2
 
