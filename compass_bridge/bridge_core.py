@@ -31,9 +31,9 @@ from compass_bridge.poster import (
     call_with_retry,
 )
 from compass_bridge.receipts import mark_native_free_text
-from compass_bridge.replies import status_name
 from compass_bridge.watch import until_final
 from compass_core import EventMapper
+from compass_core.ask_status import delivery_state_name, status_name
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class BridgeCore:
         reason: str,
         answers: tuple[comms_pb2.AskQuestionAnswer, ...],
     ) -> None:
-        name = status_name(status)
+        name = status_name(status).upper()
         ask_id = await self._minted_id(key, ordinal)
         if ask_id is None:
             logger.warning(
@@ -203,12 +203,11 @@ class BridgeCore:
         )
 
     async def _report(self, ask_id: str, receipt: Receipt) -> None:
-        state = comms_pb2.DeliveryState.Name(receipt.state).removeprefix("DELIVERY_STATE_")
         # What changed was logged as a warning where it happened; not delivering is news.
         if receipt.state == comms_pb2.DELIVERY_STATE_NOT_DELIVERED:
             logger.warning("ask %s: not delivered to the runtime: %s", ask_id, receipt.detail)
         else:
-            logger.info("ask %s: receipt %s", ask_id, state.lower())
+            logger.info("ask %s: receipt %s", ask_id, delivery_state_name(receipt.state))
         if self._receipts_unsupported:
             return
         try:

@@ -42,6 +42,7 @@ from compass_bridge.poster import (
     call_with_retry,
 )
 from compass_bridge.watch import ask_states
+from compass_core.ask_status import to_deliver
 from compass_core.jsonvalues import is_object
 from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext, Channel, ToolError
@@ -126,7 +127,7 @@ class ClientBackend:
         known = self._opened.get(f"{channel_id} {key}")
         if known is not None:
             current = await self._first_state(known)
-            if _to_deliver(current):
+            if to_deliver(current):
                 await self.hold(known, waiter, seconds)
                 return current
         frame = comms_pb2.MessageUpdated(
@@ -260,17 +261,6 @@ class ClientBackend:
 
 def _the_ask(message: comms_pb2.Message) -> comms_pb2.Ask:
     return next(block.ask for block in message.blocks if block.HasField("ask"))
-
-
-def _to_deliver(ask: comms_pb2.Ask) -> bool:
-    """Whether an ask is still to be delivered: pending, or answered or declined without a
-    receipt (the result of the call that made it never reached its client)."""
-    if ask.status == comms_pb2.ASK_STATUS_PENDING:
-        return True
-    return ask.status in {
-        comms_pb2.ASK_STATUS_ANSWERED,
-        comms_pb2.ASK_STATUS_DECLINED,
-    } and not ask.HasField("delivery")
 
 
 # -- stdio -----------------------------------------------------------------------------------

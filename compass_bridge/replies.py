@@ -78,11 +78,7 @@ __all__ = [
     "build_answers",
     "cancelled_reply",
     "dialog_questions",
-    "is_answered",
-    "is_final",
-    "outcome",
     "runtime_timeout",
-    "status_name",
     "timed_out_reply",
     "value_reply",
 ]
@@ -93,8 +89,6 @@ _INDEX: Final = re.compile(r"0|[1-9][0-9]{0,8}")
 
 RESPONSE_TYPE: Final = "extension_ui_response"
 
-_OPEN: Final = frozenset({comms_pb2.ASK_STATUS_UNSPECIFIED, comms_pb2.ASK_STATUS_PENDING})
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RuntimeAnswers:
@@ -104,30 +98,6 @@ class RuntimeAnswers:
     """One JSON object per question, in order: `{"id", "selectedOptions", "customInput"?}`."""
     problems: tuple[str, ...] = ()
     """Why something was left out (e.g. `question 'db': chosen id '7' is not an option`)."""
-
-
-def is_answered(ask: comms_pb2.Ask) -> bool:
-    """Whether `ask` carries a participant's answer (the server writes who answered)."""
-    return bool(ask.answered_by_account_id) or ask.HasField("answered_at")
-
-
-def outcome(ask: comms_pb2.Ask) -> comms_pb2.AskStatus:
-    """The ask's status; ANSWERED for an answered ask of a server that writes no status."""
-    status = ask.status
-    if status in _OPEN and is_answered(ask):
-        return comms_pb2.ASK_STATUS_ANSWERED
-    return status
-
-
-def is_final(ask: comms_pb2.Ask) -> bool:
-    """Whether `ask` reached its outcome: any status but PENDING (an answered ask of a server
-    that writes no status counts as ANSWERED)."""
-    return outcome(ask) not in _OPEN
-
-
-def status_name(status: comms_pb2.AskStatus) -> str:
-    """`WITHDRAWN` for ASK_STATUS_WITHDRAWN, and so on."""
-    return comms_pb2.AskStatus.Name(status).removeprefix("ASK_STATUS_")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

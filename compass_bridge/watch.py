@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from compass_bridge.client import RpcError, backoff, bounded, fatal
 from compass_bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
-from compass_bridge.replies import is_final
+from compass_core.ask_status import is_final
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator

@@ -81,8 +81,9 @@ from compass_bridge.receipts import (
     payload_of,
     result_text,
 )
-from compass_bridge.replies import outcome, runtime_timeout, status_name
+from compass_bridge.replies import runtime_timeout
 from compass_core import ConversationUpdated
+from compass_core.ask_status import outcome, status_name
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -625,7 +626,7 @@ def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
     logger.warning(
         "ask %s ended in Compass as %s%s: %s is cancelled",
         ask.ask_id,
-        status_name(outcome(ask)),
+        status_name(outcome(ask)).upper(),
         why,
         what,
     )

@@ -60,8 +60,8 @@ from compass_bridge.poster import (
     call_with_retry,
 )
 from compass_bridge.receipts import Receipt, delivered, not_delivered
-from compass_bridge.replies import outcome, status_name
 from compass_bridge.watch import until_final
+from compass_core.ask_status import outcome, status_name
 from compass_core.jsonvalues import MappingError, is_object
 from gen.compass.v1 import comms_pb2
 
@@ -255,7 +255,7 @@ class _Hook:
             logger.warning(
                 "ask %s ended as %s (%s); Claude Code asks its own way",
                 ask_id,
-                status_name(status),
+                status_name(status).upper(),
                 final.close_reason or "no reason given",
             )
             return

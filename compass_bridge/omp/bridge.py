@@ -97,10 +97,10 @@ from compass_bridge.replies import (
     build_answers,
     cancelled_reply,
     dialog_questions,
-    outcome,
     runtime_timeout,
 )
 from compass_core import ConversationUpdated
+from compass_core.ask_status import outcome
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from compass_bridge.omp.frames import AskRequest, DialogQuestion, QuestionMatch, SelectRequest
-from compass_bridge.replies import DialogDriver, outcome, status_name
+from compass_core.ask_status import outcome, status_name
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Mapping
+
+    from compass_bridge.replies import DialogDriver
 
 logger = logging.getLogger("compass_bridge.omp.bridge")
 
@@ -91,7 +93,7 @@ def encode_line(obj: Mapping[str, object]) -> bytes:
 
 def log_unanswered(ask: comms_pb2.Ask, what: str) -> None:
     """The ask ended in Compass without an answer; `what` gets the runtime's cancel."""
-    name = status_name(outcome(ask))
+    name = status_name(outcome(ask)).upper()
     why = f" ({ask.close_reason})" if ask.close_reason else ""
     if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
         logger.warning(

@@ -34,7 +34,7 @@ from acp.schema import (
 from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.bridge_core import BridgeCore, Reason
 from compass_bridge.client import RpcError
-from compass_bridge.replies import is_final, outcome, runtime_timeout
+from compass_bridge.replies import runtime_timeout
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev
@@ -150,25 +150,6 @@ def _answers(request: Any) -> list[tuple[str, list[str], str]]:
 
 
 # -- the outcome, read from the Ask -----------------------------------------------------------
-
-
-def test_an_ask_is_final_in_any_status_but_pending_or_once_answered() -> None:
-    ask = comms_pb2.Ask()
-    assert not is_final(ask)
-    ask.status = comms_pb2.ASK_STATUS_PENDING
-    assert not is_final(ask)
-    for status in (
-        comms_pb2.ASK_STATUS_DECLINED,
-        WITHDRAWN,
-        TIMED_OUT,
-        comms_pb2.ASK_STATUS_EXPIRED,
-    ):
-        ask.status = status
-        assert is_final(ask)
-        assert outcome(ask) == status
-    legacy = comms_pb2.Ask(answered_by_account_id="acc")  # a server without status
-    assert is_final(legacy)
-    assert outcome(legacy) == comms_pb2.ASK_STATUS_ANSWERED
 
 
 def _gallery_ask() -> comms_pb2.Ask:

@@ -22,7 +22,6 @@ from compass_bridge.replies import (
     build_answers,
     cancelled_reply,
     dialog_questions,
-    is_answered,
     value_reply,
 )
 from gen.compass.v1 import comms_pb2
@@ -127,15 +126,6 @@ def test_the_request_order_decides_the_answer_order() -> None:
     assert [a["id"] for a in answers.answers] == ["features", "db", "gone"]
     assert answers.answers[2] == {"id": "gone", "selectedOptions": []}
     assert answers.problems == ("question 'gone' is not in the ask; answered as skipped",)
-
-
-def test_answered_means_the_server_recorded_who_answered() -> None:
-    ask = _gallery_ask()
-    assert is_answered(ask)
-    ask.answered_by_account_id = ""
-    assert not is_answered(ask)
-    ask.answered_at.GetCurrentTime()
-    assert is_answered(ask)
 
 
 def test_a_cancelled_reply_names_the_request() -> None:
