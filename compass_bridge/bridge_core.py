@@ -23,13 +23,13 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Final
 
-from compass_bridge.poster import (
+from compass_bridge.client import (
     AskNotPostedError,
     FatalServerError,
     GaveUpError,
-    Poster,
     call_with_retry,
 )
+from compass_bridge.poster import Poster
 from compass_bridge.receipts import mark_native_free_text
 from compass_bridge.watch import until_final
 from compass_core import EventMapper
@@ -39,7 +39,7 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compass_bridge.poster import AgentApi
+    from compass_bridge.client import AgentApi
     from compass_bridge.receipts import Receipt
 
 __all__ = ["BridgeCore", "Reason"]

@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import anyio
 from mcp.server.stdio import stdio_server
 
-from compass_bridge.client import AgentClient, RpcError
-from compass_bridge.poster import (
+from compass_bridge.client import (
     AgentApi,
+    AgentClient,
     AskNotPostedError,
     FatalServerError,
     GaveUpError,
+    RpcError,
     call_with_retry,
 )
 from compass_bridge.watch import ask_states

@@ -15,14 +15,21 @@ import logging
 import time
 from typing import TYPE_CHECKING, Final
 
-from compass_bridge.client import RpcError, backoff, bounded, fatal
-from compass_bridge.poster import MAX_BOUNDED_RETRIES, AskNotPostedError, FatalServerError
+from compass_bridge.client import (
+    MAX_BOUNDED_RETRIES,
+    AskNotPostedError,
+    FatalServerError,
+    RpcError,
+    backoff,
+    bounded,
+    fatal,
+)
 from compass_core.ask_status import is_final
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
 
-    from compass_bridge.poster import AgentApi
+    from compass_bridge.client import AgentApi
     from gen.compass.v1 import comms_pb2
 
 __all__ = ["ask_states", "until_final"]

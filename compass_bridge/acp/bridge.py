@@ -64,6 +64,7 @@ from acp.schema import (
 
 from compass_bridge.acp.events import AcpTranslator
 from compass_bridge.bridge_core import BridgeCore, Reason
+from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.forms import (
     ask_form_content,
     could_be_ask_form,
@@ -72,7 +73,6 @@ from compass_bridge.forms import (
     plan_form,
 )
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
-from compass_bridge.poster import AskNotPostedError, FatalServerError
 from compass_bridge.receipts import (
     DECLINE_PAYLOAD,
     Receipt,
@@ -104,7 +104,7 @@ if TYPE_CHECKING:
         WriteTextFileResponse,
     )
 
-    from compass_bridge.poster import AgentApi
+    from compass_bridge.client import AgentApi
 
 __all__ = ["AcpBridge"]
 

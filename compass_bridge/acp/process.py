@@ -33,9 +33,8 @@ from acp.schema import (
 from compass_bridge import EXIT_USAGE
 from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.bridge_core import Reason
-from compass_bridge.client import AgentClient
+from compass_bridge.client import AgentClient, FatalServerError
 from compass_bridge.omp.process import EXIT_FATAL, MAX_LINE_BYTES
-from compass_bridge.poster import FatalServerError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator

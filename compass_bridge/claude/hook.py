@@ -52,11 +52,12 @@ from compass_bridge.claude.questions import (
     read_questions,
     refusal_reply,
 )
-from compass_bridge.client import AgentClient, RpcError
-from compass_bridge.poster import (
+from compass_bridge.client import (
+    AgentClient,
     AskNotPostedError,
     FatalServerError,
     GaveUpError,
+    RpcError,
     call_with_retry,
 )
 from compass_bridge.receipts import Receipt, delivered, not_delivered

@@ -53,6 +53,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from compass_bridge.bridge_core import BridgeCore, Reason
+from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
 from compass_bridge.omp.frames import (
     ASK_DIALOG_COMMAND_ID,
@@ -79,10 +80,6 @@ from compass_bridge.omp.slots import (
     encode_line,
     log_unanswered,
 )
-from compass_bridge.poster import (
-    AskNotPostedError,
-    FatalServerError,
-)
 from compass_bridge.receipts import (
     DECLINE_PAYLOAD,
     delivered,
@@ -106,7 +103,7 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from compass_bridge.poster import AgentApi
+    from compass_bridge.client import AgentApi
 
 __all__ = ["AskSlot", "Bridge", "ReplySink"]  # AskSlot and ReplySink live in slots.py
 
