@@ -69,7 +69,7 @@ async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> 
     try:
         return await _run_agent(options, bridge, options.prompt)
     finally:
-        await bridge.settle_closes(0)  # what is still closing cannot finish any more
+        await bridge.asks.settle(0)  # what is still closing cannot finish any more
         poster.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await poster
@@ -129,7 +129,7 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
             if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
                 return EXIT_FATAL
             if not bridge.failure.done():
-                await bridge.settle_closes()
+                await bridge.asks.settle()
             return code
         finally:
             await conn.close()

@@ -32,7 +32,7 @@ Outcomes (design record, resolved decision 11). The wait ends when the ask is fi
 Compass: ANSWERED is delivered; DECLINED (a participant declined) gets the runtime's cancel,
 `{"cancelled": true}` for the pending request or dialog (omp then aborts the run), and so
 does any other outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
-the bridge closes the ask (core.BridgeCore.close_ask): the runtime cancelled the request or
+the bridge closes the ask (bridge_core.BridgeCore.close_ask): the runtime cancelled the request or
 dialog (omp sends that when its run is aborted), the ask tool call ended or failed, the
 runtime's output ended, the bridge got a signal: WITHDRAWN with that reason; the call's result
 says omp's own `ask.timeout` picked the answer (`details.timedOut`): TIMED_OUT with those
@@ -542,7 +542,7 @@ class Bridge(BridgeCore):
             receipt = not_delivered("the runtime's input closed during the answer", payload)
         else:
             receipt = delivered(dialog.changes, payload)
-        self.report_delivery(dialog.ask_id, receipt)
+        self.asks.report_soon(dialog.ask_id, receipt)
 
     def _stopped(self, slot: AskSlot, reason: str, result: object = None) -> None:
         """The runtime no longer waits for `slot`'s ask: close it in Compass, unless its
@@ -566,7 +566,7 @@ class Bridge(BridgeCore):
         try:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
-            ask = await self._until_final(ask_id)
+            ask = await self.asks.until_final(ask_id)
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 log_unanswered(ask, f"request {rid}")
@@ -579,12 +579,12 @@ class Bridge(BridgeCore):
                 logger.warning("ask %s: %s", ask_id, problem)
             reply = ask_reply(rid, answers)
             if not await self._send(reply):
-                self.report_delivery(
+                self.asks.report_soon(
                     ask_id, not_delivered("the runtime's input is closed", payload_of(reply))
                 )
                 return
             self.delivered += 1
-            self.report_delivery(ask_id, delivered(answers.problems, payload_of(reply)))
+            self.asks.report_soon(ask_id, delivered(answers.problems, payload_of(reply)))
             logger.info("delivered the answer of ask %s to request %s", ask_id, rid)
         except AskNotPostedError as exc:
             slot.reported = True
@@ -606,7 +606,7 @@ class Bridge(BridgeCore):
         try:
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
             dialog.ask_id = ask_id
-            ask = await self._until_final(ask_id)
+            ask = await self.asks.until_final(ask_id)
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 dialog.refused = True
@@ -671,9 +671,9 @@ class Bridge(BridgeCore):
         if outcome(ask) != comms_pb2.ASK_STATUS_DECLINED:
             return
         if sent:
-            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+            self.asks.report_soon(ask.ask_id, delivered((), DECLINE_PAYLOAD))
         else:
-            self.report_delivery(
+            self.asks.report_soon(
                 ask.ask_id, not_delivered("the runtime's input is closed", DECLINE_PAYLOAD)
             )
 
@@ -724,7 +724,7 @@ class Bridge(BridgeCore):
             self._stopped(slot, Reason.RUNTIME_EXITED)
             dialog = slot.dialog
             if slot.answered and dialog is not None and dialog.driver is not None:
-                self.report_delivery(
+                self.asks.report_soon(
                     dialog.ask_id,
                     not_delivered(
                         "the runtime stopped before the ask call ended: the answer may have "

@@ -297,7 +297,7 @@ class _Session:
             return await self._run()
         finally:
             await self._bridge.stop_waiting()
-            await self._bridge.settle_closes(0)  # after a fatal refusal: nothing can close
+            await self._bridge.asks.settle(0)  # after a fatal refusal: nothing can close
             poster.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poster
@@ -348,7 +348,7 @@ class _Session:
             code = 128 + self._signals.received[0]
         if not await self._drain():
             return EXIT_FATAL
-        await bridge.settle_closes(self._options.stop_drain_seconds)
+        await bridge.asks.settle(self._options.stop_drain_seconds)
         self._summary()
         return code
 

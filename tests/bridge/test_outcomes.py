@@ -141,7 +141,7 @@ async def _closes(
 ) -> list[tuple[str, int, str]]:
     """The CloseAsk calls, once `count` were made and every close the bridge started ended."""
     await eventually(lambda: len(service.closes) >= count, f"{count} CloseAsk call(s)")
-    await bridge.settle_closes()
+    await bridge.asks.settle()
     return [(c.ask_id, c.status, c.reason) for c in service.closes]
 
 
@@ -288,7 +288,7 @@ async def test_rpc_an_answered_ask_is_not_closed() -> None:
         assert reply["value"] == "SQLite"
         h.feed(_tool_end("c1", result={"content": [], "details": {"selectedOptions": ["SQLite"]}}))
         await h.bridge.stop_waiting()
-        await h.bridge.settle_closes()  # every close it started has ended
+        await h.bridge.asks.settle()  # every close it started has ended
         assert h.service.closes == []
 
 
@@ -396,7 +396,7 @@ async def test_rpc_a_declined_ask_cancels_the_pending_dialog_and_every_later_one
         assert replies[1] == {"type": "extension_ui_response", "id": "omp-9", "cancelled": True}
         h.feed(_tool_end("c1", is_error=True))  # omp aborts the run
         await h.bridge.stop_waiting()
-        await h.bridge.settle_closes()  # every close it started has ended
+        await h.bridge.asks.settle()  # every close it started has ended
         assert h.service.closes == []
         assert h.bridge.delivered == 0
     assert any(
@@ -437,7 +437,7 @@ async def acp_bridge(
     try:
         yield bridge, service
     finally:
-        await bridge.settle_closes(1)
+        await bridge.asks.settle(1)
         worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await worker
@@ -505,7 +505,7 @@ async def test_acp_a_declined_ask_declines_the_form() -> None:
         # omp aborts the call and the turn ends cancelled: nothing to close.
         await bridge.session_update("s", _call_end("c1", "failed"))
         bridge.end_turn()
-        await bridge.settle_closes()  # every close it started has ended
+        await bridge.asks.settle()  # every close it started has ended
         assert service.closes == []
 
 
@@ -518,7 +518,7 @@ async def test_acp_an_answered_ask_is_accepted_and_not_closed() -> None:
         assert response.action == "accept"
         await bridge.session_update("s", _call_end("c1", "completed", {"details": {}}))
         bridge.end_turn()
-        await bridge.settle_closes()  # every close it started has ended
+        await bridge.asks.settle()  # every close it started has ended
         assert service.closes == []
 
 
