@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING
 from compass_bridge.bridge_core import BridgeCore, Reason
 from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
+from compass_bridge.omp.dialog import DialogDriver, DialogStep, dialog_questions
 from compass_bridge.omp.frames import (
     ASK_DIALOG_COMMAND_ID,
     DIALOG_METHODS,
@@ -69,6 +70,8 @@ from compass_bridge.omp.frames import (
     SelectRequest,
     UnreadableRequest,
     as_object,
+    ask_reply,
+    cancelled_reply,
     locate_select,
     parse_ui_request,
 )
@@ -87,15 +90,7 @@ from compass_bridge.receipts import (
     payload_of,
     result_text,
 )
-from compass_bridge.replies import (
-    DialogDriver,
-    DialogStep,
-    ask_reply,
-    build_answers,
-    cancelled_reply,
-    dialog_questions,
-    runtime_timeout,
-)
+from compass_bridge.replies import build_answers, runtime_timeout
 from compass_core import ConversationUpdated
 from compass_core.ask_status import outcome
 from gen.compass.v1 import comms_pb2

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Mapping
 
-    from compass_bridge.replies import DialogDriver
+    from compass_bridge.omp.dialog import DialogDriver
 
 logger = logging.getLogger("compass_bridge.omp.bridge")
 

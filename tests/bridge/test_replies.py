@@ -7,23 +7,20 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
+from compass_bridge.omp.dialog import DialogDriver, dialog_questions
 from compass_bridge.omp.frames import (
     OTHER_OPTION,
     EditorRequest,
     QuestionMatch,
     SelectRequest,
+    ask_reply,
+    cancelled_reply,
     locate_select,
     parse_ui_request,
-)
-from compass_bridge.omp.slots import encode_line
-from compass_bridge.replies import (
-    DialogDriver,
-    ask_reply,
-    build_answers,
-    cancelled_reply,
-    dialog_questions,
     value_reply,
 )
+from compass_bridge.omp.slots import encode_line
+from compass_bridge.replies import build_answers
 from gen.compass.v1 import comms_pb2
 from tests.bridge.omp import _recorded
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from compass_bridge import TokenFileError, read_token
+from compass_bridge import process as bridge_process
+from compass_bridge.cli import TokenFileError, read_token
 from compass_bridge.omp import process as bridge_session
 from compass_server import cli
 from tests._wait import eventually_sync
@@ -32,7 +33,7 @@ async def _read_all(data: bytes, chunk_sizes: list[int]) -> list[bytes | None]:
         position += size
     reader.feed_data(data[position:])
     reader.feed_eof()
-    return [line async for line in bridge_session.read_lines(reader)]
+    return [line async for line in bridge_process.read_lines(reader)]
 
 
 line_bodies = st.binary(max_size=30).map(lambda b: b.replace(b"\n", b""))
@@ -48,13 +49,13 @@ def test_lines_are_read_whole_and_overlong_ones_skipped_whole(
     lines: list[bytes], tail: bytes, chunks: list[int]
 ) -> None:
     limit = 12
-    original = bridge_session.MAX_LINE_BYTES, bridge_session._CHUNK  # pyright: ignore[reportPrivateUsage] - the test shrinks the limits
-    bridge_session.MAX_LINE_BYTES, bridge_session._CHUNK = limit, 5  # pyright: ignore[reportPrivateUsage] - as above
+    original = bridge_process.MAX_LINE_BYTES, bridge_process._CHUNK  # pyright: ignore[reportPrivateUsage] - the test shrinks the limits
+    bridge_process.MAX_LINE_BYTES, bridge_process._CHUNK = limit, 5  # pyright: ignore[reportPrivateUsage] - as above
     try:
         data = b"".join(line + b"\n" for line in lines) + tail
         got = asyncio.run(_read_all(data, chunks))
     finally:
-        bridge_session.MAX_LINE_BYTES, bridge_session._CHUNK = original  # pyright: ignore[reportPrivateUsage] - as above
+        bridge_process.MAX_LINE_BYTES, bridge_process._CHUNK = original  # pyright: ignore[reportPrivateUsage] - as above
     expected: list[bytes | None] = [line if len(line) <= limit else None for line in lines]
     if tail:
         expected.append(tail if len(tail) <= limit else None)
@@ -218,7 +219,7 @@ def _run_in_process(tmp_path: Path, script: Mapping[str, object], prompt: str | 
     on. Returns the child's exit code: 0 when every step of its script passed."""
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
-    options = bridge_session.BridgeOptions(
+    options = bridge_process.BridgeOptions(
         server=f"http://127.0.0.1:{_closed_port()}/",
         channel_id="ch",
         token="agt_x",
