@@ -122,7 +122,7 @@ class Poster:
         self.dropped = 0
         """Frames given up on (each logged as an error)."""
 
-    # -- the runner's side -----------------------------------------------------------------
+    # -- the bridge's side -----------------------------------------------------------------
 
     def submit(self, frame: comms_pb2.MessageUpdated) -> None:
         """Queue a full snapshot of a message (keyed by its client_message_id)."""

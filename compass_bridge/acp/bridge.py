@@ -1,6 +1,6 @@
 """`compass agent-bridge --protocol acp`: the bridge as an Agent Client Protocol client.
 
-The agent runs as a child process (acp_run.py) speaking ACP (JSON-RPC over stdio; the `agent-client-
+The agent runs as a child process (process.py) speaking ACP (JSON-RPC over stdio; the `agent-client-
 protocol` package does the protocol and its schema). The bridge initializes it with the
 form-elicitation capability and no file system or terminal, opens one session, sends one
 prompt, and answers everything the agent asks until the prompt turn ends:

@@ -2,13 +2,13 @@
 
 `Bridge.feed(line)` takes one line of the runtime's JSON-lines output. It never raises and
 never awaits: it maps the event (EventMapper), queues frames on the Poster, and starts or
-stops the tasks that wait for answers. The caller (session.py) owns the I/O.
+stops the tasks that wait for answers. The caller (process.py) owns the I/O.
 
 Correlation (SPEC §2.3). An ask tool call arrives as `tool_execution_start`, which the mapper
 turns into an Ask block (its ConversationUpdated carries `tool_call_id` and `block_index`);
 the bridge records an `AskSlot` for it: the mapper message, the ask's ordinal in it (the i-th
 ask block), and its questions. The runtime then asks the host in one of two ways
-(runtime.py):
+(frames.py):
 
 - `method: "ask"` (a runtime that accepted `set_ask_dialog`): one request per call, matched
   to a slot not yet matched by `toolCallId` when it carries one, else by equal question ids,
@@ -80,8 +80,11 @@ from compass_bridge.omp.slots import (
     Dialog,
     Holdable,
     ReplySink,
+    correlate,
     encode_line,
+    locate,
     log_unanswered,
+    with_deadlines,
 )
 from compass_bridge.receipts import (
     DECLINE_PAYLOAD,
@@ -225,7 +228,7 @@ class Bridge(BridgeCore):
             )
             self._slots.append(slot)
             self._note_deadline(slot)
-        self.poster.submit(self._with_deadlines(frame))
+        self.poster.submit(with_deadlines(frame, self._slots))
         if output.block_index is not None:
             self._held.retry(self._resume)
 
@@ -239,25 +242,6 @@ class Bridge(BridgeCore):
             if locate_select(request, slot.questions):
                 slot.deadline_ms = held.at_ms + request.timeout_ms * max(1, len(slot.questions))
                 return
-
-    def _with_deadlines(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
-        """`frame` with the deadline of each of its asks that has one (every snapshot of the
-        message carries it, so the poster's snapshots stay alike)."""
-        slots = {
-            s.ordinal: s
-            for s in self._slots
-            if s.key == frame.client_message_id and s.deadline_ms is not None
-        }
-        if not slots:
-            return frame
-        copy = comms_pb2.MessageUpdated()
-        copy.CopyFrom(frame)
-        asks = [block.ask for block in copy.blocks if block.HasField("ask")]
-        for ordinal, slot in slots.items():
-            if ordinal < len(asks) and slot.deadline_ms is not None:
-                asks[ordinal].deadline.FromMilliseconds(int(slot.deadline_ms))
-                asks[ordinal].on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED
-        return copy
 
     def _on_response(self, event: dict[str, object]) -> None:
         command = event.get("command")
@@ -345,7 +329,7 @@ class Bridge(BridgeCore):
         if request.request_id in self._waits or request.request_id in self._held:
             logger.warning("request %s is already being answered; ignored", request.request_id)
             return
-        slot = self._correlate(request)
+        slot = correlate(self._slots, request)
         if slot is None:
             self._hold(request)
             return
@@ -364,53 +348,15 @@ class Bridge(BridgeCore):
             slot.key,
         )
 
-    def _correlate(self, request: AskRequest) -> AskSlot | None:
-        open_slots = [
-            s for s in self._slots if s.request_id is None and s.dialog is None and not s.closed
-        ]
-        if request.tool_call_id is not None:
-            for slot in open_slots:
-                if slot.tool_call_id == request.tool_call_id:
-                    return slot
-            open_slots = [s for s in open_slots if s.tool_call_id is None]
-        same_ids = [s for s in open_slots if s.question_ids == request.question_ids]
-        for slot in same_ids:
-            if slot.question_texts == request.question_texts:
-                return slot
-        return same_ids[0] if same_ids else None
-
     def _on_select(self, request: SelectRequest) -> None:
         if request.request_id in self._held:
             logger.warning("request %s is already being answered; ignored", request.request_id)
             return
-        found = self._locate(request)
+        found = locate(self._slots, request)
         if found is None:
             self._hold(request)
             return
         self._dialog_step(*found, request)
-
-    def _locate(self, request: SelectRequest) -> tuple[AskSlot, QuestionMatch] | None:
-        """The slot and question a select is a step of: an exact match before a loose one,
-        an ask whose dialogs are under way before one not started, older before newer."""
-        usable = [s for s in self._slots if s.request_id is None and not s.closed]
-        ordered = [s for s in usable if s.dialog is not None]
-        ordered += [s for s in usable if s.dialog is None]
-        loose: tuple[AskSlot, QuestionMatch] | None = None
-        for slot in ordered:
-            for match in locate_select(request, slot.questions):
-                if match.exact:
-                    return slot, match
-                loose = loose or (slot, match)
-        if loose is not None:
-            logger.warning(
-                "select %s matches question %d of ask %d of message %s by its title only "
-                "(its options differ from what the bridge expected)",
-                request.request_id,
-                loose[1].index,
-                loose[0].ordinal,
-                loose[0].key,
-            )
-        return loose
 
     def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: SelectRequest) -> None:
         dialog = slot.dialog
@@ -477,9 +423,9 @@ class Bridge(BridgeCore):
         """What to do with a held request now that another ask call arrived: None while it
         still matches none."""
         if isinstance(request, AskRequest):
-            slot = self._correlate(request)
+            slot = correlate(self._slots, request)
             return None if slot is None else functools.partial(self._start_ask, request, slot)
-        found = self._locate(request)
+        found = locate(self._slots, request)
         return None if found is None else functools.partial(self._dialog_step, *found, request)
 
     def _release_held(self, why: str) -> None:
