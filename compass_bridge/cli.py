@@ -520,7 +520,8 @@ def _prompt(args: argparse.Namespace) -> str | None:
 
 def register(commands: Subcommands) -> None:
     """Add `agent-bridge`, `mcp` and `claude-hook` to a parent parser's subcommands, each with
-    `handler` set to what runs it (given the parsed arguments, it returns the exit status)."""
+    `handler` set to what runs it (given the parsed arguments, it returns the exit status).
+    Each is a client of some server: the server's own COMPASS_* settings are not its own."""
     bridge = commands.add_parser(
         "agent-bridge", help="connect a running agent runtime to a Compass channel"
     )

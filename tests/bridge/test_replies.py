@@ -1,4 +1,5 @@
-"""answers.py: an answered Ask -> the runtime's label-keyed reply."""
+"""An answered Ask -> what omp reads: `replies.build_answers` (the label-keyed answers),
+omp/frames.py's reply frames, and `omp/dialog.DialogDriver` (its select/editor dialogs)."""
 
 from __future__ import annotations
 
