@@ -1,53 +1,44 @@
-"""What both transports share: the mapper, the poster and its worker, the outcome wait, and
-closing the asks nobody waits for any more.
+"""What both bridges share: the mapper, the poster and its worker, their asks
+(asks.AgentAsks: the outcome wait, closes, receipts), and closing the asks nobody waits for
+any more.
 
-`runner.Bridge` (omp's RPC mode) and `acp.AcpBridge` (an ACP client) differ in how they
-hear the runtime and how they hand it an answer; both map its events with one EventMapper,
-post frames through one Poster, wait on WatchAsk until an ask is final (answered or declined
-by a participant, closed by someone else), and stop when the server refuses the bridge
-itself (`failure`).
+`omp.bridge.Bridge` (omp's RPC mode) and `acp.bridge.AcpBridge` (an ACP client) differ in
+how they hear the runtime and how they hand it an answer; both map its events with one
+EventMapper, post frames through one Poster, wait on WatchAsk until an ask is final (answered
+or declined by a participant, closed by someone else: `asks.until_final`), report what the
+runtime received (`asks.report_soon`), and stop when the server refuses the bridge itself
+(`failure`).
 
 Every ask the bridge posted ends with a typed outcome (design record, resolved decision 11).
 When the runtime stops waiting for one before an answer was delivered, the bridge closes it
 (`close_ask`): TIMED_OUT with what the runtime's own `ask.timeout` handed the model, else
 WITHDRAWN with a few words saying why (see `Reason`). The close waits for the ask's minted id
-(the poster may still be retrying the write that adds it) and is retried like a post;
-`settle_closes` lets the closes still running finish before the bridge exits.
+(the poster may still be retrying the write that adds it) and is retried like a post
+(`asks.withdraw`); `asks.settle` lets the closes and receipts still running finish before the
+bridge exits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import logging
 from typing import TYPE_CHECKING, Final
 
-from compass_bridge.poster import (
-    AskNotPostedError,
-    FatalServerError,
-    GaveUpError,
-    Poster,
-    call_with_retry,
-)
+from compass_bridge.asks import AgentAsks, Closed
+from compass_bridge.client import AskNotPostedError, FatalServerError
+from compass_bridge.poster import Poster
 from compass_bridge.receipts import mark_native_free_text
-from compass_bridge.replies import status_name
-from compass_bridge.watch import until_final
 from compass_core import EventMapper
-from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compass_bridge.poster import AgentApi
-    from compass_bridge.receipts import Receipt
+    from compass_bridge.client import AgentApi
+    from gen.compass.v1 import comms_pb2
 
 __all__ = ["BridgeCore", "Reason"]
 
 logger = logging.getLogger(__name__)
-
-SETTLE_CLOSES_SECONDS: Final = 10.0
-"""How long the bridge waits, when it exits, for closes still being retried."""
 
 
 class Reason:
@@ -86,9 +77,6 @@ class BridgeCore:
         max_backoff: float,
         initial_backoff: float,
     ) -> None:
-        self._api = api
-        self._max_backoff = max_backoff
-        self._initial_backoff = initial_backoff
         self.mapper = EventMapper(session=run_id)
         self.poster = Poster(
             api,
@@ -97,6 +85,8 @@ class BridgeCore:
             max_backoff=max_backoff,
             initial_backoff=initial_backoff,
         )
+        self.asks = AgentAsks(api, initial_backoff=initial_backoff, max_backoff=max_backoff)
+        """Following, closing and reporting on the asks the poster posted."""
         self.failure: asyncio.Future[FatalServerError] = asyncio.get_running_loop().create_future()
         """Resolved when the server refuses the bridge itself; the session then stops."""
         self.delivered: int = 0
@@ -105,19 +95,7 @@ class BridgeCore:
         """Asks the bridge closed (WITHDRAWN or TIMED_OUT)."""
         self.shutdown_reason: str | None = None
         """Set when the bridge shuts down on a signal: the reason of every later close."""
-        self._closing: dict[tuple[str, int], asyncio.Task[None]] = {}
-        self._reports: dict[str, asyncio.Task[None]] = {}
-        self._receipts_unsupported = False
-        self.receipts: dict[str, Receipt] = {}
-        """The receipt reported (or being reported) per ask id."""
-
-    async def _until_final(self, ask_id: str) -> comms_pb2.Ask:
-        return await until_final(
-            self._api,
-            ask_id,
-            initial_backoff=self._initial_backoff,
-            max_backoff=self._max_backoff,
-        )
+        self._closing: set[tuple[str, int]] = set()
 
     # -- closing ---------------------------------------------------------------------------
 
@@ -140,102 +118,33 @@ class BridgeCore:
         """
         if (key, ordinal) in self._closing:
             return
+        self._closing.add((key, ordinal))
         if timeout is None:
-            status = comms_pb2.ASK_STATUS_WITHDRAWN
             reason = self.shutdown_reason or reason
-            answers: tuple[comms_pb2.AskQuestionAnswer, ...] = ()
-        else:
-            status = comms_pb2.ASK_STATUS_TIMED_OUT
-            answers = tuple(timeout)
-        task = asyncio.create_task(
-            self._close(key, ordinal, status, reason, answers),
+        self.asks.spawn(
+            self._close(key, ordinal, reason, None if timeout is None else tuple(timeout)),
             name=f"compass-close-{key}-{ordinal}",
         )
-        self._closing[key, ordinal] = task
 
     async def _close(
         self,
         key: str,
         ordinal: int,
-        status: comms_pb2.AskStatus,
         reason: str,
-        answers: tuple[comms_pb2.AskQuestionAnswer, ...],
+        timed_out: tuple[comms_pb2.AskQuestionAnswer, ...] | None,
     ) -> None:
-        name = status_name(status)
         ask_id = await self._minted_id(key, ordinal)
         if ask_id is None:
             logger.warning(
                 "ask %d of message %s was not stored in Compass (%s)", ordinal, key, reason
             )
             return
+        name = "WITHDRAWN" if timed_out is None else "TIMED_OUT"
         logger.info(
             "ask %s: the runtime stopped waiting (%s); closing it as %s", ask_id, reason, name
         )
-        try:
-            await call_with_retry(
-                f"CloseAsk {ask_id}",
-                functools.partial(self._api.close_ask, ask_id, status, reason, answers),
-                initial_backoff=self._initial_backoff,
-                max_backoff=self._max_backoff,
-            )
-        except GaveUpError as exc:
-            if exc.error.code == "failed_precondition":
-                logger.info("ask %s already has its outcome (%s); not closed", ask_id, exc.error)
-                return
-            _warn_left_open(ask_id, reason, f"CloseAsk failed: {exc.error}")
-            return
-        except FatalServerError as exc:
-            _warn_left_open(ask_id, reason, str(exc))
-            return
-        self.closed += 1
-        logger.warning("ask %s is closed in Compass as %s: %s", ask_id, name, reason)
-
-    # -- delivery receipts -----------------------------------------------------------------
-
-    def report_delivery(self, ask_id: str, receipt: Receipt) -> None:
-        """Report in the background, once per ask, what the runtime received of `ask_id`'s
-        outcome (AgentService.ReportDelivery, retried like a post)."""
-        if not ask_id or ask_id in self._reports:
-            return
-        self.receipts[ask_id] = receipt
-        self._reports[ask_id] = asyncio.create_task(
-            self._report(ask_id, receipt), name=f"compass-receipt-{ask_id}"
-        )
-
-    async def _report(self, ask_id: str, receipt: Receipt) -> None:
-        state = comms_pb2.DeliveryState.Name(receipt.state).removeprefix("DELIVERY_STATE_")
-        # What changed was logged as a warning where it happened; not delivering is news.
-        if receipt.state == comms_pb2.DELIVERY_STATE_NOT_DELIVERED:
-            logger.warning("ask %s: not delivered to the runtime: %s", ask_id, receipt.detail)
-        else:
-            logger.info("ask %s: receipt %s", ask_id, state.lower())
-        if self._receipts_unsupported:
-            return
-        try:
-            await call_with_retry(
-                f"ReportDelivery {ask_id}",
-                functools.partial(
-                    self._api.report_delivery,
-                    ask_id,
-                    receipt.state,
-                    receipt.detail,
-                    receipt.payload,
-                ),
-                initial_backoff=self._initial_backoff,
-                max_backoff=self._max_backoff,
-            )
-        except GaveUpError as exc:
-            if exc.error.code == "unimplemented":
-                self._receipts_unsupported = True
-                logger.warning(
-                    "the server records no delivery receipts (%s): Compass cannot show "
-                    "whether the runtime received its answers",
-                    exc.error,
-                )
-                return
-            logger.error("ask %s: the delivery receipt was not recorded (%s)", ask_id, exc.error)
-        except FatalServerError as exc:
-            logger.error("ask %s: the delivery receipt was not recorded (%s)", ask_id, exc)
+        if await self.asks.withdraw(ask_id, reason, timed_out=timed_out) is Closed.CLOSED:
+            self.closed += 1
 
     # -- frames ----------------------------------------------------------------------------
 
@@ -261,27 +170,6 @@ class BridgeCore:
                 await self.poster.drain()
         return None  # pragma: no cover - the loop returns
 
-    async def settle_closes(self, limit: float | None = SETTLE_CLOSES_SECONDS) -> None:
-        """Let the closes and delivery receipts still running finish (at most `limit` s),
-        then cancel the rest."""
-        await asyncio.sleep(0)  # a receipt scheduled by the last reply starts first
-        running = [*self._closing.values(), *self._reports.values()]
-        tasks = [task for task in running if not task.done()]
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=limit)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        if pending:
-            logger.error(
-                "gave up closing or reporting on %d ask(s): closes not made leave asks "
-                "answerable in Compass, receipts not made leave answers unconfirmed there",
-                len(pending),
-            )
-
     # -- the poster ------------------------------------------------------------------------
 
     async def run_poster(self) -> None:
@@ -297,13 +185,3 @@ class BridgeCore:
     def _fail(self, exc: FatalServerError) -> None:
         if not self.failure.done():
             self.failure.set_result(exc)
-
-
-def _warn_left_open(ask_id: str, reason: str, why: str) -> None:
-    logger.warning(
-        "ask %s is left answerable in Compass: %s, and closing it failed (%s), so no answer "
-        "given there reaches the runtime",
-        ask_id,
-        reason,
-        why,
-    )

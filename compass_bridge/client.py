@@ -1,5 +1,25 @@
 """AgentService for the bridge and `compass mcp`: connectrpc's generated client
-(`gen.compass.v1.agent_connect.AgentServiceClient`, on pyqwest) with error classes and backoff.
+(`gen.compass.v1.agent_connect.AgentServiceClient`, on pyqwest), the errors its callers meet,
+and the one retry of a call (`call_with_retry`, on `backoff`).
+
+The errors, as the agent side meets them (every caller catches these, never the library's):
+
+    Exception
+    ├── RpcError              one call failed: `code` is the Connect code ("unavailable", ...),
+    │                         `retryable` says whether repeating it may succeed
+    ├── GaveUpError           a call failed for good (not retryable, or out of bounded
+    │                         retries); `error` is its last RpcError
+    ├── FatalServerError      the server refuses the agent itself (token, account, channel):
+    │                         no call can succeed, the caller stops
+    ├── AskNotPostedError     the message holding an ask was not stored, or its ask cannot be
+    │                         watched: there is no ask to wait on
+    └── SupersededError       a newer request replaced the one being retried (the Poster's
+                              snapshots)
+
+`_rpc_error` is the one place the library's `ConnectError` becomes an `RpcError` (or the
+`CancelledError` it was); `call_with_retry` the one place an `RpcError` becomes a retry, a
+`GaveUpError` or a `FatalServerError`; `AgentApi` is what the callers need of the client
+(tests fake it).
 
 The generated client speaks the protocol: the envelopes, the codec, content types, the
 HTTP-to-code table, the end-of-stream message, the message size limit. Until issue 27 the
@@ -19,17 +39,17 @@ its test fails and the code for it here can go):
    pyqwest's transport has a read timeout, which bounds each read, i.e. the silence between
    messages (`transport()`); WatchAsk runs without `timeout_ms`.
 
-Errors become `RpcError(code, message)`; `retryable(code)` and `fatal(code)` say what the
-caller should do with them (see those functions for the reasoning); `backoff()` is the
-schedule the bridge retries them on.
+`retryable(code)` and `fatal(code)` say what a caller should do with an `RpcError` (see those
+functions for the reasoning); `backoff()` is the schedule the agent side retries on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 import pyqwest
 import stamina
@@ -39,11 +59,27 @@ from gen.compass.v1 import agent_pb2
 from gen.compass.v1.agent_connect import AgentServiceClient
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable, Awaitable, Sequence
+    from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 
     from gen.compass.v1 import comms_pb2
 
-__all__ = ["AgentClient", "RpcError", "backoff", "fatal", "retryable", "transport"]
+__all__ = [
+    "MAX_BOUNDED_RETRIES",
+    "AgentApi",
+    "AgentClient",
+    "AskNotPostedError",
+    "FatalServerError",
+    "GaveUpError",
+    "RpcError",
+    "SupersededError",
+    "backoff",
+    "call_with_retry",
+    "fatal",
+    "retryable",
+    "transport",
+]
+
+logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
@@ -68,6 +104,9 @@ _RETRYABLE: Final = frozenset(
 )
 # The caller's credentials or channel are wrong: every later call would fail the same way.
 _FATAL: Final = frozenset({"unauthenticated", "permission_denied"})
+MAX_BOUNDED_RETRIES: Final = 5
+"""Retries of a call failing with INTERNAL or UNKNOWN before it is given up on."""
+_LOG_EVERY: Final = 10  # after the first failure, log every n-th retry of the same call
 
 
 def retryable(code: str) -> bool:
@@ -107,6 +146,26 @@ class RpcError(Exception):
         return retryable(self.code)
 
 
+class GaveUpError(Exception):
+    """A call failed for good (not retryable, or out of bounded retries)."""
+
+    def __init__(self, error: RpcError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class FatalServerError(Exception):
+    """The server refuses the bridge itself (token, account or channel); nothing can post."""
+
+
+class AskNotPostedError(Exception):
+    """The message holding an ask could not be stored, so the ask has no id to wait on."""
+
+
+class SupersededError(Exception):
+    """A newer request replaced the one being retried (`call_with_retry`'s `superseded`)."""
+
+
 def backoff(
     on: type[Exception] | tuple[type[Exception], ...], *, initial: float, cap: float
 ) -> AsyncIterable[stamina.Attempt]:
@@ -133,6 +192,30 @@ def transport(*, read_timeout: float = READ_TIMEOUT_SECONDS) -> pyqwest.HTTPTran
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         read_timeout=read_timeout,
     )
+
+
+class AgentApi(Protocol):
+    """What the agent side needs of AgentService (`AgentClient`; tests fake it)."""
+
+    async def append_message(
+        self, channel_id: str, frame: comms_pb2.MessageUpdated
+    ) -> comms_pb2.Message: ...
+
+    async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message: ...
+
+    def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]: ...
+
+    async def close_ask(
+        self,
+        ask_id: str,
+        status: comms_pb2.AskStatus,
+        reason: str,
+        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
+    ) -> comms_pb2.Ask: ...
+
+    async def report_delivery(
+        self, ask_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
+    ) -> comms_pb2.Ask: ...
 
 
 class AgentClient:
@@ -183,8 +266,7 @@ class AgentClient:
     ) -> comms_pb2.Ask:
         """CloseAsk: the asking agent ends a pending ask as WITHDRAWN or TIMED_OUT.
 
-        One attempt; the caller retries (core.BridgeCore.close_ask, with the poster's
-        `call_with_retry`).
+        One attempt; the caller retries (asks.AgentAsks, with `call_with_retry`).
         """
         request = agent_pb2.CloseAskRequest(
             ask_id=ask_id, status=status, reason=reason, answers=answers
@@ -197,7 +279,7 @@ class AgentClient:
     ) -> comms_pb2.Ask:
         """ReportDelivery: what the runtime received of a final ask's answer or decline.
 
-        One attempt; the caller retries (core.BridgeCore.report_delivery).
+        One attempt; the caller retries (asks.AgentAsks, with `call_with_retry`).
         """
         request = agent_pb2.ReportDeliveryRequest(
             ask_id=ask_id, state=state, detail=detail, payload=payload
@@ -226,6 +308,50 @@ class AgentClient:
         finally:
             if isinstance(stream, AsyncGenerator):  # it is one: closed, also when left early
                 await stream.aclose()
+
+
+async def call_with_retry(
+    what: str,
+    call: Callable[[], Awaitable[_T]],
+    *,
+    initial_backoff: float,
+    max_backoff: float,
+    not_found_is_fatal: bool = False,
+    superseded: Callable[[], bool] | None = None,
+) -> _T:
+    """`call()`, retried with backoff while it fails transiently (see `retryable`).
+
+    Raises:
+        GaveUpError: the call failed for good.
+        SupersededError: `superseded()` turned true before an attempt.
+        FatalServerError: the server refuses the bridge itself.
+    """
+    bounded_failures = 0
+    async for attempt in backoff(RpcError, initial=initial_backoff, cap=max_backoff):
+        with attempt:
+            if superseded is not None and superseded():
+                raise SupersededError
+            try:
+                result = await call()
+            except RpcError as exc:
+                if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
+                    raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
+                bounded_failures += bounded(exc.code)
+                if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
+                    raise GaveUpError(exc) from exc
+                if attempt.num == 1 or attempt.num % _LOG_EVERY == 0:
+                    logger.warning(
+                        "%s failed (%s); retrying in %.1fs (attempt %d)",
+                        what,
+                        exc,
+                        attempt.next_wait,
+                        attempt.num,
+                    )
+                raise  # retryable: the backoff waits, then tries again
+            if attempt.num > 1:
+                logger.info("%s succeeded after %d retries", what, attempt.num - 1)
+            return result
+    raise AssertionError("unreachable: the backoff retries until the call returns or raises")
 
 
 async def _unary(method: str, call: Awaitable[_T]) -> _T:

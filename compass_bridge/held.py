@@ -2,7 +2,7 @@
 
 Both transports meet them: over ACP, omp's elicitation arrives a few ms BEFORE the `tool_call`
 update that carries the ask's arguments (acp.py); over rpc-ui, 18.2.3's first `select` BEFORE
-`tool_execution_start` (runner.py). Such a request is `hold`-ed for `seconds` (2 s by
+`tool_execution_start` (omp/bridge.py). Such a request is `hold`-ed for `seconds` (2 s by
 default): each time an ask call arrives, the bridge offers every held request to it
 (`retry`); one still held when its time is up goes to the `expire` callback.
 """

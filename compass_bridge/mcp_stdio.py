@@ -2,10 +2,10 @@
 clients that start their MCP servers as processes. An AgentService client like the bridge.
 
 The tools are the ones `/mcp` serves (`compass_mcp`); here their backend is AgentService:
-AppendMessage creates the ask (retried with a fresh `client_message_id` per ask, so a retry
-never doubles it), WatchAsk follows it (`watch.ask_states`, reconnecting), CloseAsk withdraws
-it or records `pick_recommended` (TIMED_OUT), ReportDelivery writes the receipt once the
-result line has been written to stdout and flushed.
+each through asks.AgentAsks: AppendMessage creates the ask (retried with a fresh
+`client_message_id` per ask, so a retry never doubles it), WatchAsk follows it (reconnecting),
+CloseAsk withdraws it or records `pick_recommended` (TIMED_OUT), ReportDelivery writes the
+receipt once the result line has been written to stdout and flushed.
 
 This process is the agent's runtime for its asks: an identical `ask` re-issued while its ask
 is still to be delivered rejoins it (in this process; a new process starts afresh); a call
@@ -24,7 +24,6 @@ import io
 import json
 import logging
 import os
-import secrets
 import signal
 import sys
 from dataclasses import dataclass
@@ -33,15 +32,17 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import anyio
 from mcp.server.stdio import stdio_server
 
-from compass_bridge.client import AgentClient, RpcError
-from compass_bridge.poster import (
+from compass_bridge.asks import AgentAsks
+from compass_bridge.client import (
     AgentApi,
+    AgentClient,
     AskNotPostedError,
     FatalServerError,
     GaveUpError,
-    call_with_retry,
+    RpcError,
 )
-from compass_bridge.watch import ask_states
+from compass_bridge.receipts import Receipt
+from compass_core.ask_status import to_deliver
 from compass_core.jsonvalues import is_object
 from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext, Channel, ToolError
@@ -67,7 +68,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-INITIAL_BACKOFF: Final = 0.2
 SHUTDOWN_SECONDS: Final = 10.0
 """How long the asks still waited for are given to be withdrawn when the process ends."""
 
@@ -93,24 +93,12 @@ class ClientBackend:
         self._client = client
         self._options = options
         self._channel = Channel(channel_id=options.channel_id, name=channel_name)
+        self._asks = AgentAsks(client, max_backoff=options.max_backoff)
         self._opened: dict[str, str] = {}  # channel and call key -> the ask it made
         self._waiting: dict[str, set[str]] = {}  # ask id -> the calls waiting for it
         self._leaving: dict[str, asyncio.Task[None]] = {}  # ask id -> its grace period
         self._settling: set[asyncio.Task[None]] = set()  # appends whose call went away
         self._base = options.server.rstrip("/") + "/"
-
-    async def _retried(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
-        try:
-            return await call_with_retry(
-                what,
-                call,
-                initial_backoff=INITIAL_BACKOFF,
-                max_backoff=self._options.max_backoff,
-            )
-        except GaveUpError as exc:
-            raise ToolError(exc.error.message) from exc
-        except FatalServerError as exc:
-            raise ToolError(str(exc)) from exc
 
     async def channels(self) -> Sequence[Channel]:
         return [self._channel]
@@ -126,16 +114,11 @@ class ClientBackend:
         known = self._opened.get(f"{channel_id} {key}")
         if known is not None:
             current = await self._first_state(known)
-            if _to_deliver(current):
+            if to_deliver(current):
                 await self.hold(known, waiter, seconds)
                 return current
-        frame = comms_pb2.MessageUpdated(
-            client_message_id=f"mcp-{secrets.token_hex(12)}", blocks=blocks
-        )
         append = asyncio.ensure_future(
-            self._retried(
-                "AppendMessage", functools.partial(self._client.append_message, channel_id, frame)
-            )
+            _tool_errors(self._asks.post(channel_id, blocks, prefix="mcp"))
         )
         try:
             # Shielded: an append cancelled in flight may still have stored the ask.
@@ -168,12 +151,7 @@ class ClientBackend:
         raise ToolError("ask not found")  # pragma: no cover - a watch starts with a state
 
     async def states(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
-        states = ask_states(
-            self._client,
-            ask_id,
-            initial_backoff=INITIAL_BACKOFF,
-            max_backoff=self._options.max_backoff,
-        )
+        states = self._asks.states(ask_id)
         try:
             async with contextlib.aclosing(states):
                 async for ask in states:
@@ -189,10 +167,7 @@ class ClientBackend:
         reason: str,
         answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
     ) -> comms_pb2.Ask:
-        return await self._retried(
-            f"CloseAsk {ask_id}",
-            functools.partial(self._client.close_ask, ask_id, status, reason, answers),
-        )
+        return await _tool_errors(self._asks.close_ask(ask_id, status, reason, answers))
 
     async def hold(self, ask_id: str, waiter: str, seconds: float) -> None:
         del seconds  # the process itself keeps the time
@@ -223,24 +198,11 @@ class ClientBackend:
         await self._withdraw(ask_id)
 
     async def _withdraw(self, ask_id: str) -> None:
-        try:
-            await self.close_ask(ask_id, comms_pb2.ASK_STATUS_WITHDRAWN, tools.STOPPED_WAITING)
-        except ToolError as exc:
-            logger.info("ask %s was not withdrawn: %s", ask_id, exc.message)
-        else:
-            logger.warning("ask %s withdrawn in Compass: %s", ask_id, tools.STOPPED_WAITING)
+        await self._asks.withdraw(ask_id, tools.STOPPED_WAITING)
 
     async def report_delivery(self, ask: comms_pb2.Ask, payload: str) -> None:
-        await self._retried(
-            f"ReportDelivery {ask.ask_id}",
-            functools.partial(
-                self._client.report_delivery,
-                ask.ask_id,
-                comms_pb2.DELIVERY_STATE_DELIVERED,
-                "",
-                payload,
-            ),
-        )
+        receipt = Receipt(comms_pb2.DELIVERY_STATE_DELIVERED, "", payload)
+        await self._asks.report(ask.ask_id, receipt)
 
     def link(self, ask_id: str) -> str:
         return f"{self._base}#/ask/{ask_id}"
@@ -262,15 +224,14 @@ def _the_ask(message: comms_pb2.Message) -> comms_pb2.Ask:
     return next(block.ask for block in message.blocks if block.HasField("ask"))
 
 
-def _to_deliver(ask: comms_pb2.Ask) -> bool:
-    """Whether an ask is still to be delivered: pending, or answered or declined without a
-    receipt (the result of the call that made it never reached its client)."""
-    if ask.status == comms_pb2.ASK_STATUS_PENDING:
-        return True
-    return ask.status in {
-        comms_pb2.ASK_STATUS_ANSWERED,
-        comms_pb2.ASK_STATUS_DECLINED,
-    } and not ask.HasField("delivery")
+async def _tool_errors(call: Awaitable[T]) -> T:
+    """`call`'s result; its failure as the ToolError the model reads (the server's words)."""
+    try:
+        return await call
+    except GaveUpError as exc:
+        raise ToolError(exc.error.message) from exc
+    except FatalServerError as exc:
+        raise ToolError(str(exc)) from exc
 
 
 # -- stdio -----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Posting the mapper's frames: append, update, ask-id reconciliation, retries (SPEC §2.3).
+"""The Poster: the mapper's frames posted in order, appended, updated, ask ids reconciled
+(SPEC §2.3).
 
 One worker posts everything, in the order messages first appeared, so the channel shows
 messages in the order the agent wrote them even after an outage. Per message:
@@ -29,9 +30,9 @@ UNKNOWN, bounded) may have landed, and the next snapshot's append, with other bl
 would then be ALREADY_EXISTS. So the next append of that message repeats the given-up
 blocks (finding the message, or storing them), and the newer snapshot follows as an update.
 
-Errors (see client.retryable): transient ones are retried forever with capped exponential
-backoff; INTERNAL/UNKNOWN at most `MAX_BOUNDED_RETRIES` times; anything else drops the frame
-with an error in the log (a later snapshot of the message tries again; the runtime's
+Errors (client.py: the error tree, `retryable`, `call_with_retry`): transient ones are
+retried forever with capped exponential backoff; INTERNAL/UNKNOWN at most
+`MAX_BOUNDED_RETRIES` times; anything else drops the frame with an error in the log (a later snapshot of the message tries again; the runtime's
 requests for asks that have no id are answered cancelled). UNAUTHENTICATED and
 PERMISSION_DENIED, and NOT_FOUND on AppendMessage (an unknown channel), can never succeed for
 any frame: they stop the bridge (`FatalServerError`).
@@ -45,75 +46,27 @@ import functools
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from compass_bridge.client import RpcError, backoff, bounded, fatal
+from compass_bridge.client import (
+    AskNotPostedError,
+    GaveUpError,
+    SupersededError,
+    call_with_retry,
+)
 from compass_core.limits import MAX_ID_LENGTH
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
-__all__ = [
-    "AgentApi",
-    "AskNotPostedError",
-    "FatalServerError",
-    "GaveUpError",
-    "Poster",
-    "call_with_retry",
-]
+    from compass_bridge.client import AgentApi
+
+__all__ = ["Poster"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-MAX_BOUNDED_RETRIES: Final = 5
-"""Retries of a call failing with INTERNAL or UNKNOWN before its frame is dropped."""
-_LOG_EVERY: Final = 10  # after the first failure, log every n-th retry of the same call
-
-
-class AgentApi(Protocol):
-    """What the bridge needs of AgentService (client.AgentClient; tests may fake it)."""
-
-    async def append_message(
-        self, channel_id: str, frame: comms_pb2.MessageUpdated
-    ) -> comms_pb2.Message: ...
-
-    async def update_message(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.Message: ...
-
-    def watch_ask(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]: ...
-
-    async def close_ask(
-        self,
-        ask_id: str,
-        status: comms_pb2.AskStatus,
-        reason: str,
-        answers: Sequence[comms_pb2.AskQuestionAnswer] = (),
-    ) -> comms_pb2.Ask: ...
-
-    async def report_delivery(
-        self, ask_id: str, state: comms_pb2.DeliveryState, detail: str, payload: str
-    ) -> comms_pb2.Ask: ...
-
-
-class FatalServerError(Exception):
-    """The server refuses the bridge itself (token, account or channel); nothing can post."""
-
-
-class AskNotPostedError(Exception):
-    """The message holding an ask could not be stored, so the ask has no id to wait on."""
-
-
-class GaveUpError(Exception):
-    """A call failed for good (not retryable, or out of bounded retries)."""
-
-    def __init__(self, error: RpcError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-class _SupersededError(Exception):
-    pass
 
 
 @dataclass(slots=True)
@@ -169,7 +122,7 @@ class Poster:
         self.dropped = 0
         """Frames given up on (each logged as an error)."""
 
-    # -- the runner's side -----------------------------------------------------------------
+    # -- the bridge's side -----------------------------------------------------------------
 
     def submit(self, frame: comms_pb2.MessageUpdated) -> None:
         """Queue a full snapshot of a message (keyed by its client_message_id)."""
@@ -248,7 +201,7 @@ class Poster:
             message.failure = None
             try:
                 await self._post(message, snapshot)
-            except _SupersededError:
+            except SupersededError:
                 continue  # a newer snapshot replaces the one being retried
 
     async def _post(self, message: _Message, snapshot: comms_pb2.MessageUpdated) -> None:
@@ -381,50 +334,6 @@ class Poster:
             digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
             candidate = f"{self._run_id}:h{digest}"
         return candidate
-
-
-async def call_with_retry(
-    what: str,
-    call: Callable[[], Awaitable[T]],
-    *,
-    initial_backoff: float,
-    max_backoff: float,
-    not_found_is_fatal: bool = False,
-    superseded: Callable[[], bool] | None = None,
-) -> T:
-    """`call()`, retried with backoff while it fails transiently (see client.retryable).
-
-    Raises:
-        GaveUpError: the call failed for good.
-        _SupersededError: `superseded()` turned true before an attempt.
-        FatalServerError: the server refuses the bridge itself.
-    """
-    bounded_failures = 0
-    async for attempt in backoff(RpcError, initial=initial_backoff, cap=max_backoff):
-        with attempt:
-            if superseded is not None and superseded():
-                raise _SupersededError
-            try:
-                result = await call()
-            except RpcError as exc:
-                if fatal(exc.code) or (not_found_is_fatal and exc.code == "not_found"):
-                    raise FatalServerError(f"{what}: the server refused it ({exc})") from exc
-                bounded_failures += bounded(exc.code)
-                if not exc.retryable or bounded_failures > MAX_BOUNDED_RETRIES:
-                    raise GaveUpError(exc) from exc
-                if attempt.num == 1 or attempt.num % _LOG_EVERY == 0:
-                    logger.warning(
-                        "%s failed (%s); retrying in %.1fs (attempt %d)",
-                        what,
-                        exc,
-                        attempt.next_wait,
-                        attempt.num,
-                    )
-                raise  # retryable: the backoff waits, then tries again
-            if attempt.num > 1:
-                logger.info("%s succeeded after %d retries", what, attempt.num - 1)
-            return result
-    raise AssertionError("unreachable: the backoff retries until the call returns or raises")
 
 
 def _fail(future: asyncio.Future[str], reason: str) -> None:

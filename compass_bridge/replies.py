@@ -1,4 +1,4 @@
-"""An answered `compass.v1.Ask` -> the runtime's label-keyed replies (pure, SPEC §2.3).
+"""An answered `compass.v1.Ask` -> the runtime's label-keyed answers (pure, SPEC §2.3).
 
 The runtime's native ask result is keyed by option *label*, while Compass stores the chosen
 option *ids*. The mapper minted those ids as the zero-based option index ("0", "1", ...), so
@@ -6,42 +6,13 @@ the label of a chosen id is `options[int(id)].label`. This module does that tran
 the two ways oh-my-pi's RPC mode asks.
 
 A runtime that accepted `set_ask_dialog` sends one `method: "ask"` request per ask call,
-answered at once (`ask_reply`):
+answered at once (omp/frames.ask_reply):
 
     {"type": "extension_ui_response", "id": <request id>,
      "answers": [{"id": <question id>, "selectedOptions": [<labels>], "customInput": <text>}]}
 
 one answer per question, in question order; `customInput` only when the participant typed
 something; a skipped question answers `selectedOptions: []`.
-
-oh-my-pi 18.2.3 (no `set_ask_dialog`) walks the questions in order through select and editor
-dialogs, and `DialogDriver` answers each of them with `{"type": "extension_ui_response", "id":
-<request id>, "value": <label or text>}`:
-
-- single-select: the chosen option's label as the dialog shows it (`options[index]` of the
-  request: " (Recommended)" and any " (2)" disambiguation included); free text: "Other (type
-  your own)", then the editor gets the text.
-- multi-select: one select per pick (the runtime toggles it and asks again, its title now
-  prefixed "(k selected) "), then free text as above, or else the done label. The runtime
-  shows its done label only in a one-question ask with something selected, but accepts it
-  whenever it is sent; where it is not shown the bridge sends the label it last saw, else
-  the default symbol preset's, and if the runtime took that as an option instead (it asks the
-  same question again), sends it again to unselect it and tries the next preset's.
-
-Where the dialogs cannot say what the participant answered, the driver does the closest thing
-and reports the loss in `DialogStep.problems`:
-
-- a skipped single-select (no pick, no text): the runtime has no skip (a cancelled select
-  aborts the whole run); answered "Other" with empty text, so the model reads an empty answer.
-- a one-question multi-select ask with nothing picked and no text: the runtime treats an empty
-  selection there as a cancel (aborting the run); answered the same way.
-- a pick together with free text on a single-select: cannot come from Compass (RespondToAsk
-  refuses it); the pick is sent, the text dropped.
-- picks and free text on a multi-select inside a multi-question ask: delivered both, but the
-  runtime's summary for the model then shows only the text (its result details keep both).
-- no done label accepted (a theme with its own symbols): the question is ended as the dialog's
-  timeout (`cancelled` + `timedOut`), so the runtime keeps the picks but marks them
-  "auto-selected after timeout"; with nothing picked, answered "Other" with empty text.
 
 Nothing here raises on odd input: a chosen id that is not an index of the question's options,
 or that repeats a label already chosen, is left out and reported in `problems`, because the
@@ -51,49 +22,26 @@ runtime rejects the whole reply for an unknown or repeated label.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from compass_bridge.omp.frames import (
-    DONE_SELECTING_LABELS,
-    OTHER_OPTION,
-    DialogQuestion,
-    as_object,
-    sanitize,
-)
 from compass_core.jsonvalues import is_array, is_object
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compass_bridge.omp.frames import EditorRequest, QuestionMatch, SelectRequest
-
 __all__ = [
-    "DialogDriver",
-    "DialogStep",
     "RuntimeAnswers",
     "RuntimeTimeout",
-    "ask_reply",
     "build_answers",
-    "cancelled_reply",
-    "dialog_questions",
-    "is_answered",
-    "is_final",
-    "outcome",
+    "chosen_indexes",
     "runtime_timeout",
-    "status_name",
-    "timed_out_reply",
-    "value_reply",
 ]
 
 # The ids the mapper mints: a canonical decimal index. `int()` alone would also accept " 1",
 # "+1", "1_0" and non-ASCII digits, none of which the mapper ever produces.
 _INDEX: Final = re.compile(r"0|[1-9][0-9]{0,8}")
-
-RESPONSE_TYPE: Final = "extension_ui_response"
-
-_OPEN: Final = frozenset({comms_pb2.ASK_STATUS_UNSPECIFIED, comms_pb2.ASK_STATUS_PENDING})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,30 +52,6 @@ class RuntimeAnswers:
     """One JSON object per question, in order: `{"id", "selectedOptions", "customInput"?}`."""
     problems: tuple[str, ...] = ()
     """Why something was left out (e.g. `question 'db': chosen id '7' is not an option`)."""
-
-
-def is_answered(ask: comms_pb2.Ask) -> bool:
-    """Whether `ask` carries a participant's answer (the server writes who answered)."""
-    return bool(ask.answered_by_account_id) or ask.HasField("answered_at")
-
-
-def outcome(ask: comms_pb2.Ask) -> comms_pb2.AskStatus:
-    """The ask's status; ANSWERED for an answered ask of a server that writes no status."""
-    status = ask.status
-    if status in _OPEN and is_answered(ask):
-        return comms_pb2.ASK_STATUS_ANSWERED
-    return status
-
-
-def is_final(ask: comms_pb2.Ask) -> bool:
-    """Whether `ask` reached its outcome: any status but PENDING (an answered ask of a server
-    that writes no status counts as ANSWERED)."""
-    return outcome(ask) not in _OPEN
-
-
-def status_name(status: comms_pb2.AskStatus) -> str:
-    """`WITHDRAWN` for ASK_STATUS_WITHDRAWN, and so on."""
-    return comms_pb2.AskStatus.Name(status).removeprefix("ASK_STATUS_")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,8 +72,8 @@ def runtime_timeout(ask: comms_pb2.Ask, result: object) -> RuntimeTimeout | None
     the flat `{selectedOptions, customInput?, timedOut?}` for one. The labels are mapped back
     to the Ask's option ids (the first unused option with that label).
     """
-    details = as_object((as_object(result) or {}).get("details"))
-    if details is None:
+    details = result.get("details") if is_object(result) else None
+    if not is_object(details):
         return None
     entries: list[dict[str, object]] = []
     raw_results = details.get("results")
@@ -219,14 +143,14 @@ def build_answers(ask: comms_pb2.Ask, order: Sequence[str] | None = None) -> Run
 
 
 def _answer(question: comms_pb2.AskQuestion, problems: list[str]) -> dict[str, object]:
-    labels = [question.options[index].label for index in _chosen(question, problems)]
+    labels = [question.options[index].label for index in chosen_indexes(question, problems)]
     answer: dict[str, object] = {"id": question.question_id, "selectedOptions": labels}
     if question.custom_text:
         answer["customInput"] = question.custom_text
     return answer
 
 
-def _chosen(question: comms_pb2.AskQuestion, problems: list[str]) -> list[int]:
+def chosen_indexes(question: comms_pb2.AskQuestion, problems: list[str]) -> list[int]:
     """The option indexes of the chosen ids, in the participant's order; each bad or
     label-repeating id is left out and reported."""
     options = question.options
@@ -248,229 +172,3 @@ def _chosen(question: comms_pb2.AskQuestion, problems: list[str]) -> list[int]:
         labels.add(label)
         indexes.append(index)
     return indexes
-
-
-def ask_reply(request_id: str, answers: RuntimeAnswers) -> dict[str, object]:
-    """The reply frame answering the runtime's `extension_ui_request` (method `ask`)."""
-    return {"type": RESPONSE_TYPE, "id": request_id, "answers": list(answers.answers)}
-
-
-def cancelled_reply(request_id: str) -> dict[str, object]:
-    """The reply frame that tells the runtime a dialog will not be answered."""
-    return {"type": RESPONSE_TYPE, "id": request_id, "cancelled": True}
-
-
-def value_reply(request_id: str, value: str) -> dict[str, object]:
-    """The reply frame answering a select (the label shown) or an editor (the text)."""
-    return {"type": RESPONSE_TYPE, "id": request_id, "value": value}
-
-
-def timed_out_reply(request_id: str) -> dict[str, object]:
-    """The reply frame the runtime takes as its own dialog timeout (it keeps what is picked)."""
-    return {"type": RESPONSE_TYPE, "id": request_id, "cancelled": True, "timedOut": True}
-
-
-# -- select/editor dialogs (oh-my-pi 18.2.3 rpc-ui) -------------------------------------------
-
-
-def dialog_questions(ask: comms_pb2.Ask) -> tuple[DialogQuestion, ...]:
-    """An Ask's questions as the runtime presents them (raw labels, in order)."""
-    return tuple(
-        DialogQuestion(
-            question_id=question.question_id,
-            text=question.question,
-            labels=tuple(option.label for option in question.options),
-            multi=question.allow_multiple,
-            recommended=question.recommended if question.HasField("recommended") else None,
-        )
-        for question in ask.questions
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DialogStep:
-    """The reply to one dialog request, and what it could not say."""
-
-    reply: dict[str, object]
-    problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    picks: tuple[int, ...]
-    """Chosen option indexes, in the participant's order."""
-    text: str
-    """Free text; "" for none."""
-
-
-@dataclass(slots=True)
-class _Progress:
-    sent: int = 0
-    """Picks sent (each toggles one option on)."""
-    guesses: int = 0
-    """Done-label guesses the runtime took as options (and that were unselected again)."""
-    guess_out: str | None = None
-    """A done-label guess sent and not yet confirmed."""
-
-
-@dataclass(slots=True)
-class DialogDriver:
-    """Answers one ask call's select/editor dialogs from its stored answer.
-
-    `select` is given each select request of the ask with the question it belongs to
-    (runtime.locate_select); after it answered "Other (type your own)", `editor` answers the
-    editor request that follows.
-    """
-
-    questions: Sequence[DialogQuestion]
-    ask: comms_pb2.Ask
-    done_labels: Sequence[str] = DONE_SELECTING_LABELS
-    """Done-label guesses, best first (for multi-selects where the runtime does not show it)."""
-    problems: tuple[str, ...] = ()
-    """What reading the answer had to leave out (bad chosen ids)."""
-    done_label: str | None = None
-    """The done label the runtime showed, once seen."""
-    _plans: list[_Plan] = field(default_factory=list[_Plan])
-    _progress: list[_Progress] = field(default_factory=list[_Progress])
-    _editor_text: str | None = None
-
-    def __post_init__(self) -> None:
-        by_id = {question.question_id: question for question in self.ask.questions}
-        problems: list[str] = []
-        for question in self.questions:
-            answered = by_id.get(question.question_id)
-            if answered is None:
-                problems.append(
-                    f"question {question.question_id!r} is not in the answered ask; "
-                    "answered as skipped"
-                )
-                self._plans.append(_Plan(picks=(), text=""))
-            else:
-                picks = tuple(_chosen(answered, problems))
-                self._plans.append(_Plan(picks=picks, text=answered.custom_text))
-            self._progress.append(_Progress())
-        self.problems = tuple(problems)
-
-    @property
-    def expects_editor(self) -> bool:
-        """Whether the last reply chose "Other", so an editor request comes next."""
-        return self._editor_text is not None
-
-    def select(self, request: SelectRequest, match: QuestionMatch) -> DialogStep:
-        """The reply to a select request that is a step of question `match.index`."""
-        self._editor_text = None
-        question = self.questions[match.index]
-        plan = self._plans[match.index]
-        shown = len(question.labels)
-        if any(index >= shown for index in plan.picks):  # the stored ask has more options
-            plan = _Plan(picks=tuple(i for i in plan.picks if i < shown), text=plan.text)
-        if question.multi:
-            return self._multi(request, match, question, plan)
-        return self._single(request, question, plan)
-
-    def editor(self, request: EditorRequest) -> DialogStep | None:
-        """The reply to the editor after "Other"; None when no editor was expected."""
-        text = self._editor_text
-        if text is None:
-            return None
-        self._editor_text = None
-        return DialogStep(reply=value_reply(request.request_id, text))
-
-    def _single(self, request: SelectRequest, question: DialogQuestion, plan: _Plan) -> DialogStep:
-        qid = question.question_id
-        if plan.picks:
-            label = request.options[plan.picks[0]]
-            problems: list[str] = []
-            if len(plan.picks) > 1:
-                problems.append(
-                    f"question {qid!r}: {len(plan.picks)} picks on a single-select; "
-                    "only the first is delivered"
-                )
-            if plan.text:
-                problems.append(
-                    f"question {qid!r}: a single-select takes a pick or free text, not both; "
-                    "the free text is not delivered"
-                )
-            return DialogStep(
-                reply=value_reply(request.request_id, label), problems=tuple(problems)
-            )
-        if plan.text:
-            return self._other(request, plan.text)
-        return self._other(
-            request,
-            "",
-            f"question {qid!r} was skipped, which the runtime's select dialog cannot say "
-            "(a cancel aborts the whole run): answered with empty free text",
-        )
-
-    def _multi(
-        self, request: SelectRequest, match: QuestionMatch, question: DialogQuestion, plan: _Plan
-    ) -> DialogStep:
-        qid = question.question_id
-        rid = request.request_id
-        progress = self._progress[match.index]
-        guess = progress.guess_out
-        if guess is not None:
-            # The runtime asks the same question again: it took the guess as an option.
-            progress.guess_out = None
-            progress.guesses += 1
-            return DialogStep(
-                reply=value_reply(rid, guess),
-                problems=(
-                    f"question {qid!r}: the runtime took {guess!r} as an option, not as its "
-                    "done label; sent it again to unselect it",
-                ),
-            )
-        problems: list[str] = []
-        if match.selected != progress.sent:
-            problems.append(
-                f"question {qid!r}: the runtime shows {match.selected} selected where the "
-                f"bridge selected {progress.sent}"
-            )
-        if progress.sent < len(plan.picks):
-            label = request.options[plan.picks[progress.sent]]
-            progress.sent += 1
-            return DialogStep(reply=value_reply(rid, label), problems=tuple(problems))
-        single_question = len(self.questions) == 1
-        if plan.text:
-            if plan.picks and not single_question:
-                problems.append(
-                    f"question {qid!r}: picks and free text delivered, but in a "
-                    "multi-question ask the runtime's summary for the model shows only the "
-                    "text (its result details keep both)"
-                )
-            return self._other(request, plan.text, *problems)
-        if single_question and not plan.picks:
-            return self._other(
-                request,
-                "",
-                *problems,
-                f"question {qid!r}: nothing chosen, which the runtime takes as a cancel in a "
-                "one-question ask (aborting the run): answered with empty free text",
-            )
-        shown = len(question.labels)
-        if len(request.options) == shown + 2:  # the runtime shows its done label
-            self.done_label = request.options[shown]
-            return DialogStep(reply=value_reply(rid, self.done_label), problems=tuple(problems))
-        taken = {sanitize(label) for label in question.labels} | {OTHER_OPTION}
-        guesses = [label for label in dict.fromkeys(self.done_labels) if label not in taken]
-        if progress.guesses < len(guesses):
-            progress.guess_out = guesses[progress.guesses]
-            return DialogStep(reply=value_reply(rid, progress.guess_out), problems=tuple(problems))
-        if plan.picks:
-            problems.append(
-                f"question {qid!r}: the runtime accepted no done label; ended the question as "
-                "its dialog timeout, so it reports the picks as auto-selected after timeout"
-            )
-            return DialogStep(reply=timed_out_reply(rid), problems=tuple(problems))
-        return self._other(
-            request,
-            "",
-            *problems,
-            f"question {qid!r}: the runtime accepted no done label and nothing was chosen: "
-            "answered with empty free text",
-        )
-
-    def _other(self, request: SelectRequest, text: str, *problems: str) -> DialogStep:
-        self._editor_text = text
-        return DialogStep(reply=value_reply(request.request_id, OTHER_OPTION), problems=problems)

@@ -53,6 +53,8 @@ __all__ = ["EventMapper"]
 
 _log = logging.getLogger(__name__)
 
+ASK_TOOL: Final = "ask"
+"""The `toolName` of the runtime's ask tool (oh-my-pi's; ACP agents' calls are renamed to it)."""
 ASK_START: Final = "tool_execution_start:ask"
 """`event_type` of an UnmappedEvent for a malformed ask call."""
 ASK_END: Final = "tool_execution_end:ask"
@@ -139,7 +141,7 @@ class EventMapper:
             return "message_start", self._message_start
         if kind == "message_end":
             return "message_end", self._message_end
-        if event.get("toolName") != "ask":
+        if event.get("toolName") != ASK_TOOL:
             return None
         if kind == "tool_execution_start":
             return ASK_START, self._ask_start

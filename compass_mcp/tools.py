@@ -24,6 +24,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from compass_core import build_ask
+from compass_core.ask_status import STATUS_NAMES
 from compass_core.jsonvalues import (
     MISSING,
     JsonObject,
@@ -66,12 +67,8 @@ CANCELLED: Final = "agent cancelled the ask"
 TIMED_OUT_REASON: Final = "deadline passed: picked the recommended option"
 """The TIMED_OUT reason of `on_timeout: pick_recommended`."""
 
-STATUS: Final[dict[int, str]] = {
-    value: comms_pb2.AskStatus.Name(value).removeprefix("ASK_STATUS_").lower()
-    for value in comms_pb2.AskStatus.values()
-    if value != comms_pb2.ASK_STATUS_UNSPECIFIED
-}
-"""The `status` of a result, by the ask's status: its enum name in lower case (pending,
+STATUS: Final[dict[int, str]] = STATUS_NAMES
+"""The `status` of a result, by the ask's status: its name (compass_core.ask_status: pending,
 answered, declined, withdrawn, timed_out, expired)."""
 
 _ON_TIMEOUT: Final = {

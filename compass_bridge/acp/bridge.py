@@ -1,6 +1,6 @@
 """`compass agent-bridge --protocol acp`: the bridge as an Agent Client Protocol client.
 
-The agent runs as a child process (acp_run.py) speaking ACP (JSON-RPC over stdio; the `agent-client-
+The agent runs as a child process (process.py) speaking ACP (JSON-RPC over stdio; the `agent-client-
 protocol` package does the protocol and its schema). The bridge initializes it with the
 form-elicitation capability and no file system or terminal, opens one session, sends one
 prompt, and answers everything the agent asks until the prompt turn ends:
@@ -29,7 +29,7 @@ Compass: ANSWERED is delivered as above; DECLINED (a participant declined) is th
 cancel: the elicitation is answered `decline` (oh-my-pi then aborts the ask call and the
 prompt turn ends `cancelled`), a permission request `cancelled`; any other outcome written
 elsewhere (EXPIRED) is answered `cancel`. When the agent stops waiting first, the request is
-answered `cancel` and the bridge closes the ask (core.BridgeCore.close_ask): the ask call
+answered `cancel` and the bridge closes the ask (bridge_core.BridgeCore.close_ask): the ask call
 completed without a delivered answer, or failed (aborted), the turn ended, the agent exited,
 the bridge got a signal: WITHDRAWN with that reason; the completed call's `rawOutput` shows
 oh-my-pi's own `ask.timeout` picked the answer (`details.timedOut`, the model reads
@@ -64,6 +64,7 @@ from acp.schema import (
 
 from compass_bridge.acp.events import AcpTranslator
 from compass_bridge.bridge_core import BridgeCore, Reason
+from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.forms import (
     ask_form_content,
     could_be_ask_form,
@@ -72,7 +73,6 @@ from compass_bridge.forms import (
     plan_form,
 )
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
-from compass_bridge.poster import AskNotPostedError, FatalServerError
 from compass_bridge.receipts import (
     DECLINE_PAYLOAD,
     Receipt,
@@ -81,8 +81,9 @@ from compass_bridge.receipts import (
     payload_of,
     result_text,
 )
-from compass_bridge.replies import outcome, runtime_timeout, status_name
+from compass_bridge.replies import runtime_timeout
 from compass_core import ConversationUpdated
+from compass_core.ask_status import outcome, status_name
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ if TYPE_CHECKING:
         WriteTextFileResponse,
     )
 
-    from compass_bridge.poster import AgentApi
+    from compass_bridge.client import AgentApi
 
 __all__ = ["AcpBridge"]
 
@@ -212,7 +213,7 @@ class AcpBridge(BridgeCore, Client):
         for call in self._calls:
             self._end_call(call, self._stop_reason)
         for ask_id, receipt in self._form_receipts.values():
-            self.report_delivery(ask_id, receipt)
+            self.asks.report_soon(ask_id, receipt)
         self._form_receipts.clear()
 
     def _confirm_form(self, update: ToolCallProgress) -> None:
@@ -232,7 +233,7 @@ class AcpBridge(BridgeCore, Client):
             text = raw if isinstance(raw, str) and raw else result_text(raw)
             if text:
                 receipt = Receipt(receipt.state, receipt.detail, text)
-        self.report_delivery(ask_id, receipt)
+        self.asks.report_soon(ask_id, receipt)
 
     def _feed(self, event: dict[str, object]) -> None:
         for output in self.mapper.map(event):
@@ -310,7 +311,7 @@ class AcpBridge(BridgeCore, Client):
             text = result_text(result)
             if text is not None:
                 receipt = Receipt(receipt.state, receipt.detail, text)
-        self.report_delivery(ask_id, receipt)
+        self.asks.report_soon(ask_id, receipt)
 
     # -- elicitation -----------------------------------------------------------------------
 
@@ -421,7 +422,7 @@ class AcpBridge(BridgeCore, Client):
             # Reported when that call ends, with what the model read (else at the turn's end).
             self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
         else:
-            self.report_delivery(answered.ask_id, receipt)
+            self.asks.report_soon(answered.ask_id, receipt)
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------
@@ -471,7 +472,7 @@ class AcpBridge(BridgeCore, Client):
             rejects = [o for o in options if o.kind == "reject_once"]
             if not rejects:
                 logger.warning("permission answered without a choice; cancelled")
-                self.report_delivery(
+                self.asks.report_soon(
                     answered.ask_id,
                     not_delivered(
                         "no option was chosen and the request offers no way to reject it; "
@@ -483,7 +484,7 @@ class AcpBridge(BridgeCore, Client):
             logger.warning("permission answered without a choice; rejected once")
             changes.append(f"no option was chosen: the agent got {picked.name!r} (reject once)")
         self.delivered += 1
-        self.report_delivery(
+        self.asks.report_soon(
             answered.ask_id,
             delivered(changes, payload_of({"option": picked.name, "kind": picked.kind})),
         )
@@ -581,7 +582,7 @@ class AcpBridge(BridgeCore, Client):
         async def wait() -> comms_pb2.Ask:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             minted = await asyncio.shield(ask_id())
-            return await self._until_final(minted)
+            return await self.asks.until_final(minted)
 
         try:
             return await _until_stopped(wait(), self._stopping, ended)
@@ -601,7 +602,7 @@ class AcpBridge(BridgeCore, Client):
         `_refusal`); a participant's decline is reported delivered as the agent's decline."""
         response = _refusal(ask, what)
         if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
-            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+            self.asks.report_soon(ask.ask_id, delivered((), DECLINE_PAYLOAD))
         return response
 
 
@@ -625,7 +626,7 @@ def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
     logger.warning(
         "ask %s ended in Compass as %s%s: %s is cancelled",
         ask.ask_id,
-        status_name(outcome(ask)),
+        status_name(outcome(ask)).upper(),
         why,
         what,
     )

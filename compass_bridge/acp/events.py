@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 from acp.schema import AgentMessageChunk, TextContentBlock, ToolCallProgress, ToolCallStart
 
-from compass_bridge.omp.frames import ASK_TOOL, as_object
+from compass_core.jsonvalues import is_object
+from compass_core.mapper import ASK_TOOL
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -41,8 +42,7 @@ def is_ask_call(title: str | None, raw_input: object) -> bool:
     """Whether a tool call is an ask: titled `ask`, or with `rawInput.questions` a list."""
     if title == ASK_TOOL:
         return True
-    args = as_object(raw_input)
-    return args is not None and isinstance(args.get("questions"), list)
+    return is_object(raw_input) and isinstance(raw_input.get("questions"), list)
 
 
 class AcpTranslator:

@@ -7,7 +7,7 @@ SIGTERM, then SIGKILL. initialize, session/new and session/prompt are each raced
 the agent exiting, the server refusing the bridge, and signals. Exit codes: 0 when the turn
 ended, 1 when the agent or the server stopped the bridge, 128+N after signal N, 126/127
 when the agent cannot be started, 2 when it does not offer the `--mode` or
-`--config-option` asked for (acp_settings.py).
+`--config-option` asked for (settings.py); see compass_bridge/process.py.
 """
 
 from __future__ import annotations
@@ -30,22 +30,20 @@ from acp.schema import (
     Implementation,
 )
 
-from compass_bridge import EXIT_USAGE
 from compass_bridge.acp.bridge import AcpBridge
+from compass_bridge.acp.settings import SessionSettings
 from compass_bridge.bridge_core import Reason
-from compass_bridge.client import AgentClient
-from compass_bridge.omp.process import EXIT_FATAL, MAX_LINE_BYTES
-from compass_bridge.poster import FatalServerError
+from compass_bridge.client import AgentClient, FatalServerError
+from compass_bridge.process import EXIT_FATAL, EXIT_USAGE, MAX_LINE_BYTES, CaughtSignals
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Generator
+    from collections.abc import Awaitable
 
     import pyqwest
     from acp.client.connection import ClientSideConnection
     from acp.schema import NewSessionResponse
 
-    from compass_bridge.acp.settings import SessionSettings
-    from compass_bridge.omp.process import BridgeOptions
+    from compass_bridge.process import BridgeOptions
 
 __all__ = ["run"]
 
@@ -70,38 +68,17 @@ async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> 
     try:
         return await _run_agent(options, bridge, options.prompt)
     finally:
-        await bridge.settle_closes(0)  # what is still closing cannot finish any more
+        await bridge.asks.settle(0)  # what is still closing cannot finish any more
         poster.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await poster
 
 
-@contextlib.contextmanager
-def _signals_caught() -> Generator[tuple[list[int], asyncio.Event]]:
-    """SIGINT/SIGTERM while the bridge runs: remembered (in order) and announced."""
-    signals: list[int] = []
-    signalled = asyncio.Event()
-
-    def on_signal(signum: int) -> None:
-        signals.append(signum)
-        signalled.set()
-
-    loop = asyncio.get_running_loop()
-    installed: list[int] = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, on_signal, signum)
-            installed.append(signum)
-    try:
-        yield signals, signalled
-    finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
-
-
 async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> int:
     command, *args = options.command
-    with _signals_caught() as (signals, signalled):
+    caught = CaughtSignals()
+    with caught.installed():
+        signals, signalled = caught.received, caught.event
         try:
             # Not the library's spawn_agent_process: the agent gets its own process group
             # (a Ctrl-C in the terminal reaches the bridge only, which cancels the turn over
@@ -125,12 +102,13 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
         assert process.stdout is not None  # noqa: S101 - PIPE above
         conn = connect_to_agent(bridge, process.stdin, process.stdout, use_unstable_protocol=True)
         try:
-            turn = _Turn(bridge, conn, process, signals, signalled, options.settings)
+            settings = SessionSettings(mode=options.mode, config_options=options.config_options)
+            turn = _Turn(bridge, conn, process, signals, signalled, settings)
             code = await turn.run(prompt)
             if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
                 return EXIT_FATAL
             if not bridge.failure.done():
-                await bridge.settle_closes()
+                await bridge.asks.settle()
             return code
         finally:
             await conn.close()

@@ -4,11 +4,12 @@ Claude Code runs this command for two hooks (README "Answering Claude Code from 
 `compass claude-hook install` writes them): PreToolUse with the matcher `AskUserQuestion`,
 and Elicitation (an MCP server's form). Per run, one hook event on stdin:
 
-1. The question (claude_code.py) becomes ONE Ask, posted alone in a message of its own
-   (AppendMessage, retried with a fresh `client_message_id`, so a retry never doubles it),
+1. The question (questions.py) becomes ONE Ask, posted alone in a message of its own
+   (asks.AgentAsks.post: retried with one fresh `client_message_id`, never doubled),
    with a `deadline` at the hook's timeout (counted from when Claude Code spawned this
    process, which is when its own timer starts), so the person sees the countdown.
-2. WatchAsk follows it (watch.until_final: keepalives, reconnects) until it is final.
+2. WatchAsk follows it (asks.AgentAsks.until_final: keepalives, reconnects) until it is
+   final.
 3. ANSWERED: the reply (the answer map, or the validated form content) is printed on stdout;
    DECLINED: the decline (`deny` with the person's reason; a declined form). Then the
    delivery receipt is reported, its payload the printed reply: Claude Code reads a hook's
@@ -33,14 +34,14 @@ import functools
 import json
 import logging
 import os
-import secrets
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
 
+from compass_bridge.asks import AgentAsks, Closed
 from compass_bridge.claude.questions import (
     ELICITATION_EVENT,
     PRE_TOOL_USE_EVENT,
@@ -52,21 +53,14 @@ from compass_bridge.claude.questions import (
     read_questions,
     refusal_reply,
 )
-from compass_bridge.client import AgentClient, RpcError
-from compass_bridge.poster import (
-    AskNotPostedError,
-    FatalServerError,
-    GaveUpError,
-    call_with_retry,
-)
+from compass_bridge.client import AgentClient, AskNotPostedError, FatalServerError, GaveUpError
 from compass_bridge.receipts import Receipt, delivered, not_delivered
-from compass_bridge.replies import outcome, status_name
-from compass_bridge.watch import until_final
+from compass_core.ask_status import outcome, status_name
 from compass_core.jsonvalues import MappingError, is_object
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
 
 
 __all__ = [
@@ -81,8 +75,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 DEFAULT_TIMEOUT: Final = 600.0
 """Claude Code's own timeout of a command hook that names none (seconds)."""
 LEAD_SECONDS: Final = 2.0
@@ -92,7 +84,6 @@ SETTLE_SECONDS: Final = 5.0
 """How long the withdrawal, or the receipt after a reply, may take (Claude Code waits for the
 process to exit before it reads the reply)."""
 MAX_EVENT_BYTES: Final = 8 * 1024 * 1024
-INITIAL_BACKOFF: Final = 0.2
 
 TIMEOUT_REASON: Final = "Claude Code's hook timeout ran out"
 STOPPED_REASON: Final = "Claude Code stopped waiting"
@@ -216,35 +207,24 @@ class _Hook:
             clock.cancel()
         return 0
 
-    async def _retried(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
-        return await call_with_retry(
-            what, call, initial_backoff=INITIAL_BACKOFF, max_backoff=self._options.max_backoff
-        )
-
     async def _ask(self, client: AgentClient, ending: asyncio.Future[str]) -> None:
-        ask_id = await self._post(client, ending)
+        asks = AgentAsks(client, max_backoff=self._options.max_backoff)
+        ask_id = await self._post(asks, ending)
         if ask_id is None:
             return
-        watch = asyncio.ensure_future(
-            until_final(
-                client,
-                ask_id,
-                initial_backoff=INITIAL_BACKOFF,
-                max_backoff=self._options.max_backoff,
-            )
-        )
+        watch = asyncio.ensure_future(asks.until_final(ask_id))
         await asyncio.wait({watch, ending}, return_when=asyncio.FIRST_COMPLETED)
         if ending.done():
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError, FatalServerError, AskNotPostedError):
                 await watch
-            await self._withdraw(client, ask_id, ending.result())
+            await self._withdraw(asks, ask_id, ending.result())
             return
         try:
             final = watch.result()
         except (FatalServerError, AskNotPostedError) as exc:
             logger.error("cannot follow ask %s: %s", ask_id, exc)
-            await self._withdraw(client, ask_id, GONE_REASON)
+            await self._withdraw(asks, ask_id, GONE_REASON)
             return
         status = outcome(final)
         if status == comms_pb2.ASK_STATUS_ANSWERED:
@@ -255,14 +235,13 @@ class _Hook:
             logger.warning(
                 "ask %s ended as %s (%s); Claude Code asks its own way",
                 ask_id,
-                status_name(status),
+                status_name(status).upper(),
                 final.close_reason or "no reason given",
             )
             return
-        receipt = _hand_over(reply)
-        await self._report(client, ask_id, receipt)
+        await asks.report(ask_id, _hand_over(reply), within=SETTLE_SECONDS)
 
-    async def _post(self, client: AgentClient, ending: asyncio.Future[str]) -> str | None:
+    async def _post(self, asks: AgentAsks, ending: asyncio.Future[str]) -> str | None:
         """Append the ask's message; its ask id, or None when it was not posted or Claude Code
         stopped waiting first (an ask stored meanwhile is withdrawn)."""
         blocks = [comms_pb2.MessageBlock() for _ in self._request.blocks]
@@ -271,14 +250,8 @@ class _Hook:
             if block.HasField("ask"):
                 block.ask.deadline.FromNanoseconds(int(self._deadline * 1e9))
                 block.ask.on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_FAIL
-        frame = comms_pb2.MessageUpdated(
-            client_message_id=f"claude-hook-{secrets.token_hex(12)}", blocks=blocks
-        )
         append = asyncio.ensure_future(
-            self._retried(
-                "AppendMessage",
-                functools.partial(client.append_message, self._options.channel_id, frame),
-            )
+            asks.post(self._options.channel_id, blocks, prefix="claude-hook")
         )
         await asyncio.wait({append, ending}, return_when=asyncio.FIRST_COMPLETED)
         if ending.done() and not append.done():
@@ -291,53 +264,23 @@ class _Hook:
             return None
         try:
             message = append.result()
-        except (GaveUpError, FatalServerError) as exc:
-            logger.error("cannot post the ask in Compass: %s", exc)
-            return None
+        except (GaveUpError, FatalServerError):
+            return None  # logged by asks.post
         ask_id = next(block.ask.ask_id for block in message.blocks if block.HasField("ask"))
         if ending.done():
-            await self._withdraw(client, ask_id, ending.result())
+            await self._withdraw(asks, ask_id, ending.result())
             return None
-        logger.info("asked in Compass: ask %s", ask_id)
         return ask_id
 
-    async def _withdraw(self, client: AgentClient, ask_id: str, reason: str) -> None:
-        try:
-            async with asyncio.timeout(SETTLE_SECONDS):
-                await self._retried(
-                    f"CloseAsk {ask_id}",
-                    functools.partial(
-                        client.close_ask, ask_id, comms_pb2.ASK_STATUS_WITHDRAWN, reason
-                    ),
-                )
-        except GaveUpError as exc:
-            if exc.error.code == "failed_precondition":
-                # Answered or declined just as Claude Code stopped waiting: not handed over.
-                await self._report(
-                    client, ask_id, not_delivered(f"{reason} before the answer was handed over")
-                )
-                return
-            logger.error("ask %s was not withdrawn: %s", ask_id, exc)
-        except (FatalServerError, TimeoutError) as exc:
-            logger.error("ask %s was not withdrawn: %s", ask_id, exc or "timed out")
-        else:
-            logger.info("ask %s withdrawn: %s", ask_id, reason)
-
-    async def _report(self, client: AgentClient, ask_id: str, receipt: Receipt) -> None:
-        try:
-            async with asyncio.timeout(SETTLE_SECONDS):
-                await self._retried(
-                    f"ReportDelivery {ask_id}",
-                    functools.partial(
-                        client.report_delivery,
-                        ask_id,
-                        receipt.state,
-                        receipt.detail,
-                        receipt.payload,
-                    ),
-                )
-        except (GaveUpError, FatalServerError, TimeoutError, RpcError) as exc:
-            logger.warning("no delivery receipt for ask %s: %s", ask_id, exc or "timed out")
+    async def _withdraw(self, asks: AgentAsks, ask_id: str, reason: str) -> None:
+        closed = await asks.withdraw(ask_id, reason, within=SETTLE_SECONDS)
+        if closed is Closed.ALREADY_FINAL:
+            # Answered or declined just as Claude Code stopped waiting: not handed over.
+            await asks.report(
+                ask_id,
+                not_delivered(f"{reason} before the answer was handed over"),
+                within=SETTLE_SECONDS,
+            )
 
 
 def _hand_over(reply: HookReply) -> Receipt:

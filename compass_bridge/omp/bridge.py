@@ -2,13 +2,13 @@
 
 `Bridge.feed(line)` takes one line of the runtime's JSON-lines output. It never raises and
 never awaits: it maps the event (EventMapper), queues frames on the Poster, and starts or
-stops the tasks that wait for answers. The caller (session.py) owns the I/O.
+stops the tasks that wait for answers. The caller (process.py) owns the I/O.
 
 Correlation (SPEC §2.3). An ask tool call arrives as `tool_execution_start`, which the mapper
 turns into an Ask block (its ConversationUpdated carries `tool_call_id` and `block_index`);
 the bridge records an `AskSlot` for it: the mapper message, the ask's ordinal in it (the i-th
 ask block), and its questions. The runtime then asks the host in one of two ways
-(runtime.py):
+(frames.py):
 
 - `method: "ask"` (a runtime that accepted `set_ask_dialog`): one request per call, matched
   to a slot not yet matched by `toolCallId` when it carries one, else by equal question ids,
@@ -32,7 +32,7 @@ Outcomes (design record, resolved decision 11). The wait ends when the ask is fi
 Compass: ANSWERED is delivered; DECLINED (a participant declined) gets the runtime's cancel,
 `{"cancelled": true}` for the pending request or dialog (omp then aborts the run), and so
 does any other outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
-the bridge closes the ask (core.BridgeCore.close_ask): the runtime cancelled the request or
+the bridge closes the ask (bridge_core.BridgeCore.close_ask): the runtime cancelled the request or
 dialog (omp sends that when its run is aborted), the ask tool call ended or failed, the
 runtime's output ended, the bridge got a signal: WITHDRAWN with that reason; the call's result
 says omp's own `ask.timeout` picked the answer (`details.timedOut`): TIMED_OUT with those
@@ -53,7 +53,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from compass_bridge.bridge_core import BridgeCore, Reason
+from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
+from compass_bridge.omp.dialog import DialogDriver, DialogStep, dialog_questions
 from compass_bridge.omp.frames import (
     ASK_DIALOG_COMMAND_ID,
     DIALOG_METHODS,
@@ -68,6 +70,8 @@ from compass_bridge.omp.frames import (
     SelectRequest,
     UnreadableRequest,
     as_object,
+    ask_reply,
+    cancelled_reply,
     locate_select,
     parse_ui_request,
 )
@@ -76,12 +80,11 @@ from compass_bridge.omp.slots import (
     Dialog,
     Holdable,
     ReplySink,
+    correlate,
     encode_line,
+    locate,
     log_unanswered,
-)
-from compass_bridge.poster import (
-    AskNotPostedError,
-    FatalServerError,
+    with_deadlines,
 )
 from compass_bridge.receipts import (
     DECLINE_PAYLOAD,
@@ -90,23 +93,15 @@ from compass_bridge.receipts import (
     payload_of,
     result_text,
 )
-from compass_bridge.replies import (
-    DialogDriver,
-    DialogStep,
-    ask_reply,
-    build_answers,
-    cancelled_reply,
-    dialog_questions,
-    outcome,
-    runtime_timeout,
-)
+from compass_bridge.replies import build_answers, runtime_timeout
 from compass_core import ConversationUpdated
+from compass_core.ask_status import outcome
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from compass_bridge.poster import AgentApi
+    from compass_bridge.client import AgentApi
 
 __all__ = ["AskSlot", "Bridge", "ReplySink"]  # AskSlot and ReplySink live in slots.py
 
@@ -233,7 +228,7 @@ class Bridge(BridgeCore):
             )
             self._slots.append(slot)
             self._note_deadline(slot)
-        self.poster.submit(self._with_deadlines(frame))
+        self.poster.submit(with_deadlines(frame, self._slots))
         if output.block_index is not None:
             self._held.retry(self._resume)
 
@@ -247,25 +242,6 @@ class Bridge(BridgeCore):
             if locate_select(request, slot.questions):
                 slot.deadline_ms = held.at_ms + request.timeout_ms * max(1, len(slot.questions))
                 return
-
-    def _with_deadlines(self, frame: comms_pb2.MessageUpdated) -> comms_pb2.MessageUpdated:
-        """`frame` with the deadline of each of its asks that has one (every snapshot of the
-        message carries it, so the poster's snapshots stay alike)."""
-        slots = {
-            s.ordinal: s
-            for s in self._slots
-            if s.key == frame.client_message_id and s.deadline_ms is not None
-        }
-        if not slots:
-            return frame
-        copy = comms_pb2.MessageUpdated()
-        copy.CopyFrom(frame)
-        asks = [block.ask for block in copy.blocks if block.HasField("ask")]
-        for ordinal, slot in slots.items():
-            if ordinal < len(asks) and slot.deadline_ms is not None:
-                asks[ordinal].deadline.FromMilliseconds(int(slot.deadline_ms))
-                asks[ordinal].on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED
-        return copy
 
     def _on_response(self, event: dict[str, object]) -> None:
         command = event.get("command")
@@ -353,7 +329,7 @@ class Bridge(BridgeCore):
         if request.request_id in self._waits or request.request_id in self._held:
             logger.warning("request %s is already being answered; ignored", request.request_id)
             return
-        slot = self._correlate(request)
+        slot = correlate(self._slots, request)
         if slot is None:
             self._hold(request)
             return
@@ -372,53 +348,15 @@ class Bridge(BridgeCore):
             slot.key,
         )
 
-    def _correlate(self, request: AskRequest) -> AskSlot | None:
-        open_slots = [
-            s for s in self._slots if s.request_id is None and s.dialog is None and not s.closed
-        ]
-        if request.tool_call_id is not None:
-            for slot in open_slots:
-                if slot.tool_call_id == request.tool_call_id:
-                    return slot
-            open_slots = [s for s in open_slots if s.tool_call_id is None]
-        same_ids = [s for s in open_slots if s.question_ids == request.question_ids]
-        for slot in same_ids:
-            if slot.question_texts == request.question_texts:
-                return slot
-        return same_ids[0] if same_ids else None
-
     def _on_select(self, request: SelectRequest) -> None:
         if request.request_id in self._held:
             logger.warning("request %s is already being answered; ignored", request.request_id)
             return
-        found = self._locate(request)
+        found = locate(self._slots, request)
         if found is None:
             self._hold(request)
             return
         self._dialog_step(*found, request)
-
-    def _locate(self, request: SelectRequest) -> tuple[AskSlot, QuestionMatch] | None:
-        """The slot and question a select is a step of: an exact match before a loose one,
-        an ask whose dialogs are under way before one not started, older before newer."""
-        usable = [s for s in self._slots if s.request_id is None and not s.closed]
-        ordered = [s for s in usable if s.dialog is not None]
-        ordered += [s for s in usable if s.dialog is None]
-        loose: tuple[AskSlot, QuestionMatch] | None = None
-        for slot in ordered:
-            for match in locate_select(request, slot.questions):
-                if match.exact:
-                    return slot, match
-                loose = loose or (slot, match)
-        if loose is not None:
-            logger.warning(
-                "select %s matches question %d of ask %d of message %s by its title only "
-                "(its options differ from what the bridge expected)",
-                request.request_id,
-                loose[1].index,
-                loose[0].ordinal,
-                loose[0].key,
-            )
-        return loose
 
     def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: SelectRequest) -> None:
         dialog = slot.dialog
@@ -485,9 +423,9 @@ class Bridge(BridgeCore):
         """What to do with a held request now that another ask call arrived: None while it
         still matches none."""
         if isinstance(request, AskRequest):
-            slot = self._correlate(request)
+            slot = correlate(self._slots, request)
             return None if slot is None else functools.partial(self._start_ask, request, slot)
-        found = self._locate(request)
+        found = locate(self._slots, request)
         return None if found is None else functools.partial(self._dialog_step, *found, request)
 
     def _release_held(self, why: str) -> None:
@@ -545,7 +483,7 @@ class Bridge(BridgeCore):
             receipt = not_delivered("the runtime's input closed during the answer", payload)
         else:
             receipt = delivered(dialog.changes, payload)
-        self.report_delivery(dialog.ask_id, receipt)
+        self.asks.report_soon(dialog.ask_id, receipt)
 
     def _stopped(self, slot: AskSlot, reason: str, result: object = None) -> None:
         """The runtime no longer waits for `slot`'s ask: close it in Compass, unless its
@@ -569,7 +507,7 @@ class Bridge(BridgeCore):
         try:
             # Shielded: cancelling this wait must not cancel the future other waits share.
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
-            ask = await self._until_final(ask_id)
+            ask = await self.asks.until_final(ask_id)
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 log_unanswered(ask, f"request {rid}")
@@ -582,12 +520,12 @@ class Bridge(BridgeCore):
                 logger.warning("ask %s: %s", ask_id, problem)
             reply = ask_reply(rid, answers)
             if not await self._send(reply):
-                self.report_delivery(
+                self.asks.report_soon(
                     ask_id, not_delivered("the runtime's input is closed", payload_of(reply))
                 )
                 return
             self.delivered += 1
-            self.report_delivery(ask_id, delivered(answers.problems, payload_of(reply)))
+            self.asks.report_soon(ask_id, delivered(answers.problems, payload_of(reply)))
             logger.info("delivered the answer of ask %s to request %s", ask_id, rid)
         except AskNotPostedError as exc:
             slot.reported = True
@@ -609,7 +547,7 @@ class Bridge(BridgeCore):
         try:
             ask_id = await asyncio.shield(self.poster.ask_id(slot.key, slot.ordinal))
             dialog.ask_id = ask_id
-            ask = await self._until_final(ask_id)
+            ask = await self.asks.until_final(ask_id)
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 dialog.refused = True
@@ -674,9 +612,9 @@ class Bridge(BridgeCore):
         if outcome(ask) != comms_pb2.ASK_STATUS_DECLINED:
             return
         if sent:
-            self.report_delivery(ask.ask_id, delivered((), DECLINE_PAYLOAD))
+            self.asks.report_soon(ask.ask_id, delivered((), DECLINE_PAYLOAD))
         else:
-            self.report_delivery(
+            self.asks.report_soon(
                 ask.ask_id, not_delivered("the runtime's input is closed", DECLINE_PAYLOAD)
             )
 
@@ -727,7 +665,7 @@ class Bridge(BridgeCore):
             self._stopped(slot, Reason.RUNTIME_EXITED)
             dialog = slot.dialog
             if slot.answered and dialog is not None and dialog.driver is not None:
-                self.report_delivery(
+                self.asks.report_soon(
                     dialog.ask_id,
                     not_delivered(
                         "the runtime stopped before the ask call ended: the answer may have "

@@ -29,7 +29,7 @@ oh-my-pi's `--mode rpc-ui` speaks JSON lines. What the bridge reads on the runti
 
 What the bridge writes to the runtime's stdin, one JSON object per line: the opt-in command
 `{"type": "set_ask_dialog", "enabled": true}`, the `prompt` command, and
-`extension_ui_response` replies (see answers.py): `{"type": "extension_ui_response", "id":
+`extension_ui_response` replies (`ask_reply`, `value_reply`, ...): `{"type": "extension_ui_response", "id":
 R, "value": label-or-text}`, or `"cancelled": true` (plus `"timedOut": true` to have the
 runtime take it as its dialog timeout), or `"answers": [...]` for a `method: "ask"` request.
 """
@@ -41,9 +41,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 from compass_core.jsonvalues import is_array, is_object
+from compass_core.mapper import ASK_TOOL
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from compass_bridge.replies import RuntimeAnswers
 
 __all__ = [
     "ASK_DIALOG_COMMAND",
@@ -62,6 +65,8 @@ __all__ = [
     "UIRequest",
     "UnreadableRequest",
     "as_object",
+    "ask_reply",
+    "cancelled_reply",
     "dialog_title",
     "locate_select",
     "multi_select_labels",
@@ -69,9 +74,11 @@ __all__ = [
     "prompt_command",
     "sanitize",
     "single_select_labels",
+    "timed_out_reply",
+    "value_reply",
 ]
 
-ASK_TOOL: Final = "ask"
+RESPONSE_TYPE: Final = "extension_ui_response"
 ASK_DIALOG_COMMAND_ID: Final = "compass-bridge-ask-dialog"
 ASK_DIALOG_COMMAND: Final[dict[str, object]] = {
     "id": ASK_DIALOG_COMMAND_ID,
@@ -203,6 +210,26 @@ class QuestionMatch:
 def as_object(value: object) -> dict[str, object] | None:
     """`value` as a JSON object, or None."""
     return value if is_object(value) else None
+
+
+def ask_reply(request_id: str, answers: RuntimeAnswers) -> dict[str, object]:
+    """The reply frame answering the runtime's `extension_ui_request` (method `ask`)."""
+    return {"type": RESPONSE_TYPE, "id": request_id, "answers": list(answers.answers)}
+
+
+def cancelled_reply(request_id: str) -> dict[str, object]:
+    """The reply frame that tells the runtime a dialog will not be answered."""
+    return {"type": RESPONSE_TYPE, "id": request_id, "cancelled": True}
+
+
+def value_reply(request_id: str, value: str) -> dict[str, object]:
+    """The reply frame answering a select (the label shown) or an editor (the text)."""
+    return {"type": RESPONSE_TYPE, "id": request_id, "value": value}
+
+
+def timed_out_reply(request_id: str) -> dict[str, object]:
+    """The reply frame the runtime takes as its own dialog timeout (it keeps what is picked)."""
+    return {"type": RESPONSE_TYPE, "id": request_id, "cancelled": True, "timedOut": True}
 
 
 def prompt_command(message: str) -> dict[str, object]:

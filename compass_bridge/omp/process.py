@@ -36,90 +36,29 @@ import secrets
 import signal
 import sys
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from compass_bridge.acp.settings import SessionSettings
 from compass_bridge.client import AgentClient
 from compass_bridge.omp.bridge import Bridge
 from compass_bridge.omp.frames import ASK_DIALOG_COMMAND, prompt_command
+from compass_bridge.process import (
+    EXIT_FATAL,
+    MAX_LINE_BYTES,
+    BridgeOptions,
+    CaughtSignals,
+    read_lines,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable, Generator
+    from collections.abc import Callable
 
     import pyqwest
 
-__all__ = ["BridgeOptions", "read_lines", "run"]
+__all__ = ["run"]
 
 logger = logging.getLogger("compass.bridge")
 
-MAX_LINE_BYTES: Final = 32 * 1024 * 1024
-"""Longest line read from the runtime, over either transport: rpc-ui skips (and counts) a
-longer one; message_update events and ACP tool outputs repeat whole messages and files, so
-lines of a few MB are normal."""
-_CHUNK: Final = 256 * 1024
-EXIT_FATAL: Final = 1
-"""The bridge's exit status when it cannot go on (bad token or channel, a dead runtime)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BridgeOptions:
-    """What `compass agent-bridge` was asked to do."""
-
-    server: str
-    """Base URL of the Compass server, e.g. http://127.0.0.1:8000/."""
-    channel_id: str
-    token: str = field(repr=False)
-    """The agent account's bearer token (never logged or printed)."""
-    command: tuple[str, ...] = ()
-    """The runtime to start; empty: read events from stdin, write replies to stdout."""
-    ask_dialog: bool = True
-    """Send `set_ask_dialog` first, so the runtime sends its asks as `method: "ask"`."""
-    max_backoff: float = 5.0
-    drain_timeout: float | None = None
-    stop_drain_seconds: float = 10.0
-    prompt: str | None = None
-    """Sent to the runtime (a `prompt` command) once it is ready; None: no prompt is sent
-    (another host drives the runtime)."""
-    settings: SessionSettings = field(default_factory=SessionSettings)
-    """ACP only: the session mode and configuration options to set before the prompt."""
-
-
-async def read_lines(reader: asyncio.StreamReader) -> AsyncGenerator[bytes | None]:
-    """Yield the lines of `reader` (without the newline); None for a skipped overlong line.
-
-    Unlike StreamReader.readline, an overlong line is skipped whole, up to its newline, so
-    the next line is read intact.
-    """
-    buffer = bytearray()
-    skipping = False
-    while True:
-        chunk = await reader.read(_CHUNK)
-        if not chunk:
-            if buffer and not skipping:
-                yield bytes(buffer)
-            return
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                if not skipping:
-                    buffer += chunk[start:]
-                    if len(buffer) > MAX_LINE_BYTES:
-                        buffer.clear()
-                        skipping = True
-                        yield None
-                break
-            if skipping:
-                skipping = False
-            else:
-                buffer += chunk[start:end]
-                if len(buffer) > MAX_LINE_BYTES:
-                    yield None
-                else:
-                    yield bytes(buffer)
-                buffer.clear()
-            start = end + 1
+_STDIN_CHUNK: Final = 256 * 1024
 
 
 class _PipeSink:
@@ -161,7 +100,7 @@ def _stdin_reader() -> asyncio.StreamReader:
 
     def pump() -> None:
         try:
-            while chunk := os.read(0, _CHUNK):
+            while chunk := os.read(0, _STDIN_CHUNK):
                 loop.call_soon_threadsafe(reader.feed_data, chunk)
         except OSError as exc:
             logger.warning("reading stdin failed: %s", type(exc).__name__)
@@ -174,59 +113,6 @@ def _stdin_reader() -> asyncio.StreamReader:
     return reader
 
 
-class _Signals:
-    """SIGINT/SIGTERM while the bridge runs: remembered, and passed on to the runtime (the
-    first one; a second one kills it). Installed before the runtime starts, so that no
-    signal can slip in between and kill the bridge while its child lives on."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self.event = asyncio.Event()
-        self.child: asyncio.subprocess.Process | None = None
-        self.on_first: Callable[[int], None] | None = None
-        """Called with the first signal (at once if it came before this was set)."""
-
-    @contextlib.contextmanager
-    def installed(self) -> Generator[None]:
-        loop = asyncio.get_running_loop()
-        installed: list[int] = []
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self._on_signal, signum)
-                installed.append(signum)
-        try:
-            yield
-        finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
-
-    def adopt(self, child: asyncio.subprocess.Process) -> None:
-        self.child = child
-        if self.received:  # a signal came while the child was starting
-            self._forward(self.received[-1])
-
-    def listen(self, on_first: Callable[[int], None]) -> None:
-        self.on_first = on_first
-        if self.received:
-            on_first(self.received[0])
-
-    def _on_signal(self, signum: int) -> None:
-        self.received.append(signum)
-        self.event.set()
-        if len(self.received) == 1 and self.on_first is not None:
-            self.on_first(signum)
-        self._forward(signum)
-
-    def _forward(self, signum: int) -> None:
-        child = self.child
-        if child is not None and child.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                if len(self.received) == 1:
-                    child.send_signal(signum)
-                else:
-                    child.kill()
-
-
 async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> int:
     """Run the bridge until the runtime's output ends; return the exit code.
 
@@ -235,7 +121,7 @@ async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> 
         http: the client for AgentService (tests inject transports); default: the bridge's
             own (client.transport()).
     """
-    signals = _Signals()
+    signals = CaughtSignals()
     with signals.installed():
         child: asyncio.subprocess.Process | None = None
         if options.command:
@@ -281,7 +167,7 @@ class _Session:
         bridge: Bridge,
         source: asyncio.StreamReader,
         child: asyncio.subprocess.Process | None,
-        signals: _Signals,
+        signals: CaughtSignals,
         close_input: Callable[[], None] | None = None,
     ) -> None:
         self._options = options
@@ -297,7 +183,7 @@ class _Session:
             return await self._run()
         finally:
             await self._bridge.stop_waiting()
-            await self._bridge.settle_closes(0)  # after a fatal refusal: nothing can close
+            await self._bridge.asks.settle(0)  # after a fatal refusal: nothing can close
             poster.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poster
@@ -348,7 +234,7 @@ class _Session:
             code = 128 + self._signals.received[0]
         if not await self._drain():
             return EXIT_FATAL
-        await bridge.settle_closes(self._options.stop_drain_seconds)
+        await bridge.asks.settle(self._options.stop_drain_seconds)
         self._summary()
         return code
 

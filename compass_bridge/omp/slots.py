@@ -1,5 +1,7 @@
-"""The rpc-ui bridge's bookkeeping: ask slots waiting for the runtime's requests, their
-dialogs, what a request held for its tool call can be (held.py holds it), and the reply sink (split out of runner.py)."""
+"""The rpc-ui bridge's bookkeeping (bridge.py's): ask slots waiting for the runtime's
+requests, matching a request to its slot (`correlate`, `locate`), the deadlines the runtime's
+own timeout gives them, their dialogs, what a request held for its tool call can be (held.py
+holds it), and the reply sink."""
 
 from __future__ import annotations
 
@@ -8,13 +10,21 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
-from compass_bridge.omp.frames import AskRequest, DialogQuestion, QuestionMatch, SelectRequest
-from compass_bridge.replies import DialogDriver, outcome, status_name
+from compass_bridge.omp.frames import (
+    AskRequest,
+    DialogQuestion,
+    QuestionMatch,
+    SelectRequest,
+    locate_select,
+)
+from compass_core.ask_status import outcome, status_name
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
+
+    from compass_bridge.omp.dialog import DialogDriver
 
 logger = logging.getLogger("compass_bridge.omp.bridge")
 
@@ -91,7 +101,7 @@ def encode_line(obj: Mapping[str, object]) -> bytes:
 
 def log_unanswered(ask: comms_pb2.Ask, what: str) -> None:
     """The ask ended in Compass without an answer; `what` gets the runtime's cancel."""
-    name = status_name(outcome(ask))
+    name = status_name(outcome(ask)).upper()
     why = f" ({ask.close_reason})" if ask.close_reason else ""
     if outcome(ask) == comms_pb2.ASK_STATUS_DECLINED:
         logger.warning(
@@ -104,3 +114,71 @@ def log_unanswered(ask: comms_pb2.Ask, what: str) -> None:
         logger.warning(
             "ask %s ended in Compass as %s%s: %s answered cancelled", ask.ask_id, name, why, what
         )
+
+
+# -- matching the runtime's requests to slots ------------------------------------------------
+
+
+def correlate(slots: Sequence[AskSlot], request: AskRequest) -> AskSlot | None:
+    """The slot a `method: "ask"` request answers: by `toolCallId` when it carries one, else
+    by equal question ids, preferring equal question texts too, oldest first; None when no
+    slot not yet matched fits."""
+    open_slots = [s for s in slots if s.request_id is None and s.dialog is None and not s.closed]
+    if request.tool_call_id is not None:
+        for slot in open_slots:
+            if slot.tool_call_id == request.tool_call_id:
+                return slot
+        open_slots = [s for s in open_slots if s.tool_call_id is None]
+    same_ids = [s for s in open_slots if s.question_ids == request.question_ids]
+    for slot in same_ids:
+        if slot.question_texts == request.question_texts:
+            return slot
+    return same_ids[0] if same_ids else None
+
+
+def locate(
+    slots: Sequence[AskSlot], request: SelectRequest
+) -> tuple[AskSlot, QuestionMatch] | None:
+    """The slot and question a select is a step of: an exact match before a loose one, an ask
+    whose dialogs are under way before one not started, older before newer."""
+    usable = [s for s in slots if s.request_id is None and not s.closed]
+    ordered = [s for s in usable if s.dialog is not None]
+    ordered += [s for s in usable if s.dialog is None]
+    loose: tuple[AskSlot, QuestionMatch] | None = None
+    for slot in ordered:
+        for match in locate_select(request, slot.questions):
+            if match.exact:
+                return slot, match
+            loose = loose or (slot, match)
+    if loose is not None:
+        logger.warning(
+            "select %s matches question %d of ask %d of message %s by its title only "
+            "(its options differ from what the bridge expected)",
+            request.request_id,
+            loose[1].index,
+            loose[0].ordinal,
+            loose[0].key,
+        )
+    return loose
+
+
+def with_deadlines(
+    frame: comms_pb2.MessageUpdated, slots: Sequence[AskSlot]
+) -> comms_pb2.MessageUpdated:
+    """`frame` with the deadline of each of its asks whose slot has one (every snapshot of the
+    message carries it, so the poster's snapshots stay alike)."""
+    by_ordinal = {
+        s.ordinal: s
+        for s in slots
+        if s.key == frame.client_message_id and s.deadline_ms is not None
+    }
+    if not by_ordinal:
+        return frame
+    copy = comms_pb2.MessageUpdated()
+    copy.CopyFrom(frame)
+    asks = [block.ask for block in copy.blocks if block.HasField("ask")]
+    for ordinal, slot in by_ordinal.items():
+        if ordinal < len(asks) and slot.deadline_ms is not None:
+            asks[ordinal].deadline.FromMilliseconds(int(slot.deadline_ms))
+            asks[ordinal].on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_PICK_RECOMMENDED
+    return copy

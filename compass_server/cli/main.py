@@ -145,7 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument(arg.flag, required=arg.required, help=arg.help, choices=arg.choices)
         sub.set_defaults(handler=_admin, action=name.replace("-", "_"))
 
-    _agent_commands(commands)
+    # `agent-bridge`, `mcp` and `claude-hook`: the agent side's commands, each a client of some
+    # server (compass_bridge/cli.py).
+    from compass_bridge.cli import register as register_agent_commands
+
+    register_agent_commands(commands)
     return parser
 
 
@@ -251,59 +255,3 @@ def _explained(exc: CompassErrorType) -> str:
         reasons = "; ".join(v.description for v in exc.violations)
         return f"{exc.message}: {reasons}"
     return exc.message
-
-
-# -- the agent side (compass_bridge) --------------------------------------------------------
-
-
-def _agent_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],  # pyright: ignore[reportPrivateUsage] - add_subparsers()'s type has only a private name
-) -> None:
-    """`agent-bridge`, `mcp` and `claude-hook`: the agent side's commands (compass_bridge), in
-    the same `compass` command."""
-    from compass_bridge import add_arguments as add_bridge_arguments
-
-    bridge = commands.add_parser(
-        "agent-bridge", help="connect a running agent runtime to a Compass channel"
-    )
-    add_bridge_arguments(bridge)
-    bridge.set_defaults(handler=_agent_bridge)
-
-    from compass_bridge import add_mcp_arguments
-
-    mcp = commands.add_parser(
-        "mcp", help="serve Compass's MCP tools (ask, ask_wait, ask_cancel) over stdio"
-    )
-    add_mcp_arguments(mcp)
-    mcp.set_defaults(handler=_mcp)
-
-    from compass_bridge import add_claude_hook_arguments
-
-    hook = commands.add_parser(
-        "claude-hook",
-        help="answer Claude Code's own questions (AskUserQuestion, MCP forms) in Compass: "
-        "the command of its hooks; `claude-hook install` writes them into its settings",
-    )
-    add_claude_hook_arguments(hook)
-    hook.set_defaults(handler=_claude_hook)
-
-
-def _agent_bridge(args: argparse.Namespace) -> int:
-    # The bridge is a client of some server; the server's COMPASS_* settings are not its own.
-    from compass_bridge import main as bridge_main
-
-    return bridge_main(args)
-
-
-def _mcp(args: argparse.Namespace) -> int:
-    # A client of some server, like the bridge.
-    from compass_bridge import mcp_main
-
-    return mcp_main(args)
-
-
-def _claude_hook(args: argparse.Namespace) -> int:
-    # A client of some server, like the bridge.
-    from compass_bridge import claude_hook_main
-
-    return claude_hook_main(args)

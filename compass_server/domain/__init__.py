@@ -9,6 +9,8 @@ them (e.g. `frame.`) when the blocks sit deeper in its request.
 
 from __future__ import annotations
 
+from compass_core.ask_status import is_final
+
 # The block limits live with the agent side, whose mapper must refuse exactly what the server
 # refuses; they are re-exported here for the server's own callers.
 from compass_core.limits import (
@@ -53,7 +55,6 @@ from compass_server.domain.limits import (
 from compass_server.domain.outcomes import (
     check_close_request,
     check_decline_request,
-    is_final,
     is_identical_close,
     is_identical_decline,
     outcome_message,

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 # The block limits live with the agent side, whose mapper must refuse exactly what this
 # module refuses; they are re-exported here for the server's own callers.
+from compass_core.ask_status import status_name
 from compass_core.limits import (
     MAX_ASKS_PER_MESSAGE,
     MAX_BLOCKS_PER_MESSAGE,
@@ -253,7 +254,7 @@ def check_ask_update(
         if was.status not in OPEN_STATUSES and asked(was) != asked(now):
             # What a person answered (or saw closed) must stay what was asked.
             raise FailedPreconditionError(
-                f"ask {was.ask_id} is {comms_pb2.AskStatus.Name(was.status).removeprefix('ASK_STATUS_').lower()}"
+                f"ask {was.ask_id} is {status_name(was.status)}"
                 ": its questions and options can no longer change"
             )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Final
 
+from compass_core import ask_status
+
 # The block limits live with the agent side, whose mapper must refuse exactly what this
 # module refuses; they are re-exported here for the server's own callers.
 from compass_core.limits import (
@@ -28,15 +30,10 @@ MAX_ANSWERS: Final = MAX_QUESTIONS_PER_ASK
 MAX_CHOSEN_PER_ANSWER: Final = MAX_OPTIONS_PER_QUESTION
 MAX_CUSTOM_TEXT_LENGTH: Final = 10_000
 
+# What an ask's status means, and the names of statuses and delivery states, live in the
+# shared kernel (the bridge and the MCP tools read them too); the server's names for them:
 #: AskStatus <-> the `asks.status` column.
-STATUS_NAMES: Final[dict[int, str]] = {
-    comms_pb2.ASK_STATUS_PENDING: "pending",
-    comms_pb2.ASK_STATUS_ANSWERED: "answered",
-    comms_pb2.ASK_STATUS_DECLINED: "declined",
-    comms_pb2.ASK_STATUS_WITHDRAWN: "withdrawn",
-    comms_pb2.ASK_STATUS_TIMED_OUT: "timed_out",
-    comms_pb2.ASK_STATUS_EXPIRED: "expired",
-}
+STATUS_NAMES: Final = ask_status.STATUS_NAMES
 STATUS_BY_NAME: Final[dict[str, comms_pb2.AskStatus]] = {
     "pending": comms_pb2.ASK_STATUS_PENDING,
     "answered": comms_pb2.ASK_STATUS_ANSWERED,
@@ -69,20 +66,16 @@ FREE_TEXT_BY_NAME: Final[dict[str, comms_pb2.FreeText]] = {
     "instead_of_picks": comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
 }
 #: DeliveryState <-> the `asks.delivery_state` column (and the metric's `state` label).
-DELIVERY_STATE_NAMES: Final[dict[int, str]] = {
-    comms_pb2.DELIVERY_STATE_DELIVERED: "delivered",
-    comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES: "delivered_with_changes",
-    comms_pb2.DELIVERY_STATE_NOT_DELIVERED: "not_delivered",
-}
+DELIVERY_STATE_NAMES: Final = ask_status.DELIVERY_STATE_NAMES
 DELIVERY_STATE_BY_NAME: Final[dict[str, comms_pb2.DeliveryState]] = {
     "delivered": comms_pb2.DELIVERY_STATE_DELIVERED,
     "delivered_with_changes": comms_pb2.DELIVERY_STATE_DELIVERED_WITH_CHANGES,
     "not_delivered": comms_pb2.DELIVERY_STATE_NOT_DELIVERED,
 }
 #: The outcomes whose answer or decline is delivered to the agent (ReportDelivery).
-DELIVERABLE_STATUSES: Final = frozenset(
-    {comms_pb2.ASK_STATUS_ANSWERED, comms_pb2.ASK_STATUS_DECLINED}
-)
+DELIVERABLE_STATUSES: Final = ask_status.DELIVERABLE_STATUSES
+#: The statuses of an ask still waiting for its outcome.
+OPEN_STATUSES: Final = ask_status.OPEN_STATUSES
 #: What CloseAsk may write.
 CLOSE_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_WITHDRAWN, comms_pb2.ASK_STATUS_TIMED_OUT})
 #: Timestamp.seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z (protobuf's range).
@@ -97,9 +90,6 @@ def quote(value: str) -> str:
 
 def question_label(question_id: str) -> str:
     return f"question {quote(question_id)}"
-
-
-OPEN_STATUSES: Final = frozenset({comms_pb2.ASK_STATUS_PENDING, comms_pb2.ASK_STATUS_UNSPECIFIED})
 
 
 def nul(field: str, value: str, question_id: str = "") -> list[FieldViolation]:

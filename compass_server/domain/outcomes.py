@@ -73,11 +73,6 @@ def outcome_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolation]:
     return violations
 
 
-def is_final(ask: comms_pb2.Ask) -> bool:
-    """Whether `ask` (as read from the store) has its outcome: any status but PENDING."""
-    return ask.status not in (comms_pb2.ASK_STATUS_PENDING, comms_pb2.ASK_STATUS_UNSPECIFIED)
-
-
 def outcome_message(ask: comms_pb2.Ask) -> str:
     """The FAILED_PRECONDITION message for acting on the final `ask`, naming its outcome."""
     status = ask.status

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from compass_core.ask_status import is_final
 from compass_server.domain.answers import answered_questions, is_identical_answer, validate_answers
 from compass_server.domain.blocks import check_ask_update, with_minted_ask_ids
 from compass_server.domain.deliveries import (
@@ -27,7 +28,6 @@ from compass_server.domain.deliveries import (
 )
 from compass_server.domain.errors import FailedPreconditionError, InvalidArgumentError
 from compass_server.domain.outcomes import (
-    is_final,
     is_identical_close,
     is_identical_decline,
     outcome_message,

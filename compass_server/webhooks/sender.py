@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Final, Protocol
 import httpx
 from standardwebhooks.webhooks import Webhook
 
+from compass_core.ask_status import status_name
 from compass_server.background.periodic import STALLED_SECONDS, Health, every
 from compass_server.domain.errors import CompassError, InvalidArgumentError
 from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from compass_server.domain.webhook_targets import AllowList, check_url
 from compass_server.transport.netguard import RateLimitedLog
 from compass_server.webhooks.transport import CheckedTransport, RefusedAddressError
-from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         Store,
         WebhookOutbox,
     )
+    from gen.compass.v1 import comms_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -374,7 +375,7 @@ def event_payload(
             "kind": author_kind.value,
         },
         "asked_at": row.asked_at.isoformat(),
-        "status": comms_pb2.AskStatus.Name(ask.status).removeprefix("ASK_STATUS_").lower(),
+        "status": status_name(ask.status),
         "questions": [_question(q) for q in ask.questions],
         "link": f"{public_url}#/ask/{ask.ask_id}",
     }

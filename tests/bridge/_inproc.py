@@ -75,7 +75,7 @@ async def harness(*, hold_seconds: float = 0.05) -> AsyncGenerator[Harness]:
         yield Harness(bridge, service, sink)
     finally:
         await bridge.stop_waiting()
-        await bridge.settle_closes(1)
+        await bridge.asks.settle(1)
         worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await worker

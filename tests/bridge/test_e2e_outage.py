@@ -15,7 +15,8 @@ import pyqwest
 import pytest
 
 from compass_bridge.client import transport
-from compass_bridge.omp.process import BridgeOptions, run
+from compass_bridge.omp.process import run
+from compass_bridge.process import BridgeOptions
 from gen.compass.v1 import agent_pb2
 from tests import _server
 from tests._wait import eventually

@@ -34,7 +34,7 @@ from acp.schema import (
 from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.bridge_core import BridgeCore, Reason
 from compass_bridge.client import RpcError
-from compass_bridge.replies import is_final, outcome, runtime_timeout
+from compass_bridge.replies import runtime_timeout
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev
@@ -141,7 +141,7 @@ async def _closes(
 ) -> list[tuple[str, int, str]]:
     """The CloseAsk calls, once `count` were made and every close the bridge started ended."""
     await eventually(lambda: len(service.closes) >= count, f"{count} CloseAsk call(s)")
-    await bridge.settle_closes()
+    await bridge.asks.settle()
     return [(c.ask_id, c.status, c.reason) for c in service.closes]
 
 
@@ -150,25 +150,6 @@ def _answers(request: Any) -> list[tuple[str, list[str], str]]:
 
 
 # -- the outcome, read from the Ask -----------------------------------------------------------
-
-
-def test_an_ask_is_final_in_any_status_but_pending_or_once_answered() -> None:
-    ask = comms_pb2.Ask()
-    assert not is_final(ask)
-    ask.status = comms_pb2.ASK_STATUS_PENDING
-    assert not is_final(ask)
-    for status in (
-        comms_pb2.ASK_STATUS_DECLINED,
-        WITHDRAWN,
-        TIMED_OUT,
-        comms_pb2.ASK_STATUS_EXPIRED,
-    ):
-        ask.status = status
-        assert is_final(ask)
-        assert outcome(ask) == status
-    legacy = comms_pb2.Ask(answered_by_account_id="acc")  # a server without status
-    assert is_final(legacy)
-    assert outcome(legacy) == comms_pb2.ASK_STATUS_ANSWERED
 
 
 def _gallery_ask() -> comms_pb2.Ask:
@@ -307,7 +288,7 @@ async def test_rpc_an_answered_ask_is_not_closed() -> None:
         assert reply["value"] == "SQLite"
         h.feed(_tool_end("c1", result={"content": [], "details": {"selectedOptions": ["SQLite"]}}))
         await h.bridge.stop_waiting()
-        await h.bridge.settle_closes()  # every close it started has ended
+        await h.bridge.asks.settle()  # every close it started has ended
         assert h.service.closes == []
 
 
@@ -415,7 +396,7 @@ async def test_rpc_a_declined_ask_cancels_the_pending_dialog_and_every_later_one
         assert replies[1] == {"type": "extension_ui_response", "id": "omp-9", "cancelled": True}
         h.feed(_tool_end("c1", is_error=True))  # omp aborts the run
         await h.bridge.stop_waiting()
-        await h.bridge.settle_closes()  # every close it started has ended
+        await h.bridge.asks.settle()  # every close it started has ended
         assert h.service.closes == []
         assert h.bridge.delivered == 0
     assert any(
@@ -456,7 +437,7 @@ async def acp_bridge(
     try:
         yield bridge, service
     finally:
-        await bridge.settle_closes(1)
+        await bridge.asks.settle(1)
         worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await worker
@@ -524,7 +505,7 @@ async def test_acp_a_declined_ask_declines_the_form() -> None:
         # omp aborts the call and the turn ends cancelled: nothing to close.
         await bridge.session_update("s", _call_end("c1", "failed"))
         bridge.end_turn()
-        await bridge.settle_closes()  # every close it started has ended
+        await bridge.asks.settle()  # every close it started has ended
         assert service.closes == []
 
 
@@ -537,7 +518,7 @@ async def test_acp_an_answered_ask_is_accepted_and_not_closed() -> None:
         assert response.action == "accept"
         await bridge.session_update("s", _call_end("c1", "completed", {"details": {}}))
         bridge.end_turn()
-        await bridge.settle_closes()  # every close it started has ended
+        await bridge.asks.settle()  # every close it started has ended
         assert service.closes == []
 
 

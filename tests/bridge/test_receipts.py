@@ -196,7 +196,7 @@ async def test_a_server_without_receipts_is_warned_about_once(
             async with asyncio.timeout(5):
                 await form
             await bridge.session_update("s", _call_end(call, "completed", _result("ok")))
-        await bridge.settle_closes()
+        await bridge.asks.settle()
         assert len(service.receipts) == 1  # the second one is not even tried
     said = [r.getMessage() for r in caplog.records if "no delivery receipts" in r.getMessage()]
     assert len(said) == 1

@@ -1,4 +1,5 @@
-"""answers.py: an answered Ask -> the runtime's label-keyed reply."""
+"""An answered Ask -> what omp reads: `replies.build_answers` (the label-keyed answers),
+omp/frames.py's reply frames, and `omp/dialog.DialogDriver` (its select/editor dialogs)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,20 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
+from compass_bridge.omp.dialog import DialogDriver, dialog_questions
 from compass_bridge.omp.frames import (
     OTHER_OPTION,
     EditorRequest,
     QuestionMatch,
     SelectRequest,
+    ask_reply,
+    cancelled_reply,
     locate_select,
     parse_ui_request,
-)
-from compass_bridge.omp.slots import encode_line
-from compass_bridge.replies import (
-    DialogDriver,
-    ask_reply,
-    build_answers,
-    cancelled_reply,
-    dialog_questions,
-    is_answered,
     value_reply,
 )
+from compass_bridge.omp.slots import encode_line
+from compass_bridge.replies import build_answers
 from gen.compass.v1 import comms_pb2
 from tests.bridge.omp import _recorded
 
@@ -127,15 +124,6 @@ def test_the_request_order_decides_the_answer_order() -> None:
     assert [a["id"] for a in answers.answers] == ["features", "db", "gone"]
     assert answers.answers[2] == {"id": "gone", "selectedOptions": []}
     assert answers.problems == ("question 'gone' is not in the ask; answered as skipped",)
-
-
-def test_answered_means_the_server_recorded_who_answered() -> None:
-    ask = _gallery_ask()
-    assert is_answered(ask)
-    ask.answered_by_account_id = ""
-    assert not is_answered(ask)
-    ask.answered_at.GetCurrentTime()
-    assert is_answered(ask)
 
 
 def test_a_cancelled_reply_names_the_request() -> None:

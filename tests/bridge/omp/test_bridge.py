@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from compass_bridge.client import RpcError
-from compass_bridge.poster import MAX_BOUNDED_RETRIES, FatalServerError
+from compass_bridge.client import MAX_BOUNDED_RETRIES, FatalServerError, RpcError
 from tests._wait import eventually
 from tests.bridge import _events as ev
 from tests.bridge._inproc import (
