@@ -8,7 +8,7 @@ import { create } from "@bufbuild/protobuf";
 
 import { MessageBlockSchema, MessageSchema } from "../gen/compass/v1/comms_pb.js";
 import { RECEIPT_WAIT_MS } from "./delivery.js";
-import { byId as $, h, reconcile, timeNode } from "./dom.js";
+import { byId as $, h, reconcile, timeNode, untrusted } from "./dom.js";
 import { AskForm } from "./form.js";
 import { RETRY_FIRST_MS, compareKeys, jittered, nextDelay, orderKey, stopsChannel, tickWait } from "./page.js";
 import { RpcError, comms, stream, unary } from "./rpc.js";
@@ -211,7 +211,7 @@ export class ChannelView {
       h(
         "p",
         { class: "message-meta" },
-        h("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
+        untrusted("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
         " · ",
         timeNode(message.createdAt),
       ),
@@ -243,7 +243,7 @@ export class ChannelView {
    */
   blockNode(block, message) {
     const { block: part } = block;
-    if (part.case === "text") return h("div", { class: "text-block" }, part.value.text);
+    if (part.case === "text") return untrusted("div", { class: "text-block" }, part.value.text);
     if (part.case === "ask") return this.askNode(part.value, message.authorName || message.authorAccountId);
     return h("p", { class: "muted" }, "(a block this page cannot show)");
   }
