@@ -8345,7 +8345,8 @@ var ChannelView = class {
    */
   place(article, message) {
     this.empty.remove();
-    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
+    const pane = scrollerOf(this.list);
+    const nearBottom = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 200;
     const key = orderKey(message);
     const after = [...this.messages.values()].filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0).sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
     this.list.insertBefore(article, after ? this.articles.get(after.messageId) ?? null : null);
@@ -8449,16 +8450,26 @@ var ChannelView = class {
     this.apply(create(MessageSchema, { ...message, blocks }));
   }
 };
+function scrollerOf(node) {
+  for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+    const overflow = getComputedStyle(up).overflowY;
+    if (overflow === "auto" || overflow === "scroll") return up;
+  }
+  return document.scrollingElement ?? document.documentElement;
+}
 function withItsMessage(node) {
   const message = node.closest("article");
   if (!message) return node;
   const above = node.getBoundingClientRect().top - message.getBoundingClientRect().top;
-  return above < window.innerHeight / 2 ? message : node;
+  return above < scrollerOf(node).clientHeight / 2 ? message : node;
 }
 function scrollBelowHeader(node) {
+  const pane = scrollerOf(node);
   const head = document.querySelector(".channel-head");
   const covered = head ? head.getBoundingClientRect().height + 8 : 0;
-  window.scrollTo({ top: Math.max(0, window.scrollY + node.getBoundingClientRect().top - covered) });
+  const paneTop = pane === document.scrollingElement ? 0 : pane.getBoundingClientRect().top;
+  const top = pane.scrollTop + node.getBoundingClientRect().top - paneTop - covered;
+  pane.scrollTo({ top: Math.max(0, top) });
 }
 function sleep(ms, signal) {
   return new Promise((resolve) => {
