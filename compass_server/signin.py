@@ -5,7 +5,7 @@ Not a Connect RPC: every RPC needs a bearer token, and this is how a browser get
 code arrives in the request body (the link carries it in the URL fragment, which browsers
 never send), and the answer is never cached. Whatever is wrong with a code (unknown, used,
 expired, voided, or its account disabled), the answer is the same 401, so nothing about
-other people's codes can be learned from it.
+other people's codes can be learned from it; it says how to get a new link.
 """
 
 from __future__ import annotations
@@ -26,7 +26,14 @@ if TYPE_CHECKING:
 
 MAX_BODY_BYTES: Final = 1024
 NO_STORE: Final = {"cache-control": "no-store"}
-NOT_VALID: Final = "This sign-in link is not valid: it was used, has expired or was revoked."
+NOT_VALID: Final = (
+    "This sign-in link cannot be used: it was used already (a link works once), has expired "
+    "or was revoked. Ask for a new one: whoever runs Compass makes it with "
+    "`compass admin sign-in-link --account ACCOUNT_ID`; or sign in with your access token "
+    "instead."
+)
+"""The one answer for every code that cannot be used (the store does not say which case it
+was), with what to do next; the browser shows it above the token form."""
 
 
 def _error(status: int, message: str) -> JSONResponse:

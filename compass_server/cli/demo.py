@@ -2,7 +2,9 @@
 
 The example ask goes through the same path an agent's does: the runtime's own 2-question
 `ask` call (its gallery example) is mapped by compass_core's EventMapper and appended by the
-agent account, so the demo shows exactly what a real agent would produce.
+agent account, so the demo shows exactly what a real agent would produce. No agent runs
+behind it, so no delivery receipt ever comes: the ask's lead-in says so (DEMO_NOTE), before a
+newcomer answers and meets "No delivery receipt".
 """
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ GALLERY_ASK_ARGS: Final[dict[str, object]] = {
 }
 
 
+DEMO_NOTE: Final = (
+    "Demo: no agent is connected to this channel, so nothing will receive your answer. Once "
+    "you answer, this ask says “No delivery receipt”: that is expected here. An agent "
+    "connected to Compass confirms what it received."
+)
+"""The first words of the demo's message: what a newcomer's answer will meet, and why."""
+
+
 async def is_empty(store: Store) -> bool:
     """Whether the database has no accounts yet (a first start)."""
     return not await store.has_accounts()
@@ -69,7 +79,10 @@ async def seed(store: Store, url: str) -> dict[str, object]:
             "message": {
                 "role": "assistant",
                 "content": [
-                    {"type": "text", "text": "Before I scaffold the service, two decisions:"}
+                    {
+                        "type": "text",
+                        "text": f"{DEMO_NOTE}\n\nBefore I scaffold the service, two decisions:",
+                    }
                 ],
             },
         },

@@ -5700,6 +5700,9 @@ var DeliveryState = /* @__PURE__ */ tsEnum(DeliveryStateSchema);
 var CommsService = /* @__PURE__ */ serviceDesc(file_compass_v1_comms, 0);
 
 // ui/src/ask.js
+function sentenceText(sentence2) {
+  return sentence2.map((part) => typeof part === "string" ? part : part.name).join("");
+}
 function enumName(schema, value) {
   const known = schema.value[value];
   if (known) return known.name;
@@ -5752,17 +5755,17 @@ function closerName(ask, fallback) {
 function closedPhrase(ask) {
   switch (askStatus(ask)) {
     case STATUS.ANSWERED:
-      return "This ask has already been answered";
+      return ["This ask has already been answered"];
     case STATUS.DECLINED:
-      return `This ask was declined by ${closerName(ask, "another participant")}`;
+      return ["This ask was declined by ", { name: closerName(ask, "another participant") }];
     case STATUS.WITHDRAWN:
-      return "The agent withdrew this ask";
+      return ["The agent withdrew this ask"];
     case STATUS.TIMED_OUT:
-      return "This ask timed out and the agent picked the answers itself";
+      return ["This ask timed out and the agent picked the answers itself"];
     case STATUS.EXPIRED:
-      return "This ask expired";
+      return ["This ask expired"];
     default:
-      return "This ask was closed";
+      return ["This ask was closed"];
   }
 }
 function interruptedNote(ask) {
@@ -5866,12 +5869,12 @@ function skipNotice(skippedTitles, total) {
   if (skippedTitles.length === total) {
     return {
       lead: total === 1 ? "Nothing entered yet: answer the question, or skip it." : "Nothing entered yet: answer at least one question, or skip them all.",
-      names: ""
+      names: []
     };
   }
   return {
     lead: `${plural(skippedTitles.length, "question", "questions")} left empty will be sent as skipped: `,
-    names: skippedTitles.map((title) => `“${title}”`).join(", ")
+    names: skippedTitles.flatMap((title, index) => [index ? ", “" : "“", { name: title }, "”"])
   };
 }
 function describeSendError(code, message, hasFieldErrors) {
@@ -5897,13 +5900,13 @@ function describeSendError(code, message, hasFieldErrors) {
 function describeDeclineError(error) {
   const code = errorCode(error);
   if (code === "failed_precondition" && error?.closedAsk && isFinal(error.closedAsk)) {
-    return `${closedPhrase(error.closedAsk)}, so it was not declined.`;
+    return [...closedPhrase(error.closedAsk), ", so it was not declined."];
   }
-  if (code === "unauthenticated") return "Your token is no longer accepted; sign in again to decline.";
+  if (code === "unauthenticated") return ["Your token is no longer accepted; sign in again to decline."];
   if (["unavailable", "deadline_exceeded", "aborted"].includes(code)) {
-    return "The server could not be reached; the ask was not declined. Try again.";
+    return ["The server could not be reached; the ask was not declined. Try again."];
   }
-  return `The ask was not declined: ${typeof error?.message === "string" ? error.message : "something went wrong"}`;
+  return [`The ask was not declined: ${typeof error?.message === "string" ? error.message : "something went wrong"}`];
 }
 function errorCode(error) {
   return error && typeof error.code === "string" ? error.code : "unknown";
@@ -5940,6 +5943,14 @@ function h(tag, props = {}, ...children) {
   }
   append(node, children);
   return node;
+}
+function untrusted(tag, props, text) {
+  const node = h(tag, props, text);
+  node.classList.add("untrusted");
+  return node;
+}
+function sentence(parts) {
+  return parts.map((part) => typeof part === "string" ? part : untrusted("bdi", {}, part.name));
 }
 function append(node, children) {
   for (const child of children) {
@@ -6040,8 +6051,8 @@ function partNodes(parts) {
   return parts.map((part) => {
     if (typeof part === "string") return part;
     if ("lead" in part) return h("strong", {}, part.lead);
-    if ("name" in part) return h("strong", {}, h("bdi", {}, part.name));
-    if ("text" in part) return h("bdi", { class: "receipt-detail" }, part.text);
+    if ("name" in part) return h("strong", {}, untrusted("bdi", {}, part.name));
+    if ("text" in part) return untrusted("bdi", { class: "receipt-detail" }, part.text);
     return timeNode(part.time);
   });
 }
@@ -6059,7 +6070,7 @@ function receiptView(ask, { agent, waitMs }) {
         "details",
         { class: "receipt-payload" },
         h("summary", {}, "What the agent received"),
-        h("pre", {}, receipt.payload)
+        untrusted("pre", {}, receipt.payload)
       ) : null
     ]);
     if (receipt.changesInMs === null) return;
@@ -6082,7 +6093,7 @@ var OUTCOMES = {
   [STATUS.EXPIRED]: { label: "Expired", kind: "expired" }
 };
 function foreign(text, props = {}) {
-  return h("bdi", props, text);
+  return untrusted("bdi", props, text);
 }
 function closedByLine(ask, status) {
   const at = (stamp) => timeNode(stamp);
@@ -6152,17 +6163,17 @@ function closedView(ask, { note = "", unsent = [], agent = "", receiptWaitMs = R
       h(
         "p",
         { class: "answered-title" },
-        question.header ? h("span", { class: "chip" }, question.header) : null,
-        h("span", { class: "question-text" }, question.question ?? ""),
+        question.header ? untrusted("span", { class: "chip" }, question.header) : null,
+        untrusted("span", { class: "question-text" }, question.question ?? ""),
         question.timedOut ? h("span", { class: "badge badge-timeout", title: "Picked automatically when the time ran out" }, "Timed out") : null
       ),
       chosen.length ? h(
         "ul",
         { class: "chosen", "aria-label": question.timedOut ? "Auto-selected" : "Chosen" },
-        chosen.map((label) => h("li", {}, label))
+        chosen.map((label) => untrusted("li", {}, label))
       ) : null,
       text ? h("p", { class: "free-text-label" }, chosen.length || options.length ? "Other:" : "Answer:") : null,
-      text ? h("blockquote", { class: "free-text" }, text) : null,
+      text ? untrusted("blockquote", { class: "free-text" }, text) : null,
       empty ? h("p", { class: "skipped" }, answeredStatus ? "Skipped" : "Not answered") : null
     );
   });
@@ -6193,9 +6204,9 @@ function unsentView(unsent) {
       (item) => h(
         "div",
         { class: "unsent-question", dataset: { unsentQuestionId: item.question.questionId ?? "" } },
-        h("p", { class: "answered-title" }, h("span", { class: "question-text" }, questionTitle(item.question))),
-        item.chosen.length ? h("ul", { class: "chosen" }, item.chosen.map((label) => h("li", {}, label))) : null,
-        item.text ? h("blockquote", { class: "free-text" }, item.text) : null
+        h("p", { class: "answered-title" }, untrusted("span", { class: "question-text" }, questionTitle(item.question))),
+        item.chosen.length ? h("ul", { class: "chosen" }, item.chosen.map((label) => untrusted("li", {}, label))) : null,
+        item.text ? untrusted("blockquote", { class: "free-text" }, item.text) : null
       )
     )
   );
@@ -6421,7 +6432,7 @@ var AskForm = class {
       );
       const closed = closedAskOf(error);
       if (closed) this.closedOutcome = askStatus(closed);
-      this.declineError.textContent = describeDeclineError(error);
+      this.declineError.replaceChildren(...sentence(describeDeclineError(error)));
       this.declineError.hidden = false;
     } finally {
       this.busy = false;
@@ -6478,11 +6489,11 @@ var AskForm = class {
         h(
           "label",
           { for: inputId },
-          h("span", { class: "option-label" }, option.label ?? ""),
+          untrusted("span", { class: "option-label" }, option.label ?? ""),
           isRecommended ? h("span", { class: "badge" }, "Recommended") : null
         ),
-        descriptionId ? h("p", { class: "option-description", id: descriptionId }, option.description) : null,
-        option.preview ? h("details", { class: "preview" }, h("summary", {}, "Preview"), h("pre", {}, option.preview)) : null
+        descriptionId ? untrusted("p", { class: "option-description", id: descriptionId }, option.description) : null,
+        option.preview ? h("details", { class: "preview" }, h("summary", {}, "Preview"), untrusted("pre", {}, option.preview)) : null
       );
     });
     const otherId = uid("other");
@@ -6509,8 +6520,8 @@ var AskForm = class {
       h(
         "legend",
         {},
-        question.header ? h("span", { class: "chip" }, question.header) : null,
-        h("span", { class: "question-text" }, question.question ?? ""),
+        question.header ? untrusted("span", { class: "chip" }, question.header) : null,
+        untrusted("span", { class: "question-text" }, question.question ?? ""),
         question.answerRequired ? h("span", { class: "required-tag" }, "answer needed") : null
       ),
       options.length ? h("p", { class: "instruction" }, instruction) : null,
@@ -6581,9 +6592,9 @@ var AskForm = class {
       return;
     }
     const { lead, names } = notice;
-    if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + names) return;
+    if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + sentenceText(names)) return;
     this.skipNotice.hidden = false;
-    this.skipNotice.replaceChildren(h("strong", {}, lead), names);
+    this.skipNotice.replaceChildren(h("strong", {}, lead), ...sentence(names));
   }
   /** Whether the person entered anything. */
   hasDraft() {
@@ -6729,8 +6740,8 @@ var AskForm = class {
     const closed = closedAskOf(error);
     if (closed) this.closedOutcome = askStatus(closed);
     const message = typeof error?.message === "string" ? error.message : "";
-    const lead = closed ? `${closedPhrase(closed)}, so your answers were not sent.` : describeSendError(code, message, byQuestion.size > 0);
-    this.formError.replaceChildren(lead, ...general.flatMap((m) => [h("br"), m]));
+    const lead = closed ? sentence([...closedPhrase(closed), ", so your answers were not sent."]) : [describeSendError(code, message, byQuestion.size > 0)];
+    this.formError.replaceChildren(...lead, ...general.flatMap((m) => [h("br"), m]));
     this.formError.hidden = false;
   }
 };
@@ -6785,9 +6796,15 @@ function signInCode(hash) {
 function switchQuestion(current, incoming) {
   return {
     title: "Switch accounts?",
-    text: `You are signed in as ${current}. This sign-in link is for ${incoming}. Only switch if you asked for this link yourself.`,
-    switchLabel: `Switch to ${incoming}`,
-    stayLabel: `Stay signed in as ${current}`
+    text: [
+      "You are signed in as ",
+      { name: current },
+      ". This sign-in link is for ",
+      { name: incoming },
+      ". Only switch if you asked for this link yourself."
+    ],
+    switchLabel: ["Switch to ", { name: incoming }],
+    stayLabel: ["Stay signed in as ", { name: current }]
   };
 }
 function withoutToken(href) {
@@ -8313,7 +8330,7 @@ var ChannelView = class {
       h(
         "p",
         { class: "message-meta" },
-        h("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
+        untrusted("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
         " · ",
         timeNode(message.createdAt)
       ),
@@ -8328,7 +8345,8 @@ var ChannelView = class {
    */
   place(article, message) {
     this.empty.remove();
-    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
+    const pane = scrollerOf(this.list);
+    const nearBottom = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 200;
     const key = orderKey(message);
     const after = [...this.messages.values()].filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0).sort((a, b) => compareKeys(orderKey(a), orderKey(b)))[0];
     this.list.insertBefore(article, after ? this.articles.get(after.messageId) ?? null : null);
@@ -8340,7 +8358,7 @@ var ChannelView = class {
    */
   blockNode(block, message) {
     const { block: part } = block;
-    if (part.case === "text") return h("div", { class: "text-block" }, part.value.text);
+    if (part.case === "text") return untrusted("div", { class: "text-block" }, part.value.text);
     if (part.case === "ask") return this.askNode(part.value, message.authorName || message.authorAccountId);
     return h("p", { class: "muted" }, "(a block this page cannot show)");
   }
@@ -8432,16 +8450,26 @@ var ChannelView = class {
     this.apply(create(MessageSchema, { ...message, blocks }));
   }
 };
+function scrollerOf(node) {
+  for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+    const overflow = getComputedStyle(up).overflowY;
+    if (overflow === "auto" || overflow === "scroll") return up;
+  }
+  return document.scrollingElement ?? document.documentElement;
+}
 function withItsMessage(node) {
   const message = node.closest("article");
   if (!message) return node;
   const above = node.getBoundingClientRect().top - message.getBoundingClientRect().top;
-  return above < window.innerHeight / 2 ? message : node;
+  return above < scrollerOf(node).clientHeight / 2 ? message : node;
 }
 function scrollBelowHeader(node) {
+  const pane = scrollerOf(node);
   const head = document.querySelector(".channel-head");
   const covered = head ? head.getBoundingClientRect().height + 8 : 0;
-  window.scrollTo({ top: Math.max(0, window.scrollY + node.getBoundingClientRect().top - covered) });
+  const paneTop = pane === document.scrollingElement ? 0 : pane.getBoundingClientRect().top;
+  const top = pane.scrollTop + node.getBoundingClientRect().top - paneTop - covered;
+  pane.scrollTo({ top: Math.max(0, top) });
 }
 function sleep(ms, signal) {
   return new Promise((resolve) => {
@@ -8516,7 +8544,7 @@ async function showMe(token) {
   app.me = me;
   if (app.token !== token) return;
   const status = byId("session-status");
-  status.replaceChildren("Signed in as ", h("bdi", { class: "me" }, me.name || me.accountId || "you"));
+  status.replaceChildren("Signed in as ", untrusted("bdi", { class: "me" }, me.name || me.accountId || "you"));
 }
 function startInbox() {
   stopInbox();
@@ -8580,13 +8608,13 @@ function renderInbox() {
         h(
           "a",
           { href: askHref(ask?.askId ?? ""), dataset: { askId: ask?.askId ?? "", channelId: item.channelId } },
-          h("bdi", { class: "inbox-question" }, firstQuestion(ask)),
+          untrusted("bdi", { class: "inbox-question" }, firstQuestion(ask)),
           h(
             "span",
             { class: "inbox-meta" },
-            h("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
+            untrusted("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
             ` in # `,
-            h("bdi", {}, item.channelName || channelName(item.channelId)),
+            untrusted("bdi", {}, item.channelName || channelName(item.channelId) || ""),
             moreQuestions(ask?.questions.length ?? 0),
             " · ",
             timeNode(item.askedAt)
@@ -8656,7 +8684,7 @@ function renderChannels() {
       (channel) => h("li", {}, h(
         "a",
         { href: channelHref(channel.channelId), dataset: { channelId: channel.channelId } },
-        h("bdi", { class: "channel-name" }, `# ${channel.name || channel.channelId}`)
+        h("span", { class: "channel-name" }, "# ", untrusted("bdi", {}, channel.name || channel.channelId))
       ))
     )
   );
@@ -8727,13 +8755,13 @@ function showChannel(channel, { notFound = null, focusAsk = null }) {
     byId("messages").replaceChildren();
     if (notFound !== null) {
       byId("channel-title").textContent = "Channel not found";
-      error.textContent = `There is no channel “${notFound}” among yours. Pick one from the list.`;
+      error.replaceChildren(...sentence(["There is no channel “", { name: notFound }, "” among yours. Pick one from the list."]));
       error.hidden = false;
     }
     return;
   }
   localStorage.setItem(LAST_CHANNEL_KEY, channel.channelId);
-  byId("channel-title").textContent = `# ${channel.name || channel.channelId}`;
+  byId("channel-title").replaceChildren("# ", untrusted("bdi", {}, channel.name || channel.channelId));
   if (app.token === null) return;
   app.view = new ChannelView({
     token: app.token,
@@ -8814,15 +8842,15 @@ function confirmSwitch(current, incoming) {
       panel.remove();
       resolve(choice);
     };
-    const stay = h("button", { type: "button", class: "button button-primary" }, words.stayLabel);
-    const go = h("button", { type: "button", class: "button" }, words.switchLabel);
+    const stay = h("button", { type: "button", class: "button button-primary" }, sentence(words.stayLabel));
+    const go = h("button", { type: "button", class: "button" }, sentence(words.switchLabel));
     stay.addEventListener("click", () => done(false));
     go.addEventListener("click", () => done(true));
     const panel = h(
       "section",
       { class: "signin switch-account", id: "switch-account", role: "dialog", "aria-labelledby": "switch-title" },
       h("h1", { id: "switch-title" }, words.title),
-      h("p", {}, words.text),
+      h("p", {}, sentence(words.text)),
       h("div", { class: "switch-actions" }, stay, go)
     );
     byId("main").append(panel);

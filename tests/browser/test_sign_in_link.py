@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Final
 
 import pytest
 from playwright.async_api import expect
 
+from compass_server.store.postgres import PostgresStore
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.cli.conftest import cli_env, run_cli
 
@@ -22,6 +24,13 @@ if TYPE_CHECKING:
 
 SIZES = pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1280", "390"])
 SESSION_KEY = "compass.session"
+# What a used, expired or revoked link says (one answer for all: issue 33 N8), and what to do.
+NOT_VALID: Final = (
+    "This sign-in link cannot be used: it was used already (a link works once), has expired "
+    "or was revoked. Ask for a new one: whoever runs Compass makes it with "
+    "`compass admin sign-in-link --account ACCOUNT_ID`; or sign in with your access token "
+    "instead."
+)
 
 
 async def _admin(ui: UI, *args: str) -> dict[str, object]:
@@ -68,9 +77,7 @@ async def test_a_sign_in_link_signs_this_device_in_once_and_revoking_signs_it_ou
     # The link is spent: another device opening it is told so, and signed in as nobody.
     other = await ui.new_page(viewport=size)
     await other.goto(link)
-    await expect(other.locator("#signin-error")).to_have_text(
-        "This sign-in link is not valid: it was used, has expired or was revoked."
-    )
+    await expect(other.locator("#signin-error")).to_have_text(NOT_VALID)
     await expect(other.locator("#signin-view")).to_be_visible()
     assert code not in other.url
 
@@ -141,3 +148,24 @@ async def test_a_link_for_another_account_asks_before_switching(ui: UI) -> None:
     await page.goto(str(again["url"]))
     await expect(page.locator("#session-status")).to_have_text("Signed in as Grace")
     await expect(page.get_by_role("dialog")).to_have_count(0)
+
+
+@SIZES
+async def test_an_expired_link_says_what_happened_and_what_to_do_next(
+    ui: UI, size: ViewportSize
+) -> None:
+    """Issue 33 N8: an expired link (like a used one) said only that it was not valid."""
+    async with PostgresStore(ui.server.dsn, pool_min=1, pool_max=1) as store:
+        code, expires_at = await store.create_sign_in_link(
+            ui.world.human.account_id, timedelta(seconds=-1)
+        )
+    assert expires_at < datetime.now(UTC)  # expired before it is opened
+    page = await ui.new_page(viewport=size)
+    await page.goto(f"{ui.server.url}#/sign-in/{code}")
+    error = page.locator("#signin-error")
+    await expect(error).to_have_text(NOT_VALID)
+    await expect(page.locator("#signin-view")).to_be_visible()
+    await expect(page.get_by_label("Access token")).to_be_visible()
+    assert code not in page.url
+    assert await page.evaluate(f"localStorage.getItem('{SESSION_KEY}')") is None
+    await ui.screenshots(page, "expired-link")

@@ -34,6 +34,7 @@ import {
   violationQuestion,
   violationText,
   rfc3339,
+  sentenceText,
 } from "../../ui/src/ask.js";
 import { CODES, RpcError } from "../../ui/src/rpc.js";
 import { askOf, at, comms, questionOf } from "./_proto.mjs";
@@ -84,14 +85,21 @@ test("millis and rfc3339 read a Timestamp; unset is NaN and empty", () => {
 });
 
 test("closedPhrase and interruptedNote name each outcome", () => {
-  assert.equal(closedPhrase(askOf({ status: AskStatus.ANSWERED })), "This ask has already been answered");
-  assert.equal(closedPhrase(askOf({ status: AskStatus.DECLINED, closedByName: "Grace" })), "This ask was declined by Grace");
-  assert.equal(closedPhrase(askOf({ status: AskStatus.DECLINED, closedByAccountId: "acc-1" })), "This ask was declined by acc-1");
-  assert.equal(closedPhrase(askOf({ status: AskStatus.DECLINED })), "This ask was declined by another participant");
-  assert.equal(closedPhrase(askOf({ status: AskStatus.WITHDRAWN })), "The agent withdrew this ask");
-  assert.equal(closedPhrase(askOf({ status: AskStatus.TIMED_OUT })), "This ask timed out and the agent picked the answers itself");
-  assert.equal(closedPhrase(askOf({ status: AskStatus.EXPIRED })), "This ask expired");
-  assert.equal(closedPhrase(askOf({ status: 9 })), "This ask was closed");
+  /** @param {object} fields */
+  const phrase = (fields) => sentenceText(closedPhrase(askOf(fields)));
+  assert.equal(phrase({ status: AskStatus.ANSWERED }), "This ask has already been answered");
+  assert.equal(phrase({ status: AskStatus.DECLINED, closedByName: "Grace" }), "This ask was declined by Grace");
+  assert.equal(phrase({ status: AskStatus.DECLINED, closedByAccountId: "acc-1" }), "This ask was declined by acc-1");
+  assert.equal(phrase({ status: AskStatus.DECLINED }), "This ask was declined by another participant");
+  assert.equal(phrase({ status: AskStatus.WITHDRAWN }), "The agent withdrew this ask");
+  assert.equal(phrase({ status: AskStatus.TIMED_OUT }), "This ask timed out and the agent picked the answers itself");
+  assert.equal(phrase({ status: AskStatus.EXPIRED }), "This ask expired");
+  assert.equal(phrase({ status: 9 }), "This ask was closed");
+  // The closer's name is its own part, which the page isolates (a U+202E in it stays in it).
+  assert.deepEqual(closedPhrase(askOf({ status: AskStatus.DECLINED, closedByName: "\u202eGrace" })), [
+    "This ask was declined by ",
+    { name: "\u202eGrace" },
+  ]);
   assert.equal(interruptedNote(askOf({ status: AskStatus.EXPIRED })), "This ask expired while you were filling it in; your answers were not sent.");
   assert.equal(interruptedNote(askOf({ status: 8 })), "This ask was closed while you were filling it in; your answers were not sent.");
 });
@@ -261,15 +269,16 @@ test("isSkipped, sendLabel and skipNotice say what goes as skipped", () => {
   assert.equal(sendLabel(2, 3), "Send answers (2 skipped)");
   assert.equal(sendLabel(3, 3), "Send answers");
   assert.equal(skipNotice([], 2), null);
-  assert.deepEqual(skipNotice(["A"], 1), { lead: "Nothing entered yet: answer the question, or skip it.", names: "" });
+  assert.deepEqual(skipNotice(["A"], 1), { lead: "Nothing entered yet: answer the question, or skip it.", names: [] });
   assert.deepEqual(skipNotice(["A", "B"], 2), {
     lead: "Nothing entered yet: answer at least one question, or skip them all.",
-    names: "",
+    names: [],
   });
-  assert.deepEqual(skipNotice(["A", "B"], 3), {
-    lead: "2 questions left empty will be sent as skipped: ",
-    names: "“A”, “B”",
-  });
+  const two = skipNotice(["A", "B"], 3);
+  assert.equal(two?.lead, "2 questions left empty will be sent as skipped: ");
+  assert.equal(sentenceText(two?.names ?? []), "“A”, “B”");
+  // Each title is its own part (isolated on the page), the quotes and commas are ours.
+  assert.deepEqual(two?.names, ["“", { name: "A" }, "”", ", “", { name: "B" }, "”"]);
   assert.equal(skipNotice(["A"], 3).lead, "1 question left empty will be sent as skipped: ");
 });
 
@@ -290,19 +299,24 @@ test("describeSendError: every Connect code gets words, retryable ones keep the 
 });
 
 test("describeDeclineError: closed meanwhile, sign-in, retry, or the server's words", () => {
+  /** @param {unknown} error */
+  const declineText = (error) => sentenceText(describeDeclineError(error));
   const closed = new RpcError("failed_precondition", "closed");
   closed.closedAsk = askOf({ status: AskStatus.WITHDRAWN });
-  assert.equal(describeDeclineError(closed), "The agent withdrew this ask, so it was not declined.");
+  assert.equal(declineText(closed), "The agent withdrew this ask, so it was not declined.");
   const stillPending = new RpcError("failed_precondition", "closed");
   stillPending.closedAsk = askOf({ status: AskStatus.PENDING });
-  assert.equal(describeDeclineError(stillPending), "The ask was not declined: closed");
-  assert.equal(describeDeclineError(new RpcError("unauthenticated", "x")), "Your token is no longer accepted; sign in again to decline.");
+  assert.equal(declineText(stillPending), "The ask was not declined: closed");
+  assert.equal(declineText(new RpcError("unauthenticated", "x")), "Your token is no longer accepted; sign in again to decline.");
   for (const code of ["unavailable", "deadline_exceeded", "aborted"]) {
-    assert.equal(describeDeclineError(new RpcError(code, "x")), "The server could not be reached; the ask was not declined. Try again.");
+    assert.equal(declineText(new RpcError(code, "x")), "The server could not be reached; the ask was not declined. Try again.");
   }
-  assert.equal(describeDeclineError(new RpcError("internal", "HTTP 400")), "The ask was not declined: HTTP 400");
-  assert.equal(describeDeclineError(null), "The ask was not declined: something went wrong");
-  assert.equal(describeDeclineError(new TypeError("boom")), "The ask was not declined: boom");
+  assert.equal(declineText(new RpcError("internal", "HTTP 400")), "The ask was not declined: HTTP 400");
+  assert.equal(declineText(null), "The ask was not declined: something went wrong");
+  assert.equal(declineText(new TypeError("boom")), "The ask was not declined: boom");
+  const declined = new RpcError("failed_precondition", "closed");
+  declined.closedAsk = askOf({ status: AskStatus.DECLINED, closedByName: "Grace" });
+  assert.deepEqual(describeDeclineError(declined), ["This ask was declined by ", { name: "Grace" }, ", so it was not declined."]);
 });
 
 test("restoredChoice keeps the draft's picks; a single-select question with several gets none", () => {

@@ -28,6 +28,7 @@ import {
   tickWait,
   withoutToken,
 } from "../../ui/src/page.js";
+import { sentenceText } from "../../ui/src/ask.js";
 import { CODES } from "../../ui/src/rpc.js";
 import { askOf, at, comms, create } from "./_proto.mjs";
 import { cases, int, pick, string } from "./_random.mjs";
@@ -155,9 +156,12 @@ test("uid never repeats and keeps its prefix", () => {
 test("switchQuestion names both accounts and makes staying the plain choice", () => {
   const words = switchQuestion("Ada", "Mallory");
   assert.equal(words.title, "Switch accounts?");
-  assert.match(words.text, /^You are signed in as Ada\. This sign-in link is for Mallory\./);
-  assert.equal(words.stayLabel, "Stay signed in as Ada");
-  assert.equal(words.switchLabel, "Switch to Mallory");
+  assert.match(sentenceText(words.text), /^You are signed in as Ada\. This sign-in link is for Mallory\./);
+  assert.equal(sentenceText(words.stayLabel), "Stay signed in as Ada");
+  assert.equal(sentenceText(words.switchLabel), "Switch to Mallory");
+  // The names are parts of their own, which the page isolates.
+  assert.deepEqual(words.switchLabel, ["Switch to ", { name: "Mallory" }]);
+  assert.deepEqual(words.stayLabel, ["Stay signed in as ", { name: "Ada" }]);
 });
 
 test("moreQuestions counts questions, not asks", () => {

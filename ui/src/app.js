@@ -3,7 +3,7 @@
 
 import { ChannelView } from "./channel.js";
 import { receiptWaitFrom } from "./delivery.js";
-import { byId as $, h, timeNode } from "./dom.js";
+import { byId as $, h, sentence, timeNode, untrusted } from "./dom.js";
 import {
   askHref,
   channelHref,
@@ -114,7 +114,7 @@ async function showMe(token) {
   app.me = me;
   if (app.token !== token) return;
   const status = $("session-status");
-  status.replaceChildren("Signed in as ", h("bdi", { class: "me" }, me.name || me.accountId || "you"));
+  status.replaceChildren("Signed in as ", untrusted("bdi", { class: "me" }, me.name || me.accountId || "you"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -194,13 +194,13 @@ function renderInbox() {
         h(
           "a",
           { href: askHref(ask?.askId ?? ""), dataset: { askId: ask?.askId ?? "", channelId: item.channelId } },
-          h("bdi", { class: "inbox-question" }, firstQuestion(ask)),
+          untrusted("bdi", { class: "inbox-question" }, firstQuestion(ask)),
           h(
             "span",
             { class: "inbox-meta" },
-            h("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
+            untrusted("bdi", {}, item.authorName || item.authorAccountId || "An agent"),
             ` in # `,
-            h("bdi", {}, item.channelName || channelName(item.channelId)),
+            untrusted("bdi", {}, item.channelName || channelName(item.channelId) || ""),
             moreQuestions(ask?.questions.length ?? 0),
             " · ",
             timeNode(item.askedAt),
@@ -276,7 +276,7 @@ function renderChannels() {
       h("li", {}, h(
           "a",
           { href: channelHref(channel.channelId), dataset: { channelId: channel.channelId } },
-          h("bdi", { class: "channel-name" }, `# ${channel.name || channel.channelId}`),
+          h("span", { class: "channel-name" }, "# ", untrusted("bdi", {}, channel.name || channel.channelId)),
         )),
     ),
   );
@@ -362,13 +362,13 @@ function showChannel(channel, { notFound = null, focusAsk = null }) {
     if (notFound !== null) {
       // A link to a channel that does not exist, or is not one of this person's.
       $("channel-title").textContent = "Channel not found";
-      error.textContent = `There is no channel “${notFound}” among yours. Pick one from the list.`;
+      error.replaceChildren(...sentence(["There is no channel “", { name: notFound }, "” among yours. Pick one from the list."]));
       error.hidden = false;
     }
     return;
   }
   localStorage.setItem(LAST_CHANNEL_KEY, channel.channelId);
-  $("channel-title").textContent = `# ${channel.name || channel.channelId}`;
+  $("channel-title").replaceChildren("# ", untrusted("bdi", {}, channel.name || channel.channelId));
   if (app.token === null) return;
   app.view = new ChannelView({
     token: app.token,
@@ -473,15 +473,15 @@ function confirmSwitch(current, incoming) {
       panel.remove();
       resolve(choice);
     };
-    const stay = h("button", { type: "button", class: "button button-primary" }, words.stayLabel);
-    const go = h("button", { type: "button", class: "button" }, words.switchLabel);
+    const stay = h("button", { type: "button", class: "button button-primary" }, sentence(words.stayLabel));
+    const go = h("button", { type: "button", class: "button" }, sentence(words.switchLabel));
     stay.addEventListener("click", () => done(false));
     go.addEventListener("click", () => done(true));
     const panel = h(
       "section",
       { class: "signin switch-account", id: "switch-account", role: "dialog", "aria-labelledby": "switch-title" },
       h("h1", { id: "switch-title" }, words.title),
-      h("p", {}, words.text),
+      h("p", {}, sentence(words.text)),
       h("div", { class: "switch-actions" }, stay, go),
     );
     $("main").append(panel);

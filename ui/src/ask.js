@@ -22,7 +22,19 @@ import { AskStatus, AskStatusSchema, AskTimeoutPolicy, FreeText, FreeTextSchema 
  * @typedef {import("./rpc.js").Violation} Violation
  * @typedef {{code?: unknown, message?: unknown, violations?: unknown, closedAsk?: Ask | null}} SendError
  *   What a failed submit or decline rejects with (an RpcError, or anything else thrown).
+ * @typedef {Array<string | {name: string}>} Sentence Words for the page: our own (strings)
+ *   and someone else's ({name}: a name, a question's title, an address), which the page shows
+ *   each alone in an isolated element (dom.js `sentence`), so that a bidi control in them
+ *   cannot reorder our words around them.
  */
+
+/**
+ * A sentence's plain text (what a screen shows, less the isolation).
+ * @param {Sentence} sentence
+ */
+export function sentenceText(sentence) {
+  return sentence.map((part) => (typeof part === "string" ? part : part.name)).join("");
+}
 
 /**
  * An enum value's name in the proto ("ASK_STATUS_PENDING"); a number this page does not know
@@ -125,21 +137,22 @@ export function closerName(ask, fallback) {
 /**
  * How the ask ended, as the start of a sentence ("This ask was declined by Grace").
  * @param {Ask} ask
+ * @returns {Sentence}
  */
 export function closedPhrase(ask) {
   switch (askStatus(ask)) {
     case STATUS.ANSWERED:
-      return "This ask has already been answered";
+      return ["This ask has already been answered"];
     case STATUS.DECLINED:
-      return `This ask was declined by ${closerName(ask, "another participant")}`;
+      return ["This ask was declined by ", { name: closerName(ask, "another participant") }];
     case STATUS.WITHDRAWN:
-      return "The agent withdrew this ask";
+      return ["The agent withdrew this ask"];
     case STATUS.TIMED_OUT:
-      return "This ask timed out and the agent picked the answers itself";
+      return ["This ask timed out and the agent picked the answers itself"];
     case STATUS.EXPIRED:
-      return "This ask expired";
+      return ["This ask expired"];
     default:
-      return "This ask was closed";
+      return ["This ask was closed"];
   }
 }
 
@@ -336,7 +349,7 @@ export function sendLabel(skipped, total) {
  * `total` questions: its bold lead and the question names, or null when nothing is skipped.
  * @param {string[]} skippedTitles
  * @param {number} total
- * @returns {{lead: string, names: string} | null}
+ * @returns {{lead: string, names: Sentence} | null}
  */
 export function skipNotice(skippedTitles, total) {
   if (skippedTitles.length === 0) return null;
@@ -345,12 +358,12 @@ export function skipNotice(skippedTitles, total) {
       lead: total === 1
         ? "Nothing entered yet: answer the question, or skip it."
         : "Nothing entered yet: answer at least one question, or skip them all.",
-      names: "",
+      names: [],
     };
   }
   return {
     lead: `${plural(skippedTitles.length, "question", "questions")} left empty will be sent as skipped: `,
-    names: skippedTitles.map((title) => `“${title}”`).join(", "),
+    names: skippedTitles.flatMap((title, index) => [index ? ", “" : "“", { name: title }, "”"]),
   };
 }
 
@@ -387,17 +400,18 @@ export function describeSendError(code, message, hasFieldErrors) {
 /**
  * The words for a refused DeclineAsk.
  * @param {SendError | null | undefined} error
+ * @returns {Sentence}
  */
 export function describeDeclineError(error) {
   const code = errorCode(error);
   if (code === "failed_precondition" && error?.closedAsk && isFinal(error.closedAsk)) {
-    return `${closedPhrase(error.closedAsk)}, so it was not declined.`;
+    return [...closedPhrase(error.closedAsk), ", so it was not declined."];
   }
-  if (code === "unauthenticated") return "Your token is no longer accepted; sign in again to decline.";
+  if (code === "unauthenticated") return ["Your token is no longer accepted; sign in again to decline."];
   if (["unavailable", "deadline_exceeded", "aborted"].includes(code)) {
-    return "The server could not be reached; the ask was not declined. Try again.";
+    return ["The server could not be reached; the ask was not declined. Try again."];
   }
-  return `The ask was not declined: ${typeof error?.message === "string" ? error.message : "something went wrong"}`;
+  return [`The ask was not declined: ${typeof error?.message === "string" ? error.message : "something went wrong"}`];
 }
 
 /**

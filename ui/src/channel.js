@@ -8,7 +8,7 @@ import { create } from "@bufbuild/protobuf";
 
 import { MessageBlockSchema, MessageSchema } from "../gen/compass/v1/comms_pb.js";
 import { RECEIPT_WAIT_MS } from "./delivery.js";
-import { byId as $, h, reconcile, timeNode } from "./dom.js";
+import { byId as $, h, reconcile, timeNode, untrusted } from "./dom.js";
 import { AskForm } from "./form.js";
 import { RETRY_FIRST_MS, compareKeys, jittered, nextDelay, orderKey, stopsChannel, tickWait } from "./page.js";
 import { RpcError, comms, stream, unary } from "./rpc.js";
@@ -211,7 +211,7 @@ export class ChannelView {
       h(
         "p",
         { class: "message-meta" },
-        h("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
+        untrusted("bdi", { class: "author" }, message.authorName || message.authorAccountId || "Someone"),
         " · ",
         timeNode(message.createdAt),
       ),
@@ -227,7 +227,8 @@ export class ChannelView {
    */
   place(article, message) {
     this.empty.remove();
-    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
+    const pane = scrollerOf(this.list);
+    const nearBottom = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 200;
     const key = orderKey(message);
     const after = [...this.messages.values()]
       .filter((other) => other.messageId !== message.messageId && compareKeys(orderKey(other), key) > 0)
@@ -243,7 +244,7 @@ export class ChannelView {
    */
   blockNode(block, message) {
     const { block: part } = block;
-    if (part.case === "text") return h("div", { class: "text-block" }, part.value.text);
+    if (part.case === "text") return untrusted("div", { class: "text-block" }, part.value.text);
     if (part.case === "ask") return this.askNode(part.value, message.authorName || message.authorAccountId);
     return h("p", { class: "muted" }, "(a block this page cannot show)");
   }
@@ -348,10 +349,24 @@ export class ChannelView {
 }
 
 /**
+ * The element whose scrolling moves `node`: the channel pane on a desktop (app.css gives it
+ * its own scrollbar, so that the top bar and the sidebar stay in view), the page on a phone.
+ * @param {Element} node
+ * @returns {Element}
+ */
+function scrollerOf(node) {
+  for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+    const overflow = getComputedStyle(up).overflowY;
+    if (overflow === "auto" || overflow === "scroll") return up;
+  }
+  return document.scrollingElement ?? document.documentElement;
+}
+
+/**
  * Where to scroll to show `node` (an ask, or its first question): the start of its message
- * (who asked, and the text before the ask), when that fits in the upper half of the window
- * above it; else `node` itself. (Scrolling to the question put the asker's name and lead-in
- * above the fold.)
+ * (who asked, and the text before the ask), when that fits in the upper half of the visible
+ * pane above it; else `node` itself. (Scrolling to the question put the asker's name and
+ * lead-in above the fold.)
  * @param {Element} node
  * @returns {Element}
  */
@@ -359,7 +374,7 @@ function withItsMessage(node) {
   const message = node.closest("article");
   if (!message) return node;
   const above = node.getBoundingClientRect().top - message.getBoundingClientRect().top;
-  return above < window.innerHeight / 2 ? message : node;
+  return above < scrollerOf(node).clientHeight / 2 ? message : node;
 }
 
 /**
@@ -367,9 +382,13 @@ function withItsMessage(node) {
  * @param {Element} node
  */
 function scrollBelowHeader(node) {
+  const pane = scrollerOf(node);
   const head = document.querySelector(".channel-head");
   const covered = head ? head.getBoundingClientRect().height + 8 : 0;
-  window.scrollTo({ top: Math.max(0, window.scrollY + node.getBoundingClientRect().top - covered) });
+  // The page's own scroller starts at the top of the window; a pane where it sits.
+  const paneTop = pane === document.scrollingElement ? 0 : pane.getBoundingClientRect().top;
+  const top = pane.scrollTop + node.getBoundingClientRect().top - paneTop - covered;
+  pane.scrollTo({ top: Math.max(0, top) });
 }
 
 /**

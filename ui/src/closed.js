@@ -1,11 +1,11 @@
 // @ts-check
 // The read-only view of a closed Ask (any status but PENDING): its outcome, the answers, who
 // or what closed it, when and why. Every string from the agent or another person goes in as
-// text.
+// text, alone in an isolated element (dom.js `untrusted`).
 
 import { STATUS, askStatus, chosenLabels, closerName, plural, questionTitle } from "./ask.js";
 import { RECEIPT_WAIT_MS, receiptView } from "./delivery.js";
-import { h, timeNode } from "./dom.js";
+import { h, timeNode, untrusted } from "./dom.js";
 
 /**
  * @typedef {import("./ask.js").Ask} Ask
@@ -29,7 +29,7 @@ const OUTCOMES = {
  * @param {import("./dom.js").Props} [props]
  */
 function foreign(text, props = {}) {
-  return h("bdi", props, text);
+  return untrusted("bdi", props, text);
 }
 
 /**
@@ -115,8 +115,8 @@ export function closedView(ask, { note = "", unsent = [], agent = "", receiptWai
       h(
         "p",
         { class: "answered-title" },
-        question.header ? h("span", { class: "chip" }, question.header) : null,
-        h("span", { class: "question-text" }, question.question ?? ""),
+        question.header ? untrusted("span", { class: "chip" }, question.header) : null,
+        untrusted("span", { class: "question-text" }, question.question ?? ""),
         question.timedOut
           ? h("span", { class: "badge badge-timeout", title: "Picked automatically when the time ran out" }, "Timed out")
           : null,
@@ -125,11 +125,11 @@ export function closedView(ask, { note = "", unsent = [], agent = "", receiptWai
         ? h(
             "ul",
             { class: "chosen", "aria-label": question.timedOut ? "Auto-selected" : "Chosen" },
-            chosen.map((label) => h("li", {}, label)),
+            chosen.map((label) => untrusted("li", {}, label)),
           )
         : null,
       text ? h("p", { class: "free-text-label" }, chosen.length || options.length ? "Other:" : "Answer:") : null,
-      text ? h("blockquote", { class: "free-text" }, text) : null,
+      text ? untrusted("blockquote", { class: "free-text" }, text) : null,
       empty ? h("p", { class: "skipped" }, answeredStatus ? "Skipped" : "Not answered") : null,
     );
   });
@@ -162,9 +162,9 @@ function unsentView(unsent) {
       h(
         "div",
         { class: "unsent-question", dataset: { unsentQuestionId: item.question.questionId ?? "" } },
-        h("p", { class: "answered-title" }, h("span", { class: "question-text" }, questionTitle(item.question))),
-        item.chosen.length ? h("ul", { class: "chosen" }, item.chosen.map((label) => h("li", {}, label))) : null,
-        item.text ? h("blockquote", { class: "free-text" }, item.text) : null,
+        h("p", { class: "answered-title" }, untrusted("span", { class: "question-text" }, questionTitle(item.question))),
+        item.chosen.length ? h("ul", { class: "chosen" }, item.chosen.map((label) => untrusted("li", {}, label))) : null,
+        item.text ? untrusted("blockquote", { class: "free-text" }, item.text) : null,
       ),
     ),
   );

@@ -8,7 +8,7 @@
 
 import { DeliveryState, DeliveryStateSchema } from "../gen/compass/v1/comms_pb.js";
 import { STATUS, askStatus, enumName, millis, rfc3339 } from "./ask.js";
-import { append, h, timeNode } from "./dom.js";
+import { append, h, timeNode, untrusted } from "./dom.js";
 
 /**
  * @typedef {import("./ask.js").Ask} Ask
@@ -151,8 +151,8 @@ function partNodes(parts) {
   return parts.map((part) => {
     if (typeof part === "string") return part;
     if ("lead" in part) return h("strong", {}, part.lead);
-    if ("name" in part) return h("strong", {}, h("bdi", {}, part.name));
-    if ("text" in part) return h("bdi", { class: "receipt-detail" }, part.text);
+    if ("name" in part) return h("strong", {}, untrusted("bdi", {}, part.name));
+    if ("text" in part) return untrusted("bdi", { class: "receipt-detail" }, part.text);
     return timeNode(part.time);
   });
 }
@@ -180,7 +180,7 @@ export function receiptView(ask, { agent, waitMs }) {
             "details",
             { class: "receipt-payload" },
             h("summary", {}, "What the agent received"),
-            h("pre", {}, receipt.payload),
+            untrusted("pre", {}, receipt.payload),
           )
         : null,
     ]);

@@ -1,6 +1,7 @@
 // @ts-check
 // Building DOM nodes. Text (all agent-supplied text included) only ever becomes Text nodes:
-// nothing in this UI parses a string as HTML.
+// nothing in this UI parses a string as HTML. Text someone else wrote goes in through
+// `untrusted` or `sentence`, alone in a bidi-isolated element.
 
 import { millis, rfc3339 } from "./ask.js";
 
@@ -46,6 +47,33 @@ export function h(tag, props = {}, ...children) {
   }
   append(node, children);
   return node;
+}
+
+/**
+ * An element holding one string someone else wrote (an agent, another person, the address)
+ * and nothing else: of class "untrusted", which app.css bidi-isolates, so that a bidi control
+ * in the text (a U+202E, an unmatched U+2066) cannot reorder anything outside it. Every such
+ * string on the page goes in through here or `sentence` (tests/browser/test_bidi.py walks the
+ * page's text to hold that).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Props} props
+ * @param {string} text
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function untrusted(tag, props, text) {
+  const node = h(tag, props, text);
+  node.classList.add("untrusted");
+  return node;
+}
+
+/**
+ * A sentence's nodes: our words as text, each name alone in an untrusted <bdi>.
+ * @param {import("./ask.js").Sentence} parts
+ * @returns {Array<Node | string>}
+ */
+export function sentence(parts) {
+  return parts.map((part) => (typeof part === "string" ? part : untrusted("bdi", {}, part.name)));
 }
 
 /**

@@ -1,7 +1,7 @@
 // @ts-check
 // The pending form of an Ask: ONE form for all its questions (answered by one RespondToAsk, or
 // declined by DeclineAsk), with its live countdown. Every string from the agent goes in as
-// text. Its rules and words are ask.js's.
+// text, alone in an isolated element (dom.js `untrusted`). Its rules and words are ask.js's.
 
 import {
   answersMatch,
@@ -22,6 +22,7 @@ import {
   REQUIRED_SKIPPED,
   requiredSkipped,
   restoredChoice,
+  sentenceText,
   sendLabel,
   skipNotice,
   violationPart,
@@ -29,7 +30,7 @@ import {
   violationText,
 } from "./ask.js";
 import { AskTimeoutPolicy } from "../gen/compass/v1/comms_pb.js";
-import { h, uid } from "./dom.js";
+import { h, sentence, uid, untrusted } from "./dom.js";
 import { TEXT_INSTEAD_OF_PICKS_WARNING, answerFor, offersOther, otherHint, textHidesPicks } from "./freetext.js";
 
 /**
@@ -281,7 +282,7 @@ export class AskForm {
       const error = /** @type {SendError | null | undefined} */ (caught);
       const closed = closedAskOf(error);
       if (closed) this.closedOutcome = askStatus(closed);
-      this.declineError.textContent = describeDeclineError(error);
+      this.declineError.replaceChildren(...sentence(describeDeclineError(error)));
       this.declineError.hidden = false;
     } finally {
       this.busy = false;
@@ -342,12 +343,12 @@ export class AskForm {
         h(
           "label",
           { for: inputId },
-          h("span", { class: "option-label" }, option.label ?? ""),
+          untrusted("span", { class: "option-label" }, option.label ?? ""),
           isRecommended ? h("span", { class: "badge" }, "Recommended") : null,
         ),
-        descriptionId ? h("p", { class: "option-description", id: descriptionId }, option.description) : null,
+        descriptionId ? untrusted("p", { class: "option-description", id: descriptionId }, option.description) : null,
         option.preview
-          ? h("details", { class: "preview" }, h("summary", {}, "Preview"), h("pre", {}, option.preview))
+          ? h("details", { class: "preview" }, h("summary", {}, "Preview"), untrusted("pre", {}, option.preview))
           : null,
       );
     });
@@ -379,8 +380,8 @@ export class AskForm {
       h(
         "legend",
         {},
-        question.header ? h("span", { class: "chip" }, question.header) : null,
-        h("span", { class: "question-text" }, question.question ?? ""),
+        question.header ? untrusted("span", { class: "chip" }, question.header) : null,
+        untrusted("span", { class: "question-text" }, question.question ?? ""),
         question.answerRequired ? h("span", { class: "required-tag" }, "answer needed") : null,
       ),
       options.length ? h("p", { class: "instruction" }, instruction) : null,
@@ -470,9 +471,9 @@ export class AskForm {
     const { lead, names } = notice;
     // Rewrite the live region only when its words change, so screen readers are not told
     // the same thing at every keystroke.
-    if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + names) return;
+    if (!this.skipNotice.hidden && this.skipNotice.textContent === lead + sentenceText(names)) return;
     this.skipNotice.hidden = false;
-    this.skipNotice.replaceChildren(h("strong", {}, lead), names);
+    this.skipNotice.replaceChildren(h("strong", {}, lead), ...sentence(names));
   }
 
   /** Whether the person entered anything. */
@@ -628,9 +629,9 @@ export class AskForm {
     if (closed) this.closedOutcome = askStatus(closed);
     const message = typeof error?.message === "string" ? error.message : "";
     const lead = closed
-      ? `${closedPhrase(closed)}, so your answers were not sent.`
-      : describeSendError(code, message, byQuestion.size > 0);
-    this.formError.replaceChildren(lead, ...general.flatMap((m) => [h("br"), m]));
+      ? sentence([...closedPhrase(closed), ", so your answers were not sent."])
+      : [describeSendError(code, message, byQuestion.size > 0)];
+    this.formError.replaceChildren(...lead, ...general.flatMap((m) => [h("br"), m]));
     this.formError.hidden = false;
   }
 }

@@ -7,6 +7,7 @@ import { millis } from "./ask.js";
 
 /**
  * @typedef {import("./ask.js").Ask} Ask
+ * @typedef {import("./ask.js").Sentence} Sentence
  * @typedef {import("../gen/compass/v1/comms_pb.js").MessageBlock} Block
  * @typedef {import("../gen/compass/v1/comms_pb.js").Message} Message
  * @typedef {import("../gen/compass/v1/comms_pb.js").Channel} Channel
@@ -120,18 +121,23 @@ export function signInCode(hash) {
 /**
  * What the page asks when a sign-in link is for another account than the one this browser
  * is signed in as (issue 24 G8: opening someone else's link, e.g. one an attacker sent,
- * silently replaced the session). Names are shown as given; the page inserts them as text.
+ * silently replaced the session). Names are shown as given, each isolated (a Sentence).
  * @param {string} current who this browser is signed in as
  * @param {string} incoming who the link signs in
- * @returns {{title: string, text: string, switchLabel: string, stayLabel: string}}
+ * @returns {{title: string, text: Sentence, switchLabel: Sentence, stayLabel: Sentence}}
  */
 export function switchQuestion(current, incoming) {
   return {
     title: "Switch accounts?",
-    text: `You are signed in as ${current}. This sign-in link is for ${incoming}. ` +
-      "Only switch if you asked for this link yourself.",
-    switchLabel: `Switch to ${incoming}`,
-    stayLabel: `Stay signed in as ${current}`,
+    text: [
+      "You are signed in as ",
+      { name: current },
+      ". This sign-in link is for ",
+      { name: incoming },
+      ". Only switch if you asked for this link yourself.",
+    ],
+    switchLabel: ["Switch to ", { name: incoming }],
+    stayLabel: ["Stay signed in as ", { name: current }],
   };
 }
 
