@@ -101,7 +101,7 @@ async def _agent_run(
     world: _server.SeededWorld,
     tmp_path: Path,
     *,
-    variant: str = "",
+    command: bool = False,
 ) -> AsyncGenerator[tuple[asyncio.subprocess.Process, ChatModel, RefusingProxy]]:
     """The agent running PROMPT, its model scripted to call `ask` with _mcp.TWO then say
     "All set."; killed afterwards if still running."""
@@ -115,7 +115,7 @@ async def _agent_run(
             model_url=model.base_url,
             proxy_env=proxy.env(),
             prompt=PROMPT,
-            variant=variant,
+            command=command,
         )
         process = await asyncio.create_subprocess_exec(
             *run.argv,
@@ -193,10 +193,9 @@ async def test_the_model_reads_the_decline(
     person: Person,
     tmp_path: Path,
 ) -> None:
-    # Copilot CLI reads its configuration from ~/.copilot/mcp-config.json here (the other
-    # test gives it --additional-mcp-config): the two places the doc names.
-    variant = "home" if name == "copilot" else ""
-    async with _agent_run(name, server, world, tmp_path, variant=variant) as (process, model, _):
+    # Configured the other way each doc gives (`qwen mcp add`, OpenCode's global config
+    # file, `copilot mcp add`, `cline mcp add`), so both are verified.
+    async with _agent_run(name, server, world, tmp_path, command=True) as (process, model, _):
         ask_id = await person.one_pending_id()
         await person.decline(ask_id, "not now")
         await _finish(process)

@@ -6,20 +6,21 @@ request sent to the refusing proxy (proxy.py), HOME in a temp dir, the environme
 scratch (no key or setting of the caller leaks in). Shared by tests/mcp/test_next_agents.py
 and bench/next_agents_mcp.py.
 
-The Compass part of each configuration is what docs/agents/NAME.md gives, word for word:
+The Compass part of each configuration is what docs/agents/NAME.md gives, word for word, in
+both of the forms it gives (`launch(..., command=True)`: the agent's own command):
 
-- Qwen Code: `~/.qwen/settings.json` `mcpServers.compass` (`httpUrl`, `headers`, `timeout`)
-  and `permissions.allow: ["mcp__compass__ask"]` (without it `qwen -p` declines the call:
-  "non-interactive mode cannot prompt for confirmation").
-- OpenCode: `mcp.compass` (`type: "remote"`, `url`, `headers`) in its configuration, here
-  `OPENCODE_CONFIG_CONTENT`; `opencode run` allows MCP tools by default.
-- Copilot CLI: `mcpServers.compass` (`type: "http"`, `url`, `headers`, `tools`) in
-  `~/.copilot/mcp-config.json` or `--additional-mcp-config @FILE`, and `--allow-tool
-  'compass(ask)'` (without it: "Permission denied because no interactive user response was
-  available").
+- Qwen Code: `~/.qwen/settings.json` `mcpServers.compass` (`httpUrl`, `headers`, `timeout`),
+  or `qwen mcp add`, and `permissions.allow: ["mcp__compass__ask"]` (without it `qwen -p`
+  declines the call: "non-interactive mode cannot prompt for confirmation").
+- OpenCode: `mcp.compass` (`type: "remote"`, `url`, `headers`) in `OPENCODE_CONFIG_CONTENT`
+  or `~/.config/opencode/opencode.json`; `opencode run` allows MCP tools by default.
+- Copilot CLI: `mcpServers.compass` (`type: "http"`, `url`, `headers`, `tools`) given with
+  `--additional-mcp-config @FILE`, or `copilot mcp add` (~/.copilot/mcp-config.json), and
+  `--allow-tool 'compass(ask)'` (without it: "Permission denied because no interactive user
+  response was available").
 - Cline: `~/.cline/data/settings/cline_mcp_settings.json` `mcpServers.compass`
-  (`transport: {type: "streamableHttp", url, headers}`, `timeout` in seconds); a task runs
-  auto-approved by default.
+  (`transport: {type: "streamableHttp", url, headers}`, `timeout` in seconds), or `cline mcp
+  add` (no timeout: the defaults); a task runs auto-approved by default.
 
 The rest is this test bed's, not Compass's: the model provider (Qwen: `OPENAI_BASE_URL` and
 `security.auth.selectedType: "openai"`; OpenCode: a custom `@ai-sdk/openai-compatible`
@@ -29,6 +30,7 @@ provider; Copilot: `COPILOT_OFFLINE=true` and `COPILOT_PROVIDER_BASE_URL`; Cline
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -105,42 +107,63 @@ def launch(
     model_url: str,
     proxy_env: Mapping[str, str],
     prompt: str,
-    variant: str = "",
+    command: bool = False,
 ) -> Launch:
     """How to run agent `name` headless for `prompt` with Compass at `mcp_url` (the agent's
-    `token`), its model at `model_url`; HOME and the workspace under `tmp`. `variant`: for
-    Copilot CLI, "home" puts the MCP configuration in ~/.copilot/mcp-config.json instead of
-    `--additional-mcp-config @FILE`."""
+    `token`), its model at `model_url`; HOME and the workspace under `tmp`. With `command`,
+    Compass is added by the agent's own command as the doc gives it (`qwen mcp add`, `copilot
+    mcp add`, `cline mcp add`; for OpenCode its global config file) instead of the JSON the
+    doc gives first."""
     home, workspace = tmp / "home", tmp / "workspace"
     home.mkdir(parents=True, exist_ok=True)
     workspace.mkdir(parents=True, exist_ok=True)
     bin_dir = ensure_npm(name)
     env = _base_env(bin_dir, home, proxy_env)
+    agent = _Setup(bin_dir, tmp, home, workspace, env, mcp_url, token, command)
     if name == "qwen":
-        return _qwen(bin_dir, home, workspace, env, mcp_url, token, model_url, prompt)
+        return _qwen(agent, model_url, prompt)
     if name == "opencode":
-        return _opencode(bin_dir, workspace, env, mcp_url, token, model_url, prompt)
+        return _opencode(agent, model_url, prompt)
     if name == "copilot":
-        return _copilot(bin_dir, tmp, workspace, env, mcp_url, token, model_url, prompt, variant)
-    return _cline(bin_dir, home, workspace, env, mcp_url, token, model_url, prompt)
+        return _copilot(agent, model_url, prompt)
+    return _cline(agent, model_url, prompt)
 
 
-def _qwen(
-    bin_dir: Path,
-    home: Path,
-    workspace: Path,
-    env: dict[str, str],
-    mcp_url: str,
-    token: str,
-    model_url: str,
-    prompt: str,
-) -> Launch:
-    settings = {
+@dataclass(frozen=True)
+class _Setup:
+    bin_dir: Path
+    tmp: Path
+    home: Path
+    workspace: Path
+    env: dict[str, str]
+    mcp_url: str
+    token: str
+    command: bool
+
+    def run(self, *argv: str) -> None:
+        """Run the agent's own configuration command (in the fresh HOME); it must succeed."""
+        done = subprocess.run(
+            [str(self.bin_dir / argv[0]), *argv[1:]],
+            env=self.env,
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{argv[:3]} failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+            )
+
+
+def _qwen(agent: _Setup, model_url: str, prompt: str) -> Launch:
+    settings: dict[str, Any] = {
         # docs/agents/qwen-code.md
         "mcpServers": {
             "compass": {
-                "httpUrl": mcp_url,
-                "headers": _compass_headers(token),
+                "httpUrl": agent.mcp_url,
+                "headers": _compass_headers(agent.token),
                 "timeout": 600000,
             }
         },
@@ -150,26 +173,39 @@ def _qwen(
         "security": {"auth": {"selectedType": "openai"}},
         "privacy": {"usageStatisticsEnabled": False},
     }
-    (home / ".qwen").mkdir(exist_ok=True)
-    (home / ".qwen" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    env |= {"OPENAI_BASE_URL": model_url, "OPENAI_API_KEY": "compass-test", "OPENAI_MODEL": MODEL}
-    return Launch([str(bin_dir / "qwen"), "-p", prompt], env, workspace)
+    if agent.command:
+        del settings["mcpServers"]
+    (agent.home / ".qwen").mkdir(exist_ok=True)
+    (agent.home / ".qwen" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    if agent.command:
+        agent.run(
+            *("qwen", "mcp", "add", "--scope", "user", "--transport", "http"),
+            *("compass", agent.mcp_url, "--timeout", "600000"),
+            *("-H", f"Authorization: Bearer {agent.token}"),
+            *("-H", f"X-Compass-Wait-Seconds: {WAIT_SECONDS}"),
+        )
+    env = agent.env | {
+        "OPENAI_BASE_URL": model_url,
+        "OPENAI_API_KEY": "compass-test",
+        "OPENAI_MODEL": MODEL,
+    }
+    return Launch([str(agent.bin_dir / "qwen"), "-p", prompt], env, agent.workspace)
 
 
-def _opencode(
-    bin_dir: Path,
-    workspace: Path,
-    env: dict[str, str],
-    mcp_url: str,
-    token: str,
-    model_url: str,
-    prompt: str,
-) -> Launch:
-    config = {
+def _opencode(agent: _Setup, model_url: str, prompt: str) -> Launch:
+    # docs/agents/opencode.md
+    compass = {
         "$schema": "https://opencode.ai/config.json",
-        # docs/agents/opencode.md
-        "mcp": {"compass": {"type": "remote", "url": mcp_url, "headers": _compass_headers(token)}},
-        # The test bed: the loopback model as a custom provider.
+        "mcp": {
+            "compass": {
+                "type": "remote",
+                "url": agent.mcp_url,
+                "headers": _compass_headers(agent.token),
+            }
+        },
+    }
+    # The test bed: the loopback model as a custom provider, no update, no sharing.
+    config: dict[str, Any] = {
         "provider": {
             "scripted": {
                 "npm": "@ai-sdk/openai-compatible",
@@ -182,45 +218,25 @@ def _opencode(
         "autoupdate": False,
         "share": "disabled",
     }
-    env |= {
+    if agent.command:
+        # The global config file; OpenCode merges it with OPENCODE_CONFIG_CONTENT.
+        (agent.home / ".config" / "opencode").mkdir(parents=True, exist_ok=True)
+        path = agent.home / ".config" / "opencode" / "opencode.json"
+        path.write_text(json.dumps(compass), encoding="utf-8")
+    else:
+        config |= compass
+    env = agent.env | {
         "OPENCODE_CONFIG_CONTENT": json.dumps(config),
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
     }
-    return Launch([str(bin_dir / "opencode"), "run", prompt], env, workspace)
+    return Launch([str(agent.bin_dir / "opencode"), "run", prompt], env, agent.workspace)
 
 
-def _copilot(
-    bin_dir: Path,
-    tmp: Path,
-    workspace: Path,
-    env: dict[str, str],
-    mcp_url: str,
-    token: str,
-    model_url: str,
-    prompt: str,
-    variant: str,
-) -> Launch:
-    # docs/agents/copilot-cli.md
-    config = {
-        "mcpServers": {
-            "compass": {
-                "type": "http",
-                "url": mcp_url,
-                "headers": _compass_headers(token),
-                "tools": ["*"],
-            }
-        }
-    }
-    argv = [str(bin_dir / "copilot"), "-p", prompt, "--allow-tool", "compass(ask)"]
-    if variant == "home":
-        (tmp / "home" / ".copilot").mkdir(exist_ok=True)
-        (tmp / "home" / ".copilot" / "mcp-config.json").write_text(json.dumps(config))
-    else:
-        (tmp / "mcp-config.json").write_text(json.dumps(config), encoding="utf-8")
-        argv += ["--additional-mcp-config", f"@{tmp / 'mcp-config.json'}"]
-    env |= {
+def _copilot(agent: _Setup, model_url: str, prompt: str) -> Launch:
+    argv = [str(agent.bin_dir / "copilot"), "-p", prompt, "--allow-tool", "compass(ask)"]
+    env = agent.env | {
         # The test bed: no GitHub at all, the loopback model.
         "COPILOT_OFFLINE": "true",
         "COPILOT_PROVIDER_BASE_URL": model_url,
@@ -229,48 +245,69 @@ def _copilot(
         "COPILOT_AUTO_UPDATE": "false",
         # The package it unpacks on first run (about 240 MB), once per install instead of per
         # HOME (scripts/ensure-npm copilot's check unpacked it there).
-        "COPILOT_PKG_CACHE_HOME": str(bin_dir.parent.parent / ".pkg-cache"),
+        "COPILOT_PKG_CACHE_HOME": str(agent.bin_dir.parent.parent / ".pkg-cache"),
     }
-    return Launch(argv, env, workspace)
-
-
-def _cline(
-    bin_dir: Path,
-    home: Path,
-    workspace: Path,
-    env: dict[str, str],
-    mcp_url: str,
-    token: str,
-    model_url: str,
-    prompt: str,
-) -> Launch:
-    settings = home / ".cline" / "data" / "settings"
-    settings.mkdir(parents=True, exist_ok=True)
-    # docs/agents/cline.md
-    servers = {
+    # docs/agents/copilot-cli.md
+    if agent.command:
+        # Writes ~/.copilot/mcp-config.json.
+        agent.run(
+            *("copilot", "mcp", "add", "--transport", "http", "compass", agent.mcp_url),
+            *("--header", f"Authorization: Bearer {agent.token}"),
+            *("--header", f"X-Compass-Wait-Seconds: {WAIT_SECONDS}"),
+        )
+        return Launch(argv, env, agent.workspace)
+    config = {
         "mcpServers": {
             "compass": {
-                "transport": {
-                    "type": "streamableHttp",
-                    "url": mcp_url,
-                    "headers": _compass_headers(token),
-                },
-                "timeout": 600,
+                "type": "http",
+                "url": agent.mcp_url,
+                "headers": _compass_headers(agent.token),
+                "tools": ["*"],
             }
         }
     }
-    (settings / "cline_mcp_settings.json").write_text(json.dumps(servers), encoding="utf-8")
+    path = agent.tmp / "mcp-config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return Launch([*argv, "--additional-mcp-config", f"@{path}"], env, agent.workspace)
+
+
+def _cline(agent: _Setup, model_url: str, prompt: str) -> Launch:
+    settings = agent.home / ".cline" / "data" / "settings"
+    settings.mkdir(parents=True, exist_ok=True)
     # The test bed: no telemetry (PostHog feature flags at data.cline.bot are still fetched,
     # and refused), no update check, the loopback model set as `cline auth` sets it.
     global_settings = {"telemetryOptOut": True, "autoUpdateEnabled": False}
     (settings / "global-settings.json").write_text(json.dumps(global_settings))
-    env |= {"CLINE_NO_AUTO_UPDATE": "1"}
-    auth = [
-        *(str(bin_dir / "cline"), "auth", "-p", "openai-compatible"),
+    env = agent.env | {"CLINE_NO_AUTO_UPDATE": "1"}
+    setup = dataclasses.replace(agent, env=env)
+    setup.run(
+        *("cline", "auth", "-p", "openai-compatible"),
         *("-k", "compass-test", "-m", MODEL, "-b", model_url),
-    ]
-    subprocess.run(auth, env=env, cwd=workspace, check=True, capture_output=True, timeout=120)
-    return Launch([str(bin_dir / "cline"), prompt], env, workspace)
+    )
+    # docs/agents/cline.md
+    if agent.command:
+        # Cline's own command: no timeout setting, so its 60 s per call and Compass's
+        # default 50 s hold (no X-Compass-Wait-Seconds).
+        setup.run(
+            *("cline", "mcp", "add", "compass", agent.mcp_url, "--transport", "streamable-http"),
+            *("--header", f"Authorization: Bearer {agent.token}", "--yes"),
+        )
+    else:
+        servers = {
+            "mcpServers": {
+                "compass": {
+                    "transport": {
+                        "type": "streamableHttp",
+                        "url": agent.mcp_url,
+                        "headers": _compass_headers(agent.token),
+                    },
+                    "timeout": 600,
+                }
+            }
+        }
+        path = settings / "cline_mcp_settings.json"
+        path.write_text(json.dumps(servers), encoding="utf-8")
+    return Launch([str(agent.bin_dir / "cline"), prompt], env, agent.workspace)
 
 
 def model_reads(name: Name, structured: Mapping[str, Any], text: str) -> str:
