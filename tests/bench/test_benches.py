@@ -71,6 +71,16 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
         ],
     ),
+    "next_agents_mcp": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            *(
+                rf"(?s){name}: .*ratio {name} over MCP / floor: p50/p50 {NUMBER}x, "
+                rf"p99/p99 {NUMBER}x\n  answer -> receipt stored: p50 {NUMBER} ms"
+                for name in ("qwen", "opencode", "copilot", "cline")
+            ),
+        ],
+    ),
     "webhooks": (
         ["--rounds", "1", "--body-mib", "8"],
         [

@@ -1,7 +1,9 @@
-"""Scripted model servers on 127.0.0.1 for the agents that do not speak OpenAI chat
-completions: the Anthropic Messages API (Claude Code, `ANTHROPIC_BASE_URL`), the OpenAI
-Responses API (Codex, a `wire_api = "responses"` provider), both streaming SSE, and the Gemini
-API's generateContent / streamGenerateContent (Gemini CLI, `GOOGLE_GEMINI_BASE_URL`).
+"""Scripted model servers on 127.0.0.1 for the agents: the Anthropic Messages API (Claude
+Code, `ANTHROPIC_BASE_URL`), the OpenAI Responses API (Codex, a `wire_api = "responses"`
+provider), both streaming SSE, the Gemini API's generateContent / streamGenerateContent (Gemini
+CLI, `GOOGLE_GEMINI_BASE_URL`), and OpenAI chat completions streamed or not (Qwen Code,
+OpenCode, Copilot CLI, Cline: `ChatModel`, which unlike model_server.ScriptedModelServer tells
+an agent's side calls, e.g. OpenCode's title request, from its main loop).
 
 Each answers the agent's main-loop request N with scripted turn N (`Turn` and `ToolCall` of
 model_server.py: text, tool calls, or both) and records every request, so a test reads back
@@ -32,7 +34,14 @@ from tests.realagent.model_server import EXHAUSTED_TEXT, ToolCall, Turn
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["AnthropicModel", "GeminiModel", "ModelRequest", "ResponsesModel", "ScriptedWire"]
+__all__ = [
+    "AnthropicModel",
+    "ChatModel",
+    "GeminiModel",
+    "ModelRequest",
+    "ResponsesModel",
+    "ScriptedWire",
+]
 
 SIDE_TEXT = "ok"
 """The answer to a request that is not the main loop's."""
@@ -56,6 +65,8 @@ class ModelRequest:
         """The text of the tool result answering `call_id` in this request."""
         for message in self.body.get("messages") or ():
             content = message.get("content")
+            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+                return _text_of(content)
             if message.get("role") != "user" or not isinstance(content, list):
                 continue
             for part in content:
@@ -154,14 +165,19 @@ class ScriptedWire(LoopbackHTTPServer):
         """Whether POSTs to `route` (the path without its query) are model requests."""
         return route in self.paths
 
-    def streams(self, route: str) -> bool:
-        """Whether `route` answers with SSE (`events`), else with one JSON body (`reply`)."""
-        del route
+    def streams(self, route: str, body: Mapping[str, Any]) -> bool:
+        """Whether a POST to `route` with `body` is answered with SSE (`events`), else with one
+        JSON body (`reply`)."""
+        del route, body
         return True
 
     def reply(self, turn: Turn) -> dict[str, Any]:
         """The JSON body answering `turn` on a route that does not stream."""
         raise NotImplementedError
+
+    def listing(self) -> dict[str, Any] | None:
+        """The body of `GET .../models`, or None (404)."""
+        return None
 
     def _take(self, record: dict[str, Any], main: bool) -> Turn | None:
         with self._lock:
@@ -173,8 +189,9 @@ class ScriptedWire(LoopbackHTTPServer):
             self._lock.notify_all()
             return turn
 
-    def events(self, turn: Turn) -> list[tuple[str, dict[str, Any]]]:
-        """The SSE events (name, data) streaming `turn`."""
+    def events(self, turn: Turn) -> Sequence[tuple[str, dict[str, Any] | str]]:
+        """The SSE events (name, data) streaming `turn`; a str data is sent as it is (chat
+        completions' closing `[DONE]`)."""
         raise NotImplementedError
 
 
@@ -204,6 +221,10 @@ def _handler_for(server: ScriptedWire) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             server._take(self._record({}), False)  # pyright: ignore[reportPrivateUsage]
+            listing = server.listing()
+            if listing is not None and self.path.split("?", 1)[0].endswith("/models"):
+                self._json(200, listing)
+                return
             self._json(404, {"error": {"type": "not_found_error", "message": "no route"}})
 
         do_HEAD = do_GET  # noqa: N815 - BaseHTTPRequestHandler's name
@@ -229,7 +250,7 @@ def _handler_for(server: ScriptedWire) -> type[BaseHTTPRequestHandler]:
             turn = server._take(self._record(body), main)  # pyright: ignore[reportPrivateUsage]
             if turn is None:
                 turn = Turn.say(EXHAUSTED_TEXT if main else SIDE_TEXT)
-            if not server.streams(route):
+            if not server.streams(route, body):
                 self._json(200, server.reply(turn))
                 return
             self.send_response(200)
@@ -242,7 +263,8 @@ def _handler_for(server: ScriptedWire) -> type[BaseHTTPRequestHandler]:
                 for name, data in server.events(turn):
                     # An event without a name is a bare `data:` line (Gemini's SSE).
                     named = f"event: {name}\n" if name else ""
-                    self.wfile.write(f"{named}data: {json.dumps(data)}\n\n".encode())
+                    sent = data if isinstance(data, str) else json.dumps(data)
+                    self.wfile.write(f"{named}data: {sent}\n\n".encode())
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the agent went away mid-answer; the request is recorded
@@ -442,7 +464,8 @@ class GeminiModel(ScriptedWire):
             (":streamGenerateContent", ":generateContent")
         )
 
-    def streams(self, route: str) -> bool:
+    def streams(self, route: str, body: Mapping[str, Any]) -> bool:
+        del body
         return route.endswith(":streamGenerateContent")
 
     def is_main(self, body: Mapping[str, Any]) -> bool:
@@ -476,3 +499,78 @@ class GeminiModel(ScriptedWire):
 
     def events(self, turn: Turn) -> list[tuple[str, dict[str, Any]]]:
         return [("", self.reply(turn))]
+
+
+class ChatModel(ScriptedWire):
+    """`POST /v1/chat/completions`, OpenAI chat completions: streamed as `chat.completion.chunk`
+    SSE ending in `[DONE]` when the request says `stream`, else one `chat.completion` body.
+    A main-loop request offers tools; a side call (OpenCode's title, a compression) is
+    answered with a short text and takes no turn. `GET /v1/models` lists the model."""
+
+    paths = ("/v1/chat/completions", "/chat/completions")
+
+    def __init__(self, turns: Sequence[Turn], *, model: str = "scripted-model") -> None:
+        super().__init__(turns, model=model)
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL (the clients append `/chat/completions`)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def streams(self, route: str, body: Mapping[str, Any]) -> bool:
+        del route
+        return bool(body.get("stream"))
+
+    def listing(self) -> dict[str, Any] | None:
+        return {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+
+    def _calls(self, turn: Turn) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": call.call_id or f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in turn.tool_calls
+        ]
+
+    def reply(self, turn: Turn) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+        if turn.tool_calls:
+            message["tool_calls"] = self._calls(turn)
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if turn.tool_calls else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
+    def events(self, turn: Turn) -> list[tuple[str, dict[str, Any] | str]]:
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model,
+        }
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": turn.text or ""}]
+        deltas.extend(
+            {"tool_calls": [{"index": index, **call}]}
+            for index, call in enumerate(self._calls(turn))
+        )
+        finish = "tool_calls" if turn.tool_calls else "stop"
+        chunks: list[dict[str, Any]] = [
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            for delta in deltas
+        ]
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        chunks.append({**base, "choices": [], "usage": usage})
+        return [*(("", chunk) for chunk in chunks), ("", "[DONE]")]
