@@ -207,18 +207,6 @@ async def test_the_model_reads_the_decline(
     assert json.loads(stored["delivery_payload"])["content"][0]["text"] == DECLINED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "product bug: WatchAsk sends a keepalive (WatchAskResponse without `ask`) when a 30 s "
-        "re-check finds the ask unchanged (service/handlers.RECHECK_SECONDS), and "
-        "compass_server/mcp/backend.McpBackend.states yields `response.ask` for it: an empty "
-        "Ask, whose status is not PENDING, so compass_mcp's wait returns at once with status "
-        "`pending` and ask_id '' (the model cannot even call ask_wait), and the ask is left "
-        "pending, its answer never delivered. Every hold over 30 s (the default is 50 s) ends "
-        "so. Fix: skip keepalives in McpBackend.states (as compass_bridge.client does)."
-    ),
-)
 async def test_a_call_held_past_the_watch_keepalive_still_returns_the_answer(
     server: _server.RunningServer, world: _server.SeededWorld, person: Person
 ) -> None:
