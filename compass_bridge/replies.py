@@ -1,4 +1,4 @@
-"""An answered `compass.v1.Ask` -> the runtime's label-keyed answers (pure, SPEC §2.3).
+"""An answered `compass.v1.Ask` -> the runtime's label-keyed answers (pure, docs/spec.md §2.3).
 
 The runtime's native ask result is keyed by option *label*, while Compass stores the chosen
 option *ids*. The mapper minted those ids as the zero-based option index ("0", "1", ...), so

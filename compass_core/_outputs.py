@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from gen.compass.v1 import comms_pb2
 
 
-# `value` / `event_type, reason` stay positional-or-keyword because SPEC §2.2 spells the
+# `value` / `event_type, reason` stay positional-or-keyword because docs/spec.md §2.2 spells the
 # constructors that way; everything after KW_ONLY is keyword-only, as house style wants.
 @dataclass(frozen=True, slots=True)
 class ConversationUpdated:
@@ -27,7 +27,7 @@ class ConversationUpdated:
     """The message: `client_message_id` set, `message_id` empty, `blocks` the FULL block set."""
     _: KW_ONLY
     kind: Literal["conversationUpdated"] = "conversationUpdated"
-    """Discriminator, as in SPEC §2.2."""
+    """Discriminator, as in docs/spec.md §2.2."""
     tool_call_id: str | None = None
     """Set only on a frame produced by an `ask` tool_execution_start: the runtime's toolCallId
     of that call (None if the event carried no string toolCallId)."""
@@ -50,7 +50,7 @@ class UnmappedEvent:
     and type names, plus the runtime's own error text for a failed end (truncated)."""
     _: KW_ONLY
     kind: Literal["unmapped"] = "unmapped"
-    """Discriminator, as in SPEC §2.2."""
+    """Discriminator, as in docs/spec.md §2.2."""
 
 
 MapOutput: TypeAlias = ConversationUpdated | UnmappedEvent

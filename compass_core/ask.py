@@ -1,4 +1,4 @@
-"""The typed ask derivation: native `ask` tool arguments -> one compass.v1.Ask (SPEC §2.2).
+"""The typed ask derivation: native `ask` tool arguments -> one compass.v1.Ask (docs/spec.md §2.2).
 
 The native schema (the runtime's `ask` tool):
 
@@ -46,7 +46,7 @@ from compass_core.limits import (
 from gen.compass.v1 import comms_pb2
 
 RESERVED_OPTION_LABELS: Final = frozenset({"Other (type your own)", "Chat about this", "Next →"})
-"""Labels the runtime adds to every ask itself; an option may not use one (SPEC §2.1)."""
+"""Labels the runtime adds to every ask itself; an option may not use one (docs/spec.md §2.1)."""
 
 _INT32_MIN: Final = -(2**31)
 _INT32_MAX: Final = 2**31 - 1

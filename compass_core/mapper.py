@@ -1,4 +1,4 @@
-"""EventMapper: the agent runtime's JSON events -> compass.v1 conversation frames (SPEC §2.2).
+"""EventMapper: the agent runtime's JSON events -> compass.v1 conversation frames (docs/spec.md §2.2).
 
 Block-set rules, as implemented:
 
@@ -128,7 +128,7 @@ class EventMapper:
             return handle(event)
         except MappingError as exc:
             return [self._unmapped(event_type, exc.reason)]
-        except Exception as exc:  # noqa: BLE001 -- SPEC §2.2: nothing may make map raise; counted, logged, never silent
+        except Exception as exc:  # noqa: BLE001 -- docs/spec.md §2.2: nothing may make map raise; counted, logged, never silent
             _log.exception("compass_core: mapping an event failed")
             return [self._unmapped(event_type, f"internal error ({type(exc).__name__})")]
 

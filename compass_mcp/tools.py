@@ -54,7 +54,7 @@ PROGRESS_SECONDS: Final = 15.0
 DEFAULT_WAIT_SECONDS: Final = 50.0
 """The default hold. Below 60 s, the tool timeout of TypeScript-SDK clients that progress
 does not reset (and Claude Code's first-byte timer, which the progress at once also
-answers); longer holds are set per client (README "Connecting an agent over MCP")."""
+answers); longer holds are set per client (docs/agents/mcp.md)."""
 MAX_WAIT_SECONDS: Final = 3600.0
 """The longest hold a call may ask for."""
 MAX_DEADLINE_SECONDS: Final = 30 * 86400.0

@@ -6,7 +6,7 @@ Return big freed buffers to the OS (glibc), so RSS follows what streams actually
 glibc serves an allocation of 128 KiB or more with mmap and unmaps it when freed, but after
 the first such free it raises that threshold (up to 32 MiB): later big buffers then come from
 the heap, and a freed heap block stays in the process. A server that encodes 1 MB messages
-for many slow clients (issue 12 F1) then keeps every transient copy it ever made. Fixing the
+for many slow clients then keeps every transient copy it ever made. Fixing the
 threshold (mallopt M_MMAP_THRESHOLD, which also turns the adjustment off) keeps big buffers
 on mmap. Measured with bench.memory (8 slow readers of ~1 MB messages): 3.4 -> 2.1 MiB per
 reader.

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from compass_server.config import Settings
 
-#: Which account kind may call which service (SPEC §1.3 "Auth").
+#: Which account kind may call which service (docs/spec.md §1.3 "Auth").
 SERVICE_KINDS: Final = {
     "compass.v1.AgentService": AccountKind.AGENT,
     "compass.v1.CommsService": AccountKind.HUMAN,
@@ -103,7 +103,7 @@ def create_app(
             listen_dsn=settings.listen_database_url,
             statement_cache_size=settings.statement_cache_size,
         )
-    # -- the parts: metrics (README "Operating"), the live machinery, the background jobs --
+    # -- the parts: metrics (docs/operating/metrics.md), the live machinery, the background jobs --
     metrics = Metrics(clock, pool_in_use=store.pool_in_use, count_pending=store.count_pending)
     auth: AuthContext[AccountRow] = AuthContext()
     hub = ChangeHub()

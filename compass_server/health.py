@@ -1,4 +1,4 @@
-"""/healthz and /readyz (README "Operating"; the probes of deploy/).
+"""/healthz and /readyz (docs/operating/metrics.md; the probes of deploy/).
 
 /healthz says the process answers. /readyz asks each of its health sources in turn and
 answers 200 when none is "down", else 503, with every source's state under its own key:

@@ -1,4 +1,4 @@
-"""Posting quota per account (issue 12: an agent could post without limit).
+"""Posting quota per account (without it an agent could post without limit).
 
 A token bucket per account, in this process: `burst` posts at once, refilled at `per_minute`
 / 60 per second. AppendMessage and UpdateMessage each take one; an empty bucket is

@@ -1,4 +1,4 @@
-"""Where the tests get PostgreSQL from (SPEC §6): the tiers, in order.
+"""Where the tests get PostgreSQL from (docs/spec.md §6): the tiers, in order.
 
 1. `COMPASS_TEST_DATABASE_URL` when set (CI: the machine's server on 127.0.0.1:5432).
 2. testcontainers' PostgreSQL when a Docker daemon answers within about a second AND can
@@ -117,7 +117,7 @@ def _docker_host(env: Mapping[str, str]) -> str:
 def docker_available(timeout: int = PROBE_SECONDS) -> bool:
     """True when a Docker daemon answers (GET /version) within about `timeout` seconds.
 
-    testcontainers fails at once without a daemon but waits 60 s on a stuck socket (SPEC §6.1),
+    testcontainers fails at once without a daemon but waits 60 s on a stuck socket (docs/spec.md §6.1),
     so we ask first, with a bound. The ping runs in a daemon thread joined with a deadline, so
     even a hang the client's timeout does not cover (DNS of a tcp:// host) costs no more.
     """

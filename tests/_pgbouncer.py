@@ -1,5 +1,5 @@
 """A real PgBouncer (Debian's `pgbouncer`, installed by scripts/ensure-pgbouncer) in transaction
-mode in front of the tests' PostgreSQL, as README "Deploying" puts it in front of Compass.
+mode in front of the tests' PostgreSQL, as docs/operating/deploying.md puts it in front of Compass.
 
 `running(admin_dsn)` starts one on a free loopback port, forwarding every database name to the
 server of `admin_dsn` with that DSN's user and password (`auth_type = any`: PgBouncer itself asks

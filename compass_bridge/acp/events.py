@@ -1,7 +1,7 @@
 """ACP `session/update` notifications -> the runtime events EventMapper maps (pure).
 
 The typed Ask is derived in one place, `compass_core.EventMapper`, from the runtime's
-native event vocabulary (SPEC §2.1). An ACP agent reports the same things differently, so
+native event vocabulary (docs/spec.md §2.1). An ACP agent reports the same things differently, so
 this translator rewrites them into that vocabulary:
 
 - `agent_message_chunk` (text, with the agent's `messageId`): a chunk with a new message id

@@ -1,6 +1,6 @@
-"""`compass claude-hook`: Claude Code's own questions answered in Compass (issue 28).
+"""`compass claude-hook`: Claude Code's own questions answered in Compass.
 
-Claude Code runs this command for two hooks (README "Answering Claude Code from anywhere";
+Claude Code runs this command for two hooks (docs/agents/claude-code.md;
 `compass claude-hook install` writes them): PreToolUse with the matcher `AskUserQuestion`,
 and Elicitation (an MCP server's form). Per run, one hook event on stdin:
 

@@ -1,4 +1,4 @@
-"""`compass claude-hook install`: the hook entries in Claude Code's settings (issue 28).
+"""`compass claude-hook install`: the hook entries in Claude Code's settings.
 
 Claude Code reads hooks from its settings files (`~/.claude/settings.json`, or
 `$CLAUDE_CONFIG_DIR/settings.json`, for the user; `.claude/settings.json` and

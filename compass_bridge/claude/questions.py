@@ -1,4 +1,4 @@
-"""Claude Code's own questions as typed Asks, and the hook's replies (pure; issue 28).
+"""Claude Code's own questions as typed Asks, and the hook's replies (pure).
 
 `compass claude-hook` (hook.py) is the command of two of Claude Code's hooks. Read
 from the binary as published (Claude Code 2.1.318, in `@anthropic-ai/claude-agent-sdk-linux-x64`,

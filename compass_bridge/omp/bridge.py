@@ -4,7 +4,7 @@
 never awaits: it maps the event (EventMapper), queues frames on the Poster, and starts or
 stops the tasks that wait for answers. The caller (process.py) owns the I/O.
 
-Correlation (SPEC §2.3). An ask tool call arrives as `tool_execution_start`, which the mapper
+Correlation (docs/spec.md §2.3). An ask tool call arrives as `tool_execution_start`, which the mapper
 turns into an Ask block (its ConversationUpdated carries `tool_call_id` and `block_index`);
 the bridge records an `AskSlot` for it: the mapper message, the ask's ordinal in it (the i-th
 ask block), and its questions. The runtime then asks the host in one of two ways

@@ -2,8 +2,8 @@
 
 `compass demo` and `compass admin sign-in-link` print a URL to open. Without
 COMPASS_PUBLIC_URL they printed http://COMPASS_HOST:COMPASS_PORT/ (port 8000), even when the
-server ran elsewhere (`./scripts/serve --port 9000`): the README promises the server's address
-(issue 24). So `compass serve` records its URL, once it listens, in a small file of this user's
+server ran elsewhere (`./scripts/serve --port 9000`): the docs promise the server's address.
+So `compass serve` records its URL, once it listens, in a small file of this user's
 state directory named after its database (a hash of the DSN: no secret in the name or the
 file), with its process id, and removes it when it stops; the other commands, run by the same
 user on the same database, read it while that process lives. Nothing is shared with other

@@ -66,7 +66,7 @@ def using_database(settings: Settings, *, owner: bool) -> Generator[str]:
     try:
         with (
             stop_on_signals(pg) if ours else contextlib.nullcontext(),
-            # `compass serve` keeps its cluster alive (issue 12 F7): a killed postmaster is
+            # `compass serve` keeps its cluster alive: a killed postmaster is
             # restarted instead of leaving the server answering UNAVAILABLE forever.
             supervised(pg) if owner and ours else contextlib.nullcontext(),
         ):

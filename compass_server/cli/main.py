@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(1) from None
         raise
     # Commands other than `serve` print their result as JSON: their INFO lines (the embedded
-    # PostgreSQL attached to or started, migrations) were noise on every call (issue 24).
+    # PostgreSQL attached to or started, migrations) were noise on every call.
     quiet = getattr(args, "handler", None) in (_admin, _demo, _migrate_command)
     _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text", quiet=quiet)
     _quiet_stamina()

@@ -19,7 +19,7 @@ user can join a SO_REUSEPORT group.
 
 The side listeners (COMPASS_METRICS_PORT, COMPASS_GRPC_PORT) run in worker 0 only: the
 HTTP/2 listener for gRPC is served by one process, and /metrics describes the process that
-answers it (see README "Operating").
+answers it (see docs/operating/metrics.md).
 
 Lifetime:
 - SIGTERM or SIGINT to the supervisor: it sends SIGTERM to every worker (each ends its live

@@ -1,4 +1,4 @@
-"""Pure domain rules: block invariants, request limits and answer validation (SPEC §3, §4).
+"""Pure domain rules: block invariants, request limits and answer validation (docs/spec.md §3, §4).
 
 Nothing here does I/O. Every check that can find several problems returns (or raises with)
 ALL of them as `FieldViolation`s, so a client can fix a request in one round trip. Field paths

@@ -1,4 +1,4 @@
-"""RespondToAsk: the request's shape and how answers must fit the ask (SPEC section 4)."""
+"""RespondToAsk: the request's shape and how answers must fit the ask (docs/spec.md §4)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def check_answer_request(ask_id: str, answers: Sequence[comms_pb2.AskQuestionAnswer]) -> None:
-    """SPEC §4 step 2: reject a malformed or oversize RespondToAsk before any lookup.
+    """docs/spec.md §4 step 2: reject a malformed or oversize RespondToAsk before any lookup.
 
     Only the request's own shape is checked here (it needs no ask); `validate_answers` checks
     it against the ask (step 6).
@@ -89,7 +89,7 @@ def check_answer_request(ask_id: str, answers: Sequence[comms_pb2.AskQuestionAns
 def validate_answers(
     ask: comms_pb2.Ask, answers: Sequence[comms_pb2.AskQuestionAnswer]
 ) -> list[FieldViolation]:
-    """SPEC §4 step 6: every way `answers` fails to answer `ask`.
+    """docs/spec.md §4 step 6: every way `answers` fails to answer `ask`.
 
     Rules: the answers' question ids are exactly the ask's (none missing, repeated or
     unknown); chosen ids are offered options of their question, without repeats; at most one
@@ -225,7 +225,7 @@ def is_identical_answer(
 
     Identical means: the same account answered, and the request has one entry per stored
     question with the same chosen ids (compared as sets, no repeats) and the same custom_text.
-    Such a repeat is a safe retry (SPEC §4 step 5) and succeeds without a write.
+    Such a repeat is a safe retry (docs/spec.md §4 step 5) and succeeds without a write.
     """
     if not ask.answered_by_account_id or ask.answered_by_account_id != account_id:
         return False

@@ -1,4 +1,4 @@
-"""Block invariants of AppendMessage and UpdateMessage (SPEC section 3), including the positional update rule."""
+"""Block invariants of AppendMessage and UpdateMessage (docs/spec.md §3), including the positional update rule."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 def block_violations(
     blocks: Sequence[comms_pb2.MessageBlock], *, minted: bool | None
 ) -> list[FieldViolation]:
-    """Every way `blocks` breaks the block invariants of SPEC §3.
+    """Every way `blocks` breaks the block invariants of docs/spec.md §3.
 
     Checks: exactly one kind per block; an ask has 1..MAX questions; question ids non-empty
     and unique within the ask; option ids non-empty and unique within a question; sizes and
@@ -190,7 +190,7 @@ def ask_update_violations(
     stored ask, sent again as it was when it was new; `with_minted_ask_ids` writes its id
     in. With other content an empty ask_id at a minted position is refused.
 
-    This refines SPEC §1.3/§3 (design record, resolved decision 9): the runtime settles a
+    This refines docs/spec.md §1.3/§3 (design record, resolved decision 9): the runtime settles a
     message's text before its first ask starts and runs asks one after another, so asks
     must be able to join a message that is already stored.
 

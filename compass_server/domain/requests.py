@@ -4,7 +4,7 @@ The application API (`compass_server.service.asks`) calls the function of an RPC
 before any I/O: a malformed request is refused without touching the store, and the store runs
 only the rules that must hold under its lock (`domain.verdicts`). Each function raises the first problem
 class it finds as an `InvalidArgumentError` listing every violation of that class, in the
-order the RPC's guards are documented (SPEC §4 step 2 for RespondToAsk).
+order the RPC's guards are documented (docs/spec.md §4 step 2 for RespondToAsk).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def check_watch_channel(request: comms_pb2.WatchChannelRequest) -> None:
 
 
 def check_respond_to_ask(request: comms_pb2.RespondToAskRequest) -> None:
-    """SPEC §4 step 2."""
+    """docs/spec.md §4 step 2."""
     check_answer_request(request.ask_id, request.answers)
 
 

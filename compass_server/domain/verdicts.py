@@ -8,7 +8,7 @@ passes it in (`Store.answer_ask(actor, ask_id, judge_answer(...))`). A judge rea
 stored and returns what to write, or None for an identical retry (the store then returns the
 ask as it is and writes nothing), or raises the domain error that refuses the request.
 
-Guard order (SPEC §4): the store checks visibility (step 3) and participation or
+Guard order (docs/spec.md §4): the store checks visibility (step 3) and participation or
 authorship (step 4) itself, because they are facts about accounts; a judge then applies
 "already final" (step 5) before "the answers fit the ask" (step 6).
 """

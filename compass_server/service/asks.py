@@ -4,7 +4,7 @@ front door.
 The Connect handlers (`service/handlers.py`), the `/mcp` front door (`mcp/backend.py`) and any
 answer surface to come (push, email, chat) call these methods; none of them reaches the store
 or the request checks itself. Each use case goes check -> judge -> store -> metrics, in the
-guard order of docs/ask-outcomes.md ("Guard order"; SPEC §4 for RespondToAsk):
+guard order of docs/ask-outcomes.md ("Guard order"; docs/spec.md §4 for RespondToAsk):
 
 1. every check of the request that needs no stored state (`domain.requests.check_<rpc>`), so
    a malformed request never reaches the store;
@@ -150,7 +150,7 @@ class Asks:
     async def respond_to_ask(
         self, actor: AccountRow, request: comms_pb2.RespondToAskRequest
     ) -> AskRow:
-        """RespondToAsk, SPEC §4 in order: step 2 here, before any I/O; the store then checks
+        """RespondToAsk, docs/spec.md §4 in order: step 2 here, before any I/O; the store then checks
         visibility and participation (3-4) and runs the judge (already final, fit: 5-6) under
         its lock before the atomic write (7).
 

@@ -3,7 +3,7 @@
 This module must not import `store.postgres` (nor asyncpg): the services depend on the port,
 and only the composition root picks the implementation (`PostgresStore`).
 
-Visibility and acting (SPEC §4 steps 3-4):
+Visibility and acting (docs/spec.md §4 steps 3-4):
 - an account SEES a channel (its messages, its asks) when it is a member of the channel's
   workspace; anything it cannot see is reported exactly like something that does not exist
   (`NotFoundError`, same message);
@@ -251,7 +251,7 @@ class AskStore(Protocol):
         ...
 
     async def answer_ask(self, actor: AccountRow, ask_id: str, judge: Judge) -> AskRow:
-        """Answer every question of an ask at once (SPEC §4 steps 3-7; the service ran step 2,
+        """Answer every question of an ask at once (docs/spec.md §4 steps 3-7; the service ran step 2,
         `domain.requests.check_respond_to_ask`).
 
         The store checks visibility (step 3) and participation (step 4), then lets `judge`

@@ -55,7 +55,7 @@ _QUESTION_KEYS = frozenset(
         "answer_required",
     }
 )
-# Keys a question may lack: `free_text` did not exist before issue 22, and rows stored before
+# Keys a question may lack: `free_text` did not exist before delivery receipts, and rows stored before
 # it keep decoding (as UNSPECIFIED, which is never written as a key).
 _OPTIONAL_QUESTION_KEYS = frozenset({"recommended", "free_text", "answer_required"})
 _OPTION_KEYS = frozenset({"id", "label", "description", "preview"})

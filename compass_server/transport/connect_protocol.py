@@ -1,7 +1,7 @@
 """The parts of the Connect protocol (https://connectrpc.com/docs/protocol/) that the server
 reads by hand, beside connectrpc: its span recorder (`compass_server.observe.tracing`), which watches
 responses pass by in ASGI messages, and its own frames (`compass_server.transport.wire`). Pure:
-no I/O, only `json`. (Both clients are generated since issue 27: the bridge's is connectrpc's,
+no I/O, only `json`. (Both clients are generated: the bridge's is connectrpc's,
 the browser's protoc-gen-es's with connect-web; neither uses this module.)
 
 - `CODES`: the sixteen Connect codes ("there are no user-defined codes");

@@ -1,6 +1,6 @@
 """ASGI gate in front of the Connect apps: authentication, request size, error hygiene.
 
-It runs before connectrpc reads anything, which is what makes SPEC §4's guard order hold for
+It runs before connectrpc reads anything, which is what makes docs/spec.md §4's guard order hold for
 every request and every protocol (Connect, gRPC, gRPC-Web): no or bad token ->
 UNAUTHENTICATED before a malformed or oversize body -> INVALID_ARGUMENT. (connectrpc 0.13's
 metadata interceptors also run before the body is read, but it reports an oversize body as

@@ -9,7 +9,7 @@ as gRPC clients connect; an HTTP/1.1 request is answered 505 and closed (Connect
 the browser use the main listener).
 
 hypercorn (0.18) bounds none of what CVE-2023-44487 ("rapid reset") and its relatives abuse
-(issue 24, G1/G5/G7): every HEADERS spawned a handler whatever the client did next, so a
+(docs/operating/protocols.md): every HEADERS spawned a handler whatever the client did next, so a
 client opening and at once resetting streams ran thousands of handlers (each a token lookup
 in the database) and stalled the whole process; request bodies that never end were buffered
 without a deadline; and an exception on hostile input was logged with a traceback carrying

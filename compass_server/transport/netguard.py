@@ -190,7 +190,7 @@ def install_accept_error_limiter(loop: asyncio.AbstractEventLoop, *, interval: f
     (here up to 2,048), and every failure schedules its own retry of `_start_serving` a
     second later, thousands of them; the ones still pending when the server closes its socket
     each log `ValueError: Invalid file descriptor: -1` with a traceback (4,589 of them in
-    issue 24). The wrapper below lets one wake-up accept at most ACCEPTS_PER_WAKEUP (the loop
+    one measured run). The wrapper below lets one wake-up accept at most ACCEPTS_PER_WAKEUP (the loop
     is woken again at once while more wait) and makes a retry for a closed socket do nothing.
     """
     _tame_accept_retries(loop)

@@ -2,8 +2,8 @@
 
 Every `poll_seconds` the worker claims due deliveries and starts an attempt for each, beside
 those still running: at most MAX_IN_FLIGHT at once and PER_ENDPOINT per endpoint, so one
-slow, dead or broken endpoint never holds up another workspace's deliveries (issue 24,
-G2/G4). An attempt builds the body at the first attempt (kept for the retries: a receiver
+slow, dead or broken endpoint never holds up another workspace's deliveries
+(docs/webhooks.md). An attempt builds the body at the first attempt (kept for the retries: a receiver
 sees the same body under the same `webhook-id`), signs it with the endpoint's secret
 (`standardwebhooks`, HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>") and POSTs it,
 all within `timeout_seconds` (the whole attempt: connecting, sending, the response's status

@@ -107,7 +107,7 @@ async def test_two_asks_started_together_are_both_answered_to_their_own_requests
 def _assert_one_message_with_both_asks(
     messages: list[dict[str, Any]], asks: dict[str, dict[str, Any]], world: SeededWorld
 ) -> None:
-    """The assistant message holds its text, then ask 1, then ask 2, both answered (SPEC §2.2)."""
+    """The assistant message holds its text, then ask 1, then ask 2, both answered (docs/spec.md §2.2)."""
     (message,) = messages
     text, first, second = message["blocks"]
     assert text == {"text": {"text": INTRO}}

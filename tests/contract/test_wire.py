@@ -1,4 +1,4 @@
-"""Wire facts of the compass.v1 contract, read from the generated descriptors (SPEC §1.1, §1.3)."""
+"""Wire facts of the compass.v1 contract, read from the generated descriptors (docs/spec.md §1.1, §1.3)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from gen.compass.v1 import agent_pb2, comms_pb2
 
-# SPEC §1.1, exactly: message -> {field name: number}.
+# docs/spec.md §1.1, exactly: message -> {field name: number}.
 SPEC_FIELDS: dict[str, dict[str, int]] = {
     "Ask": {"ask_id": 1, "questions": 6},
     "AskQuestion": {

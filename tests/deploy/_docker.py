@@ -128,7 +128,7 @@ def timestamp(value: object) -> dt.datetime:
 
 
 def build(docker: str) -> float:
-    """`docker build` as README "Deploying" says, the base as the only build argument and the
+    """`docker build` as docs/operating/deploying.md says, the base as the only build argument and the
     host's network for pip; returns the seconds it took."""
     began = time.monotonic()
     ok(

@@ -22,7 +22,7 @@ def docker() -> str:
 
 @pytest.fixture(scope="session")
 def image(docker: str) -> str:
-    """The project's image, built as README "Deploying" says (measured: time, size)."""
+    """The project's image, built as docs/operating/deploying.md says (measured: time, size)."""
     _docker.require_image(_docker.python_image())
     seconds = _docker.build(docker)
     size = _docker.inspect(docker, _docker.IMAGE)["Size"]

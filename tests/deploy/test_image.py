@@ -1,4 +1,4 @@
-"""The image itself, built and run on a Docker engine: `docker build` as README "Deploying"
+"""The image itself, built and run on a Docker engine: `docker build` as docs/operating/deploying.md
 says, then the image as deploy/kubernetes runs it (its own non-root user, a read-only root
 filesystem with a /tmp of its own, no capabilities, no privilege escalation) against
 PostgreSQL in a container: `compass migrate`, `compass serve` with /healthz, /readyz and the

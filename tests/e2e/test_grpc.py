@@ -3,7 +3,7 @@
 gRPC: a real grpcio client (grpc.aio) on the HTTP/2 listener (COMPASS_GRPC_PORT, hypercorn).
 gRPC-Web: its frames over HTTP/1.1 on the main listener (uvicorn), as a browser's gRPC-Web
 client sends them. gRPC itself on the main listener is refused as gRPC (it needs trailers).
-The guard order (SPEC §4) and the error codes are the same as over Connect.
+The guard order (docs/spec.md §4) and the error codes are the same as over Connect.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SPEC §4's guard order over real HTTP, and the same visibility rules on the read RPCs.
+"""docs/spec.md §4's guard order over real HTTP, and the same visibility rules on the read RPCs.
 
 1 UNAUTHENTICATED -> 2 INVALID_ARGUMENT (malformed) -> 3 NOT_FOUND (missing or not visible,
 identical) -> 4 PERMISSION_DENIED (not a participant) -> 5 FAILED_PRECONDITION (already

@@ -1,5 +1,5 @@
 """Operating: /metrics over real HTTP after scripted asks, its protection, JSON logs, and
-/readyz reporting the change listener (README "Operating")."""
+/readyz reporting the change listener (docs/operating/metrics.md)."""
 
 from __future__ import annotations
 

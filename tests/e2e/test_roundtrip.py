@@ -6,7 +6,7 @@ ends -> ListMessages shows the answer and who gave it.
 
 Twice: with the server on PostgreSQL directly, and with its pool going through PgBouncer in
 transaction mode (tests/_pgbouncer.py; its LISTEN connection direct, asyncpg's statement cache
-off), as README "Deploying" sets it up for many replicas.
+off), as docs/operating/deploying.md sets it up for many replicas.
 """
 
 from __future__ import annotations

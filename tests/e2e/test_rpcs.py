@@ -1,4 +1,4 @@
-"""Every RPC of SPEC §1.3 over real HTTP: what each one promises beyond the round trip.
+"""Every RPC of docs/spec.md §1.3 over real HTTP: what each one promises beyond the round trip.
 
 AppendMessage minting and idempotency, UpdateMessage's id rules (the stored answer wins),
 ListChannels, ListMessages paging, WatchChannel replay-then-live and resume, WatchAsk's

@@ -1,4 +1,4 @@
-"""OpenTelemetry traces (README "Tracing"; compass_server/observe/tracing.py), over real HTTP on a real
+"""OpenTelemetry traces (docs/operating/tracing.md; compass_server/observe/tracing.py), over real HTTP on a real
 database: the app served by uvicorn in-process with an in-memory exporter, and `compass serve`
 exporting over OTLP/HTTP to a collector stub on 127.0.0.1.
 
@@ -202,7 +202,7 @@ def test_tracing_off_imports_only_the_opentelemetry_api(database_url: str) -> No
     """create_app, the lifespan and an MCP tool call, in a fresh interpreter: the only
     OpenTelemetry modules loaded are the API's (the `mcp` SDK imports `opentelemetry-api`),
     none of the SDK, an exporter or an instrumentation, and no tracer provider is set, so
-    nothing is recorded (README "Tracing")."""
+    nothing is recorded (docs/operating/tracing.md)."""
     script = """
 import asyncio, importlib.metadata, sys
 import httpx

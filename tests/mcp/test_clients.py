@@ -165,7 +165,7 @@ async def test_gemini_cli_reads_the_answer(
     workspace.mkdir()
     script = [Turn.call("mcp_compass_ask", ASK, "call_1"), Turn.say("SQLite it is.")]
     with GeminiModel(script) as model, RefusingProxy() as proxy:
-        # The settings README "Connecting an agent over MCP" gives for Gemini CLI.
+        # The settings docs/agents/mcp.md gives for Gemini CLI.
         settings = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "mcpServers": {
@@ -227,7 +227,7 @@ async def test_claude_code_reads_the_answer(
     workspace.mkdir()
     script = [Turn.call("mcp__compass__ask", ASK, "toolu_1"), Turn.say("Postgres it is.")]
     with AnthropicModel(script) as model, RefusingProxy() as proxy:
-        # The configuration README "Connecting an agent over MCP" gives for Claude Code.
+        # The configuration docs/agents/mcp.md gives for Claude Code.
         config = tmp_path / "mcp.json"
         config.write_text(
             json.dumps(
@@ -299,7 +299,7 @@ CODEX_HOSTS = {"github.com", "api.github.com", "chatgpt.com"}
 def _codex(
     tmp_path: Path, mcp_url: str, token: str, model_url: str, proxy: RefusingProxy, *, approve: bool
 ) -> tuple[list[str], dict[str, str], Path]:
-    """`codex exec` with the configuration README "Connecting an agent over MCP" gives for
+    """`codex exec` with the configuration docs/agents/mcp.md gives for
     Codex (`approve`: with its `default_tools_approval_mode = "approve"`), its model a
     loopback `responses` provider; argv, environment (from scratch), working directory."""
     bin_dir = ensure_npm("codex")

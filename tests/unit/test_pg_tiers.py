@@ -149,7 +149,7 @@ def test_probe_says_no_daemon_when_the_socket_is_missing(
 def test_probe_gives_up_on_a_stuck_daemon_within_the_bound(
     monkeypatch: pytest.MonkeyPatch, short_dir: Path
 ) -> None:
-    # The failure SPEC §6.1 measured: a socket that accepts and never answers, which costs
+    # The failure docs/spec.md §6.1 measured: a socket that accepts and never answers, which costs
     # testcontainers 60 s. The probe must give up after about PROBE_SECONDS.
     path = short_dir / "stuck.sock"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stuck:

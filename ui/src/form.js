@@ -409,7 +409,7 @@ export class AskForm {
    * @param {HTMLInputElement} input
    */
   picked(entry, input) {
-    // Single-select: free text is instead of a pick, so a pick clears it (SPEC §4 step 6).
+    // Single-select: free text is instead of a pick, so a pick clears it (docs/spec.md §4 step 6).
     if (!entry.multiple && input.checked && entry.other) entry.other.value = "";
     this.refresh();
   }

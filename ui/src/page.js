@@ -120,7 +120,7 @@ export function signInCode(hash) {
 
 /**
  * What the page asks when a sign-in link is for another account than the one this browser
- * is signed in as (issue 24 G8: opening someone else's link, e.g. one an attacker sent,
+ * is signed in as (without it, opening someone else's link, e.g. one an attacker sent,
  * silently replaced the session). Names are shown as given, each isolated (a Sentence).
  * @param {string} current who this browser is signed in as
  * @param {string} incoming who the link signs in

@@ -75,7 +75,7 @@ def _answered(
 
 
 def visible_participant(row: asyncpg.Record | None, *, verb: str) -> asyncpg.Record:
-    """SPEC §4 steps 3-4 on an ask as `SELECT_ASK` read it (None: not found): the row, when
+    """docs/spec.md §4 steps 3-4 on an ask as `SELECT_ASK` read it (None: not found): the row, when
     `verb`ing it is allowed."""
     if row is None:  # step 3
         raise NotFoundError("ask not found")
@@ -87,7 +87,7 @@ def visible_participant(row: asyncpg.Record | None, *, verb: str) -> asyncpg.Rec
 async def write_answer(
     conn: _Conn, actor: AccountRow, ask: AskRow, state: list[object], *, revision: int
 ) -> datetime | None:
-    """SPEC §4 step 7: store the answer state `state` if the channel is still at `revision`.
+    """docs/spec.md §4 step 7: store the answer state `state` if the channel is still at `revision`.
 
     Returns:
         When it was written; None when the channel has moved on (nothing was written).

@@ -151,7 +151,7 @@ SELECT_MEMBER_WORKSPACES: Final = """
     ORDER BY w.name, w.workspace_id
 """
 
-# Pages and replay batches are bounded by bytes as well as by count (issue 12 F1: one
+# Pages and replay batches are bounded by bytes as well as by count (one
 # ListMessages of 500 x 1 MB messages took the server to ~1 GB). The sizes are read first
 # (only integers come back), then only the rows that fit, in the same snapshot. A message's
 # size includes its asks' delivery receipts (up to 64 KiB of payload each, read with it):

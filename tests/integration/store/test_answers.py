@@ -154,7 +154,7 @@ async def test_accepted_answers_are_stored_as_sent(
     assert [q.custom_text for q in got.questions] == texts
 
 
-# -- guard order (SPEC §4 steps 2-6) --------------------------------------------------------
+# -- guard order (docs/spec.md §4 steps 2-6) --------------------------------------------------------
 
 
 async def test_missing_and_invisible_asks_are_the_same_not_found(

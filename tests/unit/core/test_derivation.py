@@ -1,4 +1,4 @@
-"""The typed ask derivation and the block-set rules of EventMapper (SPEC §2.2)."""
+"""The typed ask derivation and the block-set rules of EventMapper (docs/spec.md §2.2)."""
 
 from __future__ import annotations
 

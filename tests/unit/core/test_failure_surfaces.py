@@ -1,4 +1,4 @@
-"""The ask failure surfaces of EventMapper (SPEC §2.2): a failure is never dropped, and a
+"""The ask failure surfaces of EventMapper (docs/spec.md §2.2): a failure is never dropped, and a
 successful update/end adds nothing, because the block is defined by its start arguments."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_successful_update_and_end_yield_nothing() -> None:
 
 @pytest.mark.parametrize("is_error", [1, "true", None, [], {"x": True}, 1.0])
 def test_only_is_error_true_counts_as_a_failure(is_error: object) -> None:
-    # SPEC §2.2 says `isError is True`; a truthy non-boolean is not the runtime's failure flag.
+    # docs/spec.md §2.2 says `isError is True`; a truthy non-boolean is not the runtime's failure flag.
     mapper = _mapper_in_message()
     assert mapper.map(ask_end(is_error=is_error)) == []
     assert dict(mapper.unmapped_counts) == {}

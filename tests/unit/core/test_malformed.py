@@ -1,5 +1,5 @@
 """Malformed ask arguments: exactly one counted UnmappedEvent naming the field, and nothing
-partial, not even in a later frame of the same message (SPEC §2.2)."""
+partial, not even in a later frame of the same message (docs/spec.md §2.2)."""
 
 from __future__ import annotations
 
@@ -302,7 +302,7 @@ CASES: dict[str, tuple[object, str]] = {
     ),
 }
 
-# The three labels the runtime reserves for itself (SPEC §2.1).
+# The three labels the runtime reserves for itself (docs/spec.md §2.1).
 for _label in sorted(RESERVED_OPTION_LABELS):
     CASES[f"reserved label {_label}"] = (
         _gallery_with(_set("questions.1.options.2.label", _label)),

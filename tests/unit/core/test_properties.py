@@ -1,5 +1,5 @@
 """Property tests: whatever EventMapper.map is given, it never raises, and every output is
-either a well-formed frame or a counted UnmappedEvent (SPEC §2.2).
+either a well-formed frame or a counted UnmappedEvent (docs/spec.md §2.2).
 
 Mutations of the runtime's well-formed gallery ask are also checked against a small,
 separately written reference derivation, so "well-formed frame" means "the right frame".
@@ -300,7 +300,7 @@ def _agrees_with_reference(out: MapOutput, args: object) -> None:
 
 
 def _reference_ask(args: object) -> comms_pb2.Ask | None:
-    """An independent, plain reading of SPEC §2.1-2.2 and of what the server accepts (the
+    """An independent, plain reading of docs/spec.md §2.1-2.2 and of what the server accepts (the
     limits in compass_server.domain): the Ask, or None when malformed."""
     if not isinstance(args, dict) or not isinstance(args.get("questions"), list):
         return None

@@ -1,4 +1,4 @@
-"""The public API of compass_core is exactly what SPEC §2.2 spells (plus documented extras)."""
+"""The public API of compass_core is exactly what docs/spec.md §2.2 spells (plus documented extras)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Block write invariants (SPEC §3): every rejection, with a field path naming the culprit."""
+"""Block write invariants (docs/spec.md §3): every rejection, with a field path naming the culprit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §4 step 6 as a pure function: every violation, each naming its question."""
+"""docs/spec.md §4 step 6 as a pure function: every violation, each naming its question."""
 
 from __future__ import annotations
 
@@ -214,7 +214,7 @@ def test_question_ids_are_quoted_safely_in_descriptions() -> None:
 
 
 def oracle_accepts(ask: comms_pb2.Ask, answers: list[comms_pb2.AskQuestionAnswer]) -> bool:
-    """The rules of SPEC §4 step 6, written independently of the implementation."""
+    """The rules of docs/spec.md §4 step 6, written independently of the implementation."""
     if sorted(x.question_id for x in answers) != sorted(x.question_id for x in ask.questions):
         return False
     questions = {x.question_id: x for x in ask.questions}
