@@ -115,7 +115,7 @@ SETTLE_SECONDS: Final = 5.0
 """How long the withdrawal, or the receipt after a reply, may take at most (Claude Code waits
 for the process to exit before it reads the reply); less when Claude Code's timeout is
 nearer (EXIT_SECONDS)."""
-EXIT_SECONDS: Final = 0.5
+EXIT_SECONDS: Final = 1.0
 """What the hook keeps of Claude Code's timeout to exit after its last call: no call runs
 past the timeout less this."""
 MAX_EVENT_BYTES: Final = 8 * 1024 * 1024
