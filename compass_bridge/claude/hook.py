@@ -264,7 +264,7 @@ class _Hook:
             max(0.0, self._deadline - LEAD_SECONDS - time.time()), self._end, TIMEOUT_REASON
         )
         try:
-            problem = await self._until_ending(
+            problem = await _unless_ending(
                 start_problem(self._options.server, self._options.token, self._options.channel_id),
                 self._ending,
             )
@@ -274,19 +274,6 @@ class _Hook:
             return await self._ask(client, self._ending)
         finally:
             clock.cancel()
-
-    async def _until_ending(
-        self, work: Coroutine[object, object, str | None], ending: asyncio.Future[str]
-    ) -> str | None:
-        """`work`'s result, or None when Claude Code stopped waiting first (it is cancelled)."""
-        task = asyncio.ensure_future(work)
-        await asyncio.wait({task, ending}, return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            return None
-        return task.result()
 
     async def _ask(self, client: AgentClient, ending: asyncio.Future[str]) -> int:
         """Post the ask, follow it, hand over its outcome; the exit status."""
@@ -366,9 +353,8 @@ class _Hook:
         posted: 1 at its timeout (the server never answered), 0 when it stopped first."""
         if reason == TIMEOUT_REASON:
             return _cannot_ask(
-                f"the Compass server at {self._options.server} did not answer before Claude "
-                "Code's timeout; nothing was asked there",
-                prefix="",
+                f"the server at {self._options.server} did not take the ask before Claude "
+                "Code's timeout"
             )
         logger.error("the ask was not posted before Claude Code stopped waiting")
         return 0
@@ -384,15 +370,29 @@ class _Hook:
             )
 
 
+async def _unless_ending(
+    work: Coroutine[object, object, str | None], ending: asyncio.Future[str]
+) -> str | None:
+    """`work`'s result, or None when Claude Code stopped waiting first (it is cancelled)."""
+    task = asyncio.ensure_future(work)
+    await asyncio.wait({task, ending}, return_when=asyncio.FIRST_COMPLETED)
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+    return task.result()
+
+
 @dataclass(frozen=True, slots=True)
 class _Posted:
     ask_id: str
 
 
-def _cannot_ask(problem: str, *, prefix: str = "cannot ask in Compass: ") -> int:
+def _cannot_ask(problem: str) -> int:
     """Say on stderr, in the one last line Claude Code shows its user, why the hook cannot
     ask in Compass; exit status 1 (see the module docstring)."""
-    sys.stderr.write(f"compass claude-hook: {prefix}{problem}\n")
+    sys.stderr.write(f"compass claude-hook: cannot ask in Compass: {problem}\n")
     sys.stderr.flush()
     return 1
 

@@ -95,8 +95,8 @@ async def test_a_server_that_answers_nothing() -> None:
     assert hooked.elapsed < TIMEOUT, hooked
     assert hooked.code == 1, hooked
     assert hooked.err.splitlines()[-1] == (
-        f"compass claude-hook: the Compass server at {server.url} did not answer before "
-        "Claude Code's timeout; nothing was asked there"
+        f"compass claude-hook: cannot ask in Compass: the server at {server.url} did not "
+        "take the ask before Claude Code's timeout"
     ), hooked
     assert hooked.out == ""
 
@@ -108,8 +108,8 @@ async def test_a_server_that_never_answers_the_append() -> None:
     assert server.calls[:2] == ["GetChannel", "AppendMessage"]
     assert hooked.code == 1, hooked
     assert hooked.err.splitlines()[-1] == (
-        f"compass claude-hook: the Compass server at {server.url} did not answer before "
-        "Claude Code's timeout; nothing was asked there"
+        f"compass claude-hook: cannot ask in Compass: the server at {server.url} did not "
+        "take the ask before Claude Code's timeout"
     ), hooked
 
 
