@@ -5,7 +5,8 @@
 calls it); each subcommand's `handler` runs it and returns the exit status. Every command
 checks its arguments and the server (startup.start_problem: reachable, the token, the
 channel) before it starts; a problem is a usage error (exit 2; `claude-hook` exits 1, as
-exit 2 would block Claude Code's tool call). `--protocol` picks the integration that runs the
+exit 2 would block Claude Code's tool call or decline its form: claude/hook.py; its
+`install` checks before it writes, unless --no-check, and exits 2). `--protocol` picks the integration that runs the
 agent (`_runner`, a chooser holding no protocol code, as uvicorn's protocols/http/auto.py):
 `omp.process.run` (oh-my-pi's RPC mode) or `acp.process.run` (the Agent Client Protocol).
 
@@ -405,13 +406,21 @@ def add_claude_hook_arguments(parser: argparse.ArgumentParser) -> None:
         dest="compass_command",
         help="how the hook runs compass (default: this compass, by its absolute path)",
     )
+    install.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="write the hooks without asking the server whether the token may post in the "
+        "channel (GetChannel)",
+    )
 
 
 def claude_hook_main(args: argparse.Namespace) -> int:
     """Run `compass claude-hook` (or its `install`) with parsed `args`; the exit status.
 
-    A problem is exit 1, never 2: Claude Code takes 2 from a hook as "block the tool call
-    and show stderr to the model"."""
+    A problem of the hook is exit 1, never 2: Claude Code takes 2 from a hook as "block the
+    tool call and show stderr to the model", and declines an MCP form with it
+    (claude/hook.py). `install` is a person's command: a problem there is exit 2."""
     if args.claude_hook_action == "install":
         return _install_claude_hook(args)
     connection = _connection(args, "claude-hook", token_env=TOKEN_ENV)
@@ -447,6 +456,9 @@ def claude_hook_main(args: argparse.Namespace) -> int:
 
 
 def _install_claude_hook(args: argparse.Namespace) -> int:
+    """`compass claude-hook install`: the settings file is read and merged first, then the
+    token and channel checked with the server (unless --no-check), then the file written.
+    Any problem is one line on stderr, exit 2, and nothing written."""
     import json
     import shlex
 
@@ -454,26 +466,33 @@ def _install_claude_hook(args: argparse.Namespace) -> int:
         SettingsError,
         compass_argv,
         hook_command,
-        install,
         settings_path,
+        updated_text,
+        write,
     )
 
     command_name = "claude-hook install"
+
+    def refuse(problem: str) -> int:
+        sys.stderr.write(f"compass {command_name}: {problem}\n")
+        return EXIT_USAGE
+
     target = _target(args, command_name)
     if target is None:
-        return 1
+        return EXIT_USAGE
     server, channel = target
     token_file: Path | None = args.token_file
-    if token_file is not None:
-        try:
-            read_token(token_file)  # a wrong path fails now, not at the first question
-        except TokenFileError as exc:
-            sys.stderr.write(f"compass {command_name}: {exc}\n")
-            return 1
+    token: str | None = None
+    try:
+        if token_file is not None:
+            token = read_token(token_file)  # a wrong path fails now, not at the first question
+        elif os.environ.get(TOKEN_ENV):
+            token = _checked_token(os.environ[TOKEN_ENV].encode(), f"${TOKEN_ENV}")
+    except TokenFileError as exc:
+        return refuse(str(exc))
     timeout: int = args.timeout
     if not 10 <= timeout <= 7 * 86400:
-        sys.stderr.write(f"compass {command_name}: --timeout must be 10 to 604800 seconds\n")
-        return 1
+        return refuse("--timeout must be 10 to 604800 seconds")
     explicit: Path | None = args.settings
     path = explicit or settings_path(args.scope or "user", Path.cwd(), os.environ)
     compass: str | None = args.compass_command
@@ -485,11 +504,32 @@ def _install_claude_hook(args: argparse.Namespace) -> int:
         timeout=timeout,
     )
     try:
-        changed = install(path, command, timeout)
+        text = updated_text(path, command, timeout)
     except SettingsError as exc:
-        sys.stderr.write(f"compass {command_name}: {path}: {exc}; nothing was written\n")
-        return 1
-    summary = {"settings": str(path), "changed": changed, "command": command, "timeout": timeout}
+        return refuse(f"{path}: {exc}; nothing was written")
+    if args.check:
+        unchecked = " (--no-check writes it all the same)"
+        if token is None:
+            return refuse(
+                f"cannot check the token: give --token-file, or set ${TOKEN_ENV} here as "
+                f"Claude Code will have it; nothing was written{unchecked}"
+            )
+        from compass_bridge.startup import start_problem
+
+        problem = asyncio.run(start_problem(server, token, channel))
+        if problem is not None:
+            return refuse(f"{problem}; nothing was written{unchecked}")
+    if text is not None:
+        try:
+            write(path, text)
+        except SettingsError as exc:
+            return refuse(f"{path}: {exc}; nothing was written")
+    summary = {
+        "settings": str(path),
+        "changed": text is not None,
+        "command": command,
+        "timeout": timeout,
+    }
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     if token_file is None:
         sys.stderr.write(

@@ -4,6 +4,10 @@ Claude Code runs this command for two hooks (docs/agents/claude-code.md;
 `compass claude-hook install` writes them): PreToolUse with the matcher `AskUserQuestion`,
 and Elicitation (an MCP server's form). Per run, one hook event on stdin:
 
+0. The token and the channel are checked with the server (GetChannel,
+   startup.start_problem, as `agent-bridge` and `compass mcp` check them): a person's
+   token, an unknown or disabled account's, a channel the agent cannot post in end the run
+   at once (exit 1, below), before anything is posted.
 1. The question (questions.py) becomes ONE Ask, posted alone in a message of its own
    (asks.AgentAsks.post: retried with one fresh `client_message_id`, never doubled),
    with a `deadline` at the hook's timeout (counted from when Claude Code spawned this
@@ -21,9 +25,32 @@ and Elicitation (an MCP server's form). Per run, one hook event on stdin:
    timeout: the Ask is withdrawn before the server could expire it at its deadline, and
    Claude Code, getting no reply, asks at the terminal as it would after a timeout.
 
-Exit status is 0 whatever the person did (a reply, or none), 1 when the hook cannot work
-(the message on stderr, which Claude Code shows its user), never 2: that would block the
-tool call and hand stderr to the model.
+The deadline (issue 33, H4): Claude Code kills a hook still running at its timeout and
+discards what it printed, so the process must be gone by then whatever the server does. The
+wait ends at LEAD_SECONDS before the timeout; every call after that (the withdrawal, the
+end of an append under way, the receipt) is bounded by SETTLE_SECONDS and by what is left
+of the timeout less EXIT_SECONDS, the time the process needs to exit. A server that accepts
+a call and never answers costs the call, not the answer.
+
+Exit status, per Claude Code's hook contract as the pinned binary (2.1.318) applies it,
+checked at its terminal and headless (tests/realagent/test_claude_hooks.py):
+
+- 0 whatever the person did (a reply printed, or none), and when there is nothing to ask
+  (another tool, a form the mapper cannot present, input that is not a hook event: one line
+  on stderr says why). Claude Code then asks its own way.
+- 1 when the hook cannot ask in Compass (a bad token or channel, a server that refuses the
+  ask or does not answer before the timeout, an ask lost track of): one line on stderr,
+  `compass claude-hook: ...`, the last. For PreToolUse, Claude Code shows the person
+  "PreToolUse:AskUserQuestion hook error" with "Failed with non-blocking status code:
+  <stderr>" and then asks the question in the terminal: the person sees the problem AND
+  gets the question. (Headless, the SDK host gets the line in the hook's `hook_response`;
+  without one the model reads "Stream closed", as when the hook is silent.) For an
+  Elicitation, Claude Code shows the form in the terminal (it shows no hook error there).
+- Never 2, though the issue asked for it: Claude Code takes 2 as a blocking error. For
+  PreToolUse it denies AskUserQuestion with the stderr as the reason: the model reads
+  "PreToolUse:AskUserQuestion hook error: [command]: <stderr>" and the person is never
+  asked. For an Elicitation it DECLINES the form on the person's behalf and shows nothing:
+  the MCP server is told "decline", an answer nobody gave.
 """
 
 from __future__ import annotations
@@ -55,17 +82,21 @@ from compass_bridge.claude.questions import (
 )
 from compass_bridge.client import AgentClient, AskNotPostedError, FatalServerError, GaveUpError
 from compass_bridge.receipts import Receipt, delivered, not_delivered
+from compass_bridge.startup import start_problem
 from compass_core.ask_status import outcome, status_name
-from compass_core.jsonvalues import MappingError, is_object
+from compass_core.jsonvalues import MappingError, is_array, is_object
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine
 
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "EXIT_SECONDS",
     "LEAD_SECONDS",
+    "MAX_EVENT_DEPTH",
+    "SETTLE_SECONDS",
     "STOPPED_REASON",
     "TIMEOUT_REASON",
     "HookOptions",
@@ -81,9 +112,16 @@ LEAD_SECONDS: Final = 2.0
 """The hook gives up this long before Claude Code's timeout, so that its withdrawal lands
 before the server's deadline sweep could expire the ask."""
 SETTLE_SECONDS: Final = 5.0
-"""How long the withdrawal, or the receipt after a reply, may take (Claude Code waits for the
-process to exit before it reads the reply)."""
+"""How long the withdrawal, or the receipt after a reply, may take at most (Claude Code waits
+for the process to exit before it reads the reply); less when Claude Code's timeout is
+nearer (EXIT_SECONDS)."""
+EXIT_SECONDS: Final = 1.0
+"""What the hook keeps of Claude Code's timeout to exit after its last call: no call runs
+past the timeout less this."""
 MAX_EVENT_BYTES: Final = 8 * 1024 * 1024
+MAX_EVENT_DEPTH: Final = 64
+"""Deepest nesting of a hook event read (Claude Code's are 5 levels deep): deeper input is
+not a hook event, and nothing after the parser need be wary of recursion."""
 
 TIMEOUT_REASON: Final = "Claude Code's hook timeout ran out"
 STOPPED_REASON: Final = "Claude Code stopped waiting"
@@ -132,6 +170,11 @@ def _request(raw: bytes) -> _Request | None:
     except ValueError:
         logger.error("stdin is not a JSON hook event")
         return None
+    except RecursionError:  # deeper than the parser's recursion limit
+        event = None
+    if event is None or _deeper_than(event, MAX_EVENT_DEPTH):
+        logger.error("stdin is not a JSON hook event (nested too deeply)")
+        return None
     if not is_object(event):
         logger.error("stdin is not a JSON hook event")
         return None
@@ -165,6 +208,21 @@ def _request(raw: bytes) -> _Request | None:
     return None
 
 
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether decoded JSON `value` nests arrays and objects more than `limit` deep (walked
+    without recursion)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if is_object(item) else item if is_array(item) else ())
+        ]
+        if not level:
+            return False
+    return True
+
+
 def run(options: HookOptions, raw: bytes, started: float) -> int:
     """Answer the hook event `raw` (stdin); the exit status."""
     if len(raw) > MAX_EVENT_BYTES:
@@ -191,6 +249,11 @@ class _Hook:
         late = time.time() >= self._deadline - LEAD_SECONDS - 1.0
         self._end(TIMEOUT_REASON if late else STOPPED_REASON)
 
+    def _left(self) -> float:
+        """How long a call may take now: SETTLE_SECONDS, or less, so that the process exits
+        EXIT_SECONDS before Claude Code's timeout (none when that is past)."""
+        return max(0.0, min(SETTLE_SECONDS, self._deadline - EXIT_SECONDS - time.time()))
+
     async def serve(self) -> int:
         loop = asyncio.get_running_loop()
         self._ending = loop.create_future()
@@ -201,17 +264,24 @@ class _Hook:
             max(0.0, self._deadline - LEAD_SECONDS - time.time()), self._end, TIMEOUT_REASON
         )
         try:
+            problem = await _unless_ending(
+                start_problem(self._options.server, self._options.token, self._options.channel_id),
+                self._ending,
+            )
+            if problem:
+                return _cannot_ask(problem)
             client = AgentClient(self._options.server, self._options.token)
-            await self._ask(client, self._ending)
+            return await self._ask(client, self._ending)
         finally:
             clock.cancel()
-        return 0
 
-    async def _ask(self, client: AgentClient, ending: asyncio.Future[str]) -> None:
+    async def _ask(self, client: AgentClient, ending: asyncio.Future[str]) -> int:
+        """Post the ask, follow it, hand over its outcome; the exit status."""
         asks = AgentAsks(client, max_backoff=self._options.max_backoff)
-        ask_id = await self._post(asks, ending)
-        if ask_id is None:
-            return
+        posted = await self._post(asks, ending)
+        if not isinstance(posted, _Posted):
+            return posted
+        ask_id = posted.ask_id
         watch = asyncio.ensure_future(asks.until_final(ask_id))
         await asyncio.wait({watch, ending}, return_when=asyncio.FIRST_COMPLETED)
         if ending.done():
@@ -219,13 +289,13 @@ class _Hook:
             with contextlib.suppress(asyncio.CancelledError, FatalServerError, AskNotPostedError):
                 await watch
             await self._withdraw(asks, ask_id, ending.result())
-            return
+            return 0
         try:
             final = watch.result()
         except (FatalServerError, AskNotPostedError) as exc:
             logger.error("cannot follow ask %s: %s", ask_id, exc)
             await self._withdraw(asks, ask_id, GONE_REASON)
-            return
+            return _cannot_ask(f"lost track of ask {ask_id} ({exc})")
         status = outcome(final)
         if status == comms_pb2.ASK_STATUS_ANSWERED:
             reply = self._request.reply(final)
@@ -238,12 +308,15 @@ class _Hook:
                 status_name(status).upper(),
                 final.close_reason or "no reason given",
             )
-            return
-        await asks.report(ask_id, _hand_over(reply), within=SETTLE_SECONDS)
+            return 0
+        await asks.report(ask_id, _hand_over(reply), within=self._left())
+        return 0
 
-    async def _post(self, asks: AgentAsks, ending: asyncio.Future[str]) -> str | None:
-        """Append the ask's message; its ask id, or None when it was not posted or Claude Code
-        stopped waiting first (an ask stored meanwhile is withdrawn)."""
+    async def _post(self, asks: AgentAsks, ending: asyncio.Future[str]) -> _Posted | int:
+        """Append the ask's message: the posted ask, or the exit status when it was not
+        posted or Claude Code stopped waiting first (an ask stored meanwhile is withdrawn)."""
+        if ending.done():  # during the check
+            return self._not_posted(ending.result())
         blocks = [comms_pb2.MessageBlock() for _ in self._request.blocks]
         for block, source in zip(blocks, self._request.blocks, strict=True):
             block.CopyFrom(source)
@@ -255,32 +328,73 @@ class _Hook:
         )
         await asyncio.wait({append, ending}, return_when=asyncio.FIRST_COMPLETED)
         if ending.done() and not append.done():
-            # Stopped mid-append: the ask may be stored all the same; then it is withdrawn.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait({append}, timeout=SETTLE_SECONDS)
+            # Stopped mid-append: the ask may be stored all the same; then it is withdrawn,
+            # so half of what is left goes to the append, the rest to the withdrawal.
+            await asyncio.wait({append}, timeout=self._left() / 2)
         if not append.done():
             append.cancel()
-            logger.error("the ask was not posted before Claude Code stopped waiting")
-            return None
+            with contextlib.suppress(asyncio.CancelledError, GaveUpError, FatalServerError):
+                await append
+            return self._not_posted(ending.result())
         try:
             message = append.result()
-        except (GaveUpError, FatalServerError):
-            return None  # logged by asks.post
-        ask_id = next(block.ask.ask_id for block in message.blocks if block.HasField("ask"))
+        except (GaveUpError, FatalServerError) as exc:
+            return _cannot_ask(str(exc))
+        ask_id = next((b.ask.ask_id for b in message.blocks if b.HasField("ask")), "")
+        if not ask_id:
+            return _cannot_ask("the server stored the message without its ask")
         if ending.done():
             await self._withdraw(asks, ask_id, ending.result())
-            return None
-        return ask_id
+            return 0
+        return _Posted(ask_id)
+
+    def _not_posted(self, reason: str) -> int:
+        """The exit status when Claude Code stopped waiting (`reason`) before the ask was
+        posted: 1 at its timeout (the server never answered), 0 when it stopped first."""
+        if reason == TIMEOUT_REASON:
+            return _cannot_ask(
+                f"the server at {self._options.server} did not take the ask before Claude "
+                "Code's timeout"
+            )
+        logger.error("the ask was not posted before Claude Code stopped waiting")
+        return 0
 
     async def _withdraw(self, asks: AgentAsks, ask_id: str, reason: str) -> None:
-        closed = await asks.withdraw(ask_id, reason, within=SETTLE_SECONDS)
+        closed = await asks.withdraw(ask_id, reason, within=self._left())
         if closed is Closed.ALREADY_FINAL:
             # Answered or declined just as Claude Code stopped waiting: not handed over.
             await asks.report(
                 ask_id,
                 not_delivered(f"{reason} before the answer was handed over"),
-                within=SETTLE_SECONDS,
+                within=self._left(),
             )
+
+
+async def _unless_ending(
+    work: Coroutine[object, object, str | None], ending: asyncio.Future[str]
+) -> str | None:
+    """`work`'s result, or None when Claude Code stopped waiting first (it is cancelled)."""
+    task = asyncio.ensure_future(work)
+    await asyncio.wait({task, ending}, return_when=asyncio.FIRST_COMPLETED)
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+    return task.result()
+
+
+@dataclass(frozen=True, slots=True)
+class _Posted:
+    ask_id: str
+
+
+def _cannot_ask(problem: str) -> int:
+    """Say on stderr, in the one last line Claude Code shows its user, why the hook cannot
+    ask in Compass; exit status 1 (see the module docstring)."""
+    sys.stderr.write(f"compass claude-hook: cannot ask in Compass: {problem}\n")
+    sys.stderr.flush()
+    return 1
 
 
 def _hand_over(reply: HookReply) -> Receipt:

@@ -13,12 +13,22 @@ its own (a command naming `claude-hook`) is replaced where it stood (or added at
 every other handler, group, event and setting is kept as it was, so running it again
 changes nothing. A file that is not JSON, or whose `hooks` is not shaped as above, is
 refused and left alone.
+
+What is written back must read as it was read (issue 33, H6): Python reads some JSON that it
+cannot write back as JSON. A number beyond a double (`1e999`, read as infinity, would be
+written `Infinity`) and nesting deeper than the parser's recursion limit are refused; so are
+`NaN` and `Infinity`, which Python reads but are not JSON. Half a surrogate pair escaped in a
+string (`"\\ud800"`: JSON allows it, JavaScript's strings hold it, UTF-8 cannot carry it) is
+written back as the same escape. A settings file that is a symbolic link (a dotfile manager's)
+is written through the link, its target replaced in one step beside itself (H7).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -39,7 +49,9 @@ __all__ = [
     "hook_command",
     "install",
     "settings_path",
+    "updated_text",
     "with_hooks",
+    "write",
 ]
 
 DEFAULT_INSTALL_TIMEOUT: Final = 3600
@@ -149,10 +161,24 @@ def with_hooks(settings: object, command: str, timeout: int) -> JsonObject:
 
 def install(path: Path, command: str, timeout: int) -> bool:
     """Write the hook entries into the settings file at `path` (created if missing, with its
-    folder); whether it changed.
+    folder; through it to its target if it is a symbolic link); whether it changed.
 
     Raises:
         SettingsError: the file cannot be read, parsed or written (nothing was written).
+    """
+    text = updated_text(path, command, timeout)
+    if text is None:
+        return False
+    write(path, text)
+    return True
+
+
+def updated_text(path: Path, command: str, timeout: int) -> str | None:
+    """What the settings file at `path` becomes with the hook entries; None when it holds
+    them already. Writes nothing.
+
+    Raises:
+        SettingsError: the file cannot be read or parsed, or would not read back as it was.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -160,19 +186,55 @@ def install(path: Path, command: str, timeout: int) -> bool:
         text = ""
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"cannot read it ({_why(exc)})") from None
-    try:
-        current: object = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise SettingsError(f"it is not JSON ({exc})") from None
+    current: object = _parsed(text) if text.strip() else {}
     updated = with_hooks(current, command, timeout)
     if updated == current and text:
-        return False
+        return None
+    written = json.dumps(updated, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # Half a surrogate pair can only stand in a string: written back as its escape.
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", written)
+
+
+def write(path: Path, text: str) -> None:
+    """Replace the settings file at `path` with `text` (see `install`).
+
+    Raises:
+        SettingsError: it cannot be written (nothing was).
+    """
+    target = path.resolve()  # through every link; the link itself stays
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(path, json.dumps(updated, indent=2, ensure_ascii=False) + "\n")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(target, text)
     except OSError as exc:
         raise SettingsError(f"cannot write it ({_why(exc)})") from None
-    return True
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _finite(literal: str) -> float:
+    number = float(literal)
+    if math.isinf(number):
+        raise SettingsError(f"it holds a number too large to keep ({literal})")
+    return number
+
+
+def _not_json(literal: str) -> object:
+    raise SettingsError(f"it is not JSON ({literal})")
+
+
+def _parsed(text: str) -> object:
+    """The settings file's JSON.
+
+    Raises:
+        SettingsError: it is not JSON, or holds what would not be written back as read.
+    """
+    try:
+        return json.loads(text, parse_float=_finite, parse_constant=_not_json)
+    except ValueError as exc:
+        raise SettingsError(f"it is not JSON ({exc})") from None
+    except RecursionError:
+        raise SettingsError("it is nested too deeply") from None
 
 
 def _why(exc: Exception) -> str:
@@ -182,8 +244,8 @@ def _why(exc: Exception) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Replace `path` in one step, keeping its permissions: Claude Code may read the file
-    at any moment (it watches its settings)."""
+    """Replace `path` (not a link) in one step, keeping its permissions: Claude Code may
+    read the file at any moment (it watches its settings)."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -134,7 +134,14 @@ def claude(
     bin_dir = ensure_npm("claude")
 
     @contextlib.contextmanager
-    def run(turns: list[Turn], *, timeout: int = 600, mcp: bool = False) -> Generator[Claude]:
+    def run(
+        turns: list[Turn],
+        *,
+        timeout: int = 600,
+        mcp: bool = False,
+        token: str = "",
+        extra: tuple[str, ...] = (),
+    ) -> Generator[Claude]:
         if mcp:
             config = tmp_path / "mcp.json"
             server = {
@@ -157,9 +164,9 @@ def claude(
                 proxy_env=proxy.env(),
                 server_url=module_server.url,
                 channel_id=world.channel_id,
-                token=world.agent.token,
+                token=token or world.agent.token,
                 timeout=timeout,
-                args=args,
+                args=[*args, *extra],
             ) as (process, log),
         ):
             yield Claude(process, model, log)
@@ -330,6 +337,47 @@ async def test_claude_code_stopped_mid_wait_withdraws_the_ask(
     assert len(run.model.turns) == 1, run.log()  # the model was asked nothing more
 
 
+HOOK_EVENTS = ("--output-format", "stream-json", "--verbose", "--include-hook-events")
+"""`claude -p` printing what an SDK host is sent, the hooks' runs among it."""
+BAD_TOKEN_LINE = (
+    "compass claude-hook: cannot ask in Compass: the server did not accept the token "
+    "(unknown, or its account is disabled)\n"
+)
+
+
+def hook_responses(log: str) -> list[dict[str, Any]]:
+    """The `hook_response` messages `claude -p` printed (HOOK_EVENTS)."""
+    found: list[dict[str, Any]] = []
+    for line in log.splitlines():
+        with contextlib.suppress(ValueError):
+            message = json.loads(line)
+            if isinstance(message, dict) and message.get("subtype") == "hook_response":
+                found.append(message)
+    return found
+
+
+async def test_a_wrong_token_is_shown_and_claude_code_asks_its_own_way(
+    claude: Any, world: _server.SeededWorld, comms: httpx.AsyncClient
+) -> None:
+    """Issue 33, N2: the hook exited 0 and Claude Code showed nothing. Now it checks the token
+    first and exits 1 with one line, which Claude Code hands its host (at the terminal: "
+    PreToolUse:AskUserQuestion hook error" and the line, then the question asked there), and
+    the call is neither answered nor denied: it goes to Claude Code's own prompt, which `-p`
+    without an SDK host fails (exit 2 would deny it, the line read by the model as an error)."""
+    with claude(ask_turns(QUESTIONS[0]), token="cmp_" + "x" * 43, extra=HOOK_EVENTS) as run:
+        assert await run.wait() == 0, run.log()
+    (response,) = hook_responses(run.log())
+    assert (
+        response["hook_name"],
+        response["exit_code"],
+        response["outcome"],
+        response["stdout"],
+        response["stderr"],
+    ) == ("PreToolUse:AskUserQuestion", 1, "error", "", BAD_TOKEN_LINE), response
+    assert run.read() == STREAM_CLOSED
+    assert await messages(comms, world.human.token, world.channel_id) == []
+
+
 def deploy_turns() -> list[Turn]:
     return [Turn.call("mcp__forms__deploy", {}, CALL), Turn.say("Deployed.")]
 
@@ -381,6 +429,17 @@ async def test_an_mcp_form_declined_in_compass(
     found = await receipt(comms, world, ask["askId"])
     assert found["state"] == "DELIVERY_STATE_DELIVERED"
     assert json.loads(found["payload"])["hookSpecificOutput"]["action"] == "decline"
+
+
+async def test_a_wrong_token_leaves_an_mcp_form_to_claude_code(
+    claude: Any, world: _server.SeededWorld, comms: httpx.AsyncClient
+) -> None:
+    """The form is not declined on the person's behalf (what exit 2 does to an Elicitation):
+    Claude Code handles it its own way, which `-p` without an SDK host cancels."""
+    with claude(deploy_turns(), mcp=True, token="cmp_" + "x" * 43, extra=HOOK_EVENTS) as run:
+        assert await run.wait() == 0, run.log()
+    assert run.read() == "cancel"
+    assert await messages(comms, world.human.token, world.channel_id) == []
 
 
 async def test_install_writes_hooks_claude_code_runs(tmp_path: Path) -> None:

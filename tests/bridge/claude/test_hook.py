@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -26,6 +29,18 @@ OPTIONS = HookOptions(server="http://127.0.0.1:9/", channel_id="ch-1", token="to
     [
         (b"not json", "stdin is not a JSON hook event"),
         (b"[]", "stdin is not a JSON hook event"),
+        # Deeper than the parser's recursion limit (issue 33, H5: a traceback).
+        (b"[" * 100_000 + b"]" * 100_000, "stdin is not a JSON hook event (nested too deeply)"),
+        (
+            json.dumps(
+                {
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": "AskUserQuestion",
+                    "tool_input": {"questions": [], "x": json.loads("[" * 500 + "]" * 500)},
+                }
+            ).encode(),
+            "stdin is not a JSON hook event (nested too deeply)",
+        ),
         (
             json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash"}).encode(),
             "nothing to ask for hook event 'PreToolUse' (tool 'Bash')",
@@ -57,6 +72,26 @@ def test_nothing_to_ask_prints_nothing(
     assert logged in caplog.text
 
 
+def test_malformed_input_ends_in_one_line_from_the_command(tmp_path: Path) -> None:
+    """As Claude Code runs it (a process): 100,000-deep JSON on stdin is one line on stderr
+    and exit 0, as every other input with nothing to ask (issue 33, H5: a RecursionError
+    traceback, exit 1)."""
+    command = ["claude-hook", "--server", "http://127.0.0.1:9/", "--channel", "ch-1"]
+    done = subprocess.run(
+        [sys.executable, "-m", "compass_server.cli", *command],
+        input=b"[" * 100_000,
+        capture_output=True,
+        env={**os.environ, "COMPASS_TOKEN": "cmp_tok"},
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout) == (0, b""), done
+    assert done.stderr.decode().splitlines() == [
+        "ERROR compass_bridge.claude.hook: stdin is not a JSON hook event (nested too deeply)"
+    ]
+
+
 def test_a_hook_that_cannot_run_exits_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -76,16 +111,28 @@ def test_a_hook_that_cannot_run_exits_1(
     assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"hooks": []}', 'its "hooks" is not an object'),
+        # Issue 33, H6: written back as `Infinity` (not JSON); a RecursionError traceback.
+        ('{"x": 1e999}', "it holds a number too large to keep (1e999)"),
+        ("[" * 100_000, "it is nested too deeply"),
+    ],
+)
 def test_install_refuses_a_settings_file_it_cannot_take(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, why: str
 ) -> None:
+    """One line, exit 2 (a person's command: nothing of Claude Code's contract applies), the
+    file as it was. The settings are judged before the server is asked anything."""
     settings = tmp_path / "settings.json"
-    settings.write_text('{"hooks": []}')
+    settings.write_text(text)
     argv = ["claude-hook", "install", "--settings", str(settings), "--server", "http://h/"]
-    assert main([*argv, "--channel", "ch-1"]) == 1
-    err = capsys.readouterr().err
-    assert f'{settings}: its "hooks" is not an object; nothing was written' in err
-    assert settings.read_text() == '{"hooks": []}'
+    assert main([*argv, "--channel", "ch-1"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"compass claude-hook install: {settings}: {why}; nothing was written"
+    ]
+    assert settings.read_text() == text
 
 
 def test_the_process_start_is_a_moment_ago() -> None:

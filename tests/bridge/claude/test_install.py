@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, strategies as st
@@ -18,9 +19,6 @@ from compass_bridge.claude.install import (
     settings_path,
     with_hooks,
 )
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 COMMAND = hook_command(
     ["/opt/compass/bin/compass"],
@@ -202,3 +200,79 @@ def test_scopes_are_where_claude_code_reads_them(tmp_path: Path) -> None:
     assert settings_path("project", tmp_path, home) == tmp_path / ".claude" / "settings.json"
     assert settings_path("local", tmp_path, home) == tmp_path / ".claude" / "settings.local.json"
     assert os.fspath(settings_path("user", tmp_path, {})).endswith(".claude/settings.json")
+
+
+# -- what Claude Code could no longer read (issue 33, H6), a linked file (H7) -----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        # Python reads 1e999 as inf and would write `Infinity`, which is not JSON.
+        ('{"cleanupPeriodDays": 1e999}', "it holds a number too large to keep (1e999)"),
+        ('{"x": -1E400}', "it holds a number too large to keep (-1E400)"),
+        ('{"x": NaN}', "it is not JSON (NaN)"),
+        ('{"x": -Infinity}', "it is not JSON (-Infinity)"),
+        ("[" * 100_000 + "]" * 100_000, "it is nested too deeply"),
+    ],
+)
+def test_a_file_claude_code_could_not_read_back_is_refused(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(SettingsError) as refused:
+        install(path, COMMAND, 3600)
+    assert str(refused.value) == why
+    assert path.read_text() == text
+
+
+def test_a_lone_surrogate_escape_is_kept_as_it_was(tmp_path: Path) -> None:
+    """JSON may escape half a surrogate pair (JavaScript strings hold one); UTF-8 cannot
+    carry it, so it is written back as the same escape (issue 33, H6: a traceback)."""
+    path = tmp_path / "settings.json"
+    path.write_text('{"statusLine": "\\ud800 and \\udfff", "theme": "é"}')
+    assert install(path, COMMAND, 3600) is True
+    written = path.read_text(encoding="utf-8")
+    assert '"statusLine": "\\ud800 and \\udfff"' in written
+    assert '"theme": "é"' in written
+    assert json.loads(written) == {
+        "statusLine": "\ud800 and \udfff",
+        "theme": "é",
+        "hooks": {"PreToolUse": [PRE], "Elicitation": [ELICIT]},
+    }
+    assert install(path, COMMAND, 3600) is False
+
+
+def test_a_linked_settings_file_is_written_through_its_link(tmp_path: Path) -> None:
+    """A dotfile manager's link stays a link; its target gets the hooks (issue 33, H7),
+    replaced in one step beside itself, keeping its mode."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    target.write_text('{"theme": "dark"}')
+    target.chmod(0o600)
+    claude = tmp_path / ".claude"
+    claude.mkdir()
+    (claude / "relative").symlink_to(Path("..") / "dotfiles" / "claude-settings.json")
+    link = claude / "settings.json"
+    link.symlink_to(claude / "relative")  # a chain of two links
+    assert install(link, COMMAND, 3600) is True
+    assert link.is_symlink()
+    assert (claude / "relative").is_symlink()
+    assert json.loads(target.read_text()) == {
+        "theme": "dark",
+        "hooks": {"PreToolUse": [PRE], "Elicitation": [ELICIT]},
+    }
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["claude-settings.json"]
+    assert sorted(p.name for p in claude.iterdir()) == ["relative", "settings.json"]
+    assert install(link, COMMAND, 3600) is False
+
+
+def test_a_dangling_link_gets_its_target_created(tmp_path: Path) -> None:
+    link = tmp_path / "settings.json"
+    link.symlink_to(tmp_path / "store" / "settings.json")
+    assert install(link, COMMAND, 3600) is True
+    assert link.is_symlink()
+    assert json.loads((tmp_path / "store" / "settings.json").read_text())["hooks"]
