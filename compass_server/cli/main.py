@@ -200,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         # `compass claude-hook` is Claude Code's hook, and a hook's exit status 2 blocks the
         # tool call and hands stderr to the model: a usage error there is 1 (shown to the
-        # user, the tool call goes on).
-        if exc.code == 2 and (sys.argv[1:] if argv is None else argv)[:1] == ["claude-hook"]:
+        # user, the tool call goes on). `claude-hook install` is run by a person: 2 as usual.
+        given = sys.argv[1:] if argv is None else argv
+        if exc.code == 2 and given[:1] == ["claude-hook"] and given[1:2] != ["install"]:
             raise SystemExit(1) from None
         raise
     # Commands other than `serve` print their result as JSON: their INFO lines (the embedded

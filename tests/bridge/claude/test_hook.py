@@ -111,6 +111,17 @@ def test_a_hook_that_cannot_run_exits_1(
     assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
 
+def test_a_usage_error_of_install_is_2_as_its_other_refusals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`claude-hook install` is run by a person, not by Claude Code: its usage errors are the
+    usual 2, like every other refusal of install (only the hook itself maps them to 1)."""
+    with pytest.raises(SystemExit) as usage:
+        main(["claude-hook", "install", "--no-such-option"])
+    assert usage.value.code == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
