@@ -117,7 +117,17 @@ def test_a_usage_error_of_install_is_2_as_its_other_refusals(
     """`claude-hook install` is run by a person, not by Claude Code: its usage errors are the
     usual 2, like every other refusal of install (only the hook itself maps them to 1)."""
     with pytest.raises(SystemExit) as usage:
-        main(["claude-hook", "install", "--no-such-option"])
+        main(
+            [
+                "claude-hook",
+                "install",
+                "--server",
+                "http://127.0.0.1:9/",
+                "--channel",
+                "c",
+                "--no-such-option",
+            ]
+        )
     assert usage.value.code == 2
     assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
