@@ -475,8 +475,10 @@ class McpAsks(Asks):
     async def release_mcp_wait(
         self, actor: AccountRow, ask_id: str, waiter_id: str, *, grace: float | None
     ) -> None:
-        """`waiter_id` stopped waiting: it returned a result (`grace` None), or its client
-        went away (its wait counts `grace` seconds more)."""
+        """`waiter_id` stopped waiting: it returned the final result (`grace` None), or the
+        ask is still pending and its client waits no more, told `pending` or gone (its wait
+        counts `grace` seconds more: then the leave sweep withdraws the ask unless a call came
+        back for it)."""
         await self._calls.release_mcp_wait(actor, ask_id, waiter_id, grace=grace)
 
     async def withdraw_abandoned(self, reason: str) -> Sequence[str]:

@@ -10,6 +10,7 @@ import collections
 import json
 import os
 import signal
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from tests import _procs, _server
 from tests._wait import eventually
+from tests.e2e import _connect
 from tests.mcp import _mcp
 from tests.mcp._mcp import answer, one_question
 
@@ -265,11 +267,23 @@ async def test_a_refused_batch_or_malformed_message_echoes_nothing(
 # -- H9: stopped while calls wait ---------------------------------------------------------------
 
 
+def _status(pid: int, field: str) -> str:
+    """A field of /proc/PID/status ("State", "ShdPnd", ...)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name == field:
+            return value.strip()
+    raise AssertionError(f"no {field} for {pid}")
+
+
+def _stopped(pid: int) -> bool:
+    """`pid` is stopped (SIGSTOP takes effect after kill() returns)."""
+    return _status(pid, "State").startswith("T")
+
+
 def _sigterm_pending(pid: int) -> bool:
     """SIGTERM sent to `pid` and not yet handled (it is stopped)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    masks = [line.split()[1] for line in status.splitlines() if line.startswith("ShdPnd:")]
-    return bool(masks) and bool(int(masks[0], 16) & (1 << (signal.SIGTERM - 1)))
+    return bool(int(_status(pid, "ShdPnd"), 16) & (1 << (signal.SIGTERM - 1)))
 
 
 async def _stop_while_ten_calls_wait(database_url: str, workers: int, run: int) -> list[str]:
@@ -313,6 +327,8 @@ async def _stop_while_ten_calls_wait(database_url: str, workers: int, run: int) 
             for pid in serving:
                 os.kill(pid, signal.SIGSTOP)
             try:
+                for pid in serving:
+                    await eventually(lambda pid=pid: _stopped(pid), f"{pid} stopped")
                 stopping.process.send_signal(signal.SIGTERM)  # a supervisor forwards it
                 for pid in serving:
                     await eventually(
@@ -342,3 +358,88 @@ async def test_every_waiting_call_is_told_pending_when_the_server_stops(
         for run in range(3 if workers > 1 else 1)
     ]
     assert runs == [collections.Counter({"pending": 10})] * len(runs)
+
+
+# -- N7: an ask its agent is not waiting for ----------------------------------------------------
+
+
+def _ask_in(message: dict[str, Any], ask_id: str) -> dict[str, Any] | None:
+    for block in message.get("message", {}).get("blocks", []):
+        if block.get("ask", {}).get("askId") == ask_id:
+            found: dict[str, Any] = block["ask"]
+            return found
+    return None
+
+
+async def test_after_pending_the_grace_runs_and_people_see_the_agent_is_not_waiting(
+    server: _server.RunningServer, world: _server.SeededWorld
+) -> None:
+    """An ask returned `pending` is one its agent is not waiting for until it comes back:
+    people watching the channel see `withdrawAt` (when the server withdraws it) at once,
+    see it go when the agent comes back with `ask_wait`, and an ask whose client then quit
+    is WITHDRAWN "agent stopped waiting" after the grace. Before: a `pending` result
+    forgot the ask's waiting calls, so it stayed answerable forever with no sign of it."""
+    headers = {**_HEADERS, **_auth(world.agent.token)}
+    async with (
+        httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+        _connect.open_stream(
+            http, "WatchChannel", {"channelId": world.channel_id}, world.human.token
+        ) as watch,
+    ):
+        assert await watch.next() is not None  # caught up: the channel is empty
+
+        async def ask_state(ask_id: str, *, away: bool) -> dict[str, Any]:
+            """The next state of the ask the watch sends whose agent is (not) away."""
+            while True:
+                found = _ask_in(await watch.message(within=10), ask_id)
+                if found is not None and ("withdrawAt" in found) is away:
+                    return found
+
+        quit_on = _result(
+            await http.post(
+                "mcp",
+                json=_call("ask", {**one_question("Left alone?"), "wait_seconds": 0.2}),
+                headers=headers,
+            )
+        )
+        assert quit_on["structuredContent"]["status"] == "pending"
+        ask_id = quit_on["structuredContent"]["ask_id"]
+        away = await ask_state(ask_id, away=True)
+        left_for = datetime.fromisoformat(away["withdrawAt"]) - datetime.now(UTC)
+        assert timedelta(0) < left_for <= timedelta(seconds=_mcp.GRACE_SECONDS)
+        read = await _connect.call(http, "GetAsk", {"askId": ask_id}, world.human.token)
+        assert json.loads(read.raw)["ask"]["withdrawAt"] == away["withdrawAt"]
+        # The client quit: nobody comes back, the leave sweep withdraws it.
+        stored = await _mcp.until_status(server.dsn, ask_id, "withdrawn")
+        assert stored["close_reason"] == "agent stopped waiting"
+        closed = await ask_state(ask_id, away=False)
+        assert closed["status"] == "ASK_STATUS_WITHDRAWN"
+
+        # Another ask: its agent comes back with ask_wait, and its answer reaches it.
+        first = _result(
+            await http.post(
+                "mcp",
+                json=_call("ask", {**one_question("Come back?"), "wait_seconds": 0.2}),
+                headers=headers,
+            )
+        )
+        ask_id = first["structuredContent"]["ask_id"]
+        await ask_state(ask_id, away=True)
+        waiting = asyncio.create_task(
+            http.post(
+                "mcp",
+                json=_call("ask_wait", {"ask_id": ask_id, "wait_seconds": 30}),
+                headers=headers,
+            )
+        )
+        back = await ask_state(ask_id, away=False)
+        assert back["status"] == "ASK_STATUS_PENDING"
+        reply = await _connect.call(
+            http,
+            "RespondToAsk",
+            {"askId": ask_id, "answers": [answer("go", "0")]},
+            world.human.token,
+        )
+        assert reply.ok, reply
+        result = _result(await waiting)
+    assert result["structuredContent"]["status"] == "answered"
