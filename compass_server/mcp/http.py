@@ -6,10 +6,11 @@ Host it could not write into a URL 400, authenticates the bearer token (an agent
 no token, an unknown or disabled one and a person's are answered 401 with the
 `WWW-Authenticate` header and the protected resource metadata the MCP authorization spec asks
 of a protected resource, before anything is read or stored) and reads the body within
-`COMPASS_MAX_REQUEST_BYTES` (413 above). The SDK's refusals of a malformed body go out in
-fixed words (`_PlainRefusals`). Connection caps and the request-read deadline are the listener's, as for every
-route. The SDK then serves the request statelessly (any replica serves any request), its Host
-and Origin allow-list following `COMPASS_PUBLIC_URL` (`transport_security`).
+`COMPASS_MAX_REQUEST_BYTES` (413 above). Connection caps and the request-read deadline are
+the listener's, as for every route. The SDK then serves the request statelessly (any replica
+serves any request), its Host and Origin allow-list following `COMPASS_PUBLIC_URL`
+(`transport_security`); its refusals of a malformed body go out in fixed words
+(`_PlainRefusals`).
 
 The exchange (who calls, the headers that set the channel and the hold, the receipts to
 write) travels to the tool call in the ASGI scope. A result that carries an answer or a
@@ -80,6 +81,8 @@ _INVALID_REQUEST: Final = (
     "(batches are not supported)"
 )
 _PARSE_ERROR: Final = "Parse error: the body is not JSON"
+_PARSE_ERROR_CODE: Final = -32700
+_INVALID_REQUEST_CODE: Final = -32600
 _NO_STREAM: Final = "this MCP endpoint has no standalone SSE stream: POST each JSON-RPC message"
 _WILDCARD_HOSTS: Final = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - names, not a bind
 
@@ -433,10 +436,6 @@ def _plain_refusal(body: bytes) -> bytes:
     if text.startswith("Validation error"):
         return json.dumps(_error_body(_INVALID_REQUEST)).encode()
     return body
-
-
-_PARSE_ERROR_CODE: Final = -32700
-_INVALID_REQUEST_CODE: Final = -32600
 
 
 def _error_body(message: str, code: int = _INVALID_REQUEST_CODE) -> dict[str, object]:
