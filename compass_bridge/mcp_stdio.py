@@ -178,7 +178,8 @@ class ClientBackend:
 
     async def release(self, ask_id: str, waiter: str, *, left: bool) -> None:
         if not left:
-            # The client has a result saying where the ask stands; nothing is left behind.
+            # The client has the ask's final result; nothing is left behind. (After a
+            # `pending` one, `left`: the grace runs until the agent comes back with ask_wait.)
             self._waiting.pop(ask_id, None)
             leaving = self._leaving.pop(ask_id, None)
             if leaving is not None:

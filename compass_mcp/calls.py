@@ -9,10 +9,12 @@ A waiting call (`ask` or `ask_wait`):
 - returns when the ask is final, or `pending` once its hold (`wait_seconds`) is over;
 - at the deadline of a `pick_recommended` ask closes it TIMED_OUT with each question's
   recommended option (`tools.recommended_answers`) and returns `timed_out`;
-- when it ends any other way (the client cancelled or went away, the token was revoked), it
-  tells the backend the agent left (`Backend.release(left=True)`): the ask stays answerable
-  for the backend's grace period, then is WITHDRAWN ("agent stopped waiting") unless a call
-  rejoined it. That release runs in a task of its own: the call's task is being cancelled.
+- when it returns `pending`, or ends any other way (the client cancelled or went away, the
+  token was revoked), it tells the backend the agent left (`Backend.release(left=True)`):
+  the ask stays answerable for the backend's grace period, then is WITHDRAWN ("agent stopped
+  waiting") unless a call came back for it (ask_wait, or the identical ask). A client told
+  `pending` that never comes back leaves no ask answerable forever. That release runs in a
+  task of its own: the call's task may be being cancelled.
 
 The result of an ANSWERED or DECLINED ask is the delivery: the transport calls back once the
 result has reached the client (`CallContext.on_delivered`) and the backend writes the
@@ -103,8 +105,9 @@ class Backend(Protocol):
         ...
 
     async def release(self, ask_id: str, waiter: str, *, left: bool) -> None:
-        """`waiter` stopped waiting: it returned (`left` False), or its client went away
-        (`left` True: the grace period starts)."""
+        """`waiter` stopped waiting: it returned a final result (`left` False), or the ask
+        is still pending and its client waits no more (`left` True: it returned `pending`,
+        or went away; the grace period starts)."""
         ...
 
     async def report_delivery(self, ask: comms_pb2.Ask, payload: str) -> None:
@@ -274,7 +277,7 @@ class AskTools:
         waiter = waiter or secrets.token_hex(8)
         queue: asyncio.Queue[comms_pb2.Ask | BaseException | None] = asyncio.Queue()
         pump = asyncio.create_task(_pump(ctx.backend.states(ask_id), queue))
-        left = True  # until the call returns a result
+        left = True  # until the call returns a final result
         ask = first
         try:
             if ask is None:
@@ -306,11 +309,15 @@ class AskTools:
                     await ctx.progress(loop.time() - started, "waiting for an answer in Compass")
                     await ctx.backend.hold(ask_id, waiter, 2 * self._tick)
                     next_tick += self._tick
-            left = False
+            # A final result leaves nothing behind. After a `pending` one the agent waits
+            # for nothing until it comes back (ask_wait, or the identical ask): the leave's
+            # grace runs, so an ask its client quit on is withdrawn, not answerable forever.
+            left = ask.status == comms_pb2.ASK_STATUS_PENDING
         except Interrupted:
             if ask is None:
                 raise ToolError("Compass is restarting; call the tool again") from None
-            left = False  # the server stops: the client keeps waiting with ask_wait
+            # The server stops: `pending`, and the client comes back with ask_wait (to a
+            # server that is up) within the grace, as after any `pending`.
         finally:
             pump.cancel()
             self.spawn(ctx.backend.release(ask_id, waiter, left=left))

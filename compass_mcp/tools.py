@@ -201,7 +201,8 @@ DESCRIPTIONS: Final = {
     "and wait for their typed answer. Returns when they answer or decline (or at the "
     "deadline), or after a while with status `pending`: then call ask_wait with the ask_id. "
     "Calling ask again with identical arguments rejoins the same pending ask.",
-    ASK_WAIT: "Keep waiting for the answer to an ask that returned status `pending`.",
+    ASK_WAIT: "Keep waiting for the answer to an ask that returned status `pending`. Call it "
+    "right away: an ask nobody waits for is withdrawn after a grace period.",
     ASK_CANCEL: "Withdraw an ask you no longer need answered.",
 }
 
@@ -443,7 +444,8 @@ def result_text(ask: comms_pb2.Ask, *, link: str = "") -> str:
     where = f" People answer it at {link}." if link else ""
     return (
         f"No answer yet (ask_id {ask.ask_id}).{where} To keep waiting, call ask_wait with "
-        f'{{"ask_id": "{ask.ask_id}"}}; to give up, call ask_cancel.'
+        f'{{"ask_id": "{ask.ask_id}"}} now (an ask nobody waits for is withdrawn after a '
+        "grace period); to give up, call ask_cancel."
     )
 
 

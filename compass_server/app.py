@@ -172,7 +172,7 @@ def create_app(
         Route("/readyz", readiness.readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
         Route("/auth/sign-in", sign_in_endpoint(store), methods=["POST"]),
-        Route(MCP_PATH, mcp),  # every method: the MCP transport answers what it does not serve
+        Route(MCP_PATH, mcp),  # every method: its gate answers 405 to all but POST
         Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
         Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
         Mount(agent_rpc.path, app=_gated(agent_rpc, auth, store, settings)),

@@ -477,6 +477,13 @@ def answer_state_violations(ask: comms_pb2.Ask, path: str) -> list[FieldViolatio
                 description="delivery is written by the server from ReportDelivery once the ask is answered or declined; send it empty",
             )
         )
+    if ask.HasField("withdraw_at"):
+        violations.append(
+            FieldViolation(
+                field=f"{path}.withdraw_at",
+                description="withdraw_at is written by the server while no call of the agent waits for the ask; send it empty",
+            )
+        )
     for index, question in enumerate(ask.questions):
         qid = question.question_id
         qpath = f"{path}.questions[{index}]"

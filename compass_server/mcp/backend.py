@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Generator, Sequence
 
     from compass_server.service.asks import McpAsks
+    from compass_server.service.streams import Slot
     from compass_server.store import AccountRow
 
 
@@ -54,6 +55,9 @@ class ServerBackend:
         self._asks = asks
         self._grace = grace_seconds
         self._public_url = public_url
+        self._slot: Slot | None = None
+        """The stream slot `open_ask` took for the wait that follows (`states` hands it to
+        the watch; `release` lets it go if the watch never started)."""
 
     @contextlib.contextmanager
     def _tool_errors(self) -> Generator[None]:
@@ -84,18 +88,21 @@ class ServerBackend:
             channel_id=channel_id, frame=comms_pb2.MessageUpdated(blocks=blocks)
         )
         with self._tool_errors():
-            row, _created = await self._asks.open_mcp_ask(
+            row, _created, slot = await self._asks.open_mcp_ask(
                 self._actor,
                 request,
                 call_key=key,
                 waiter_id=waiter,
                 seconds=seconds + self._grace,
             )
+        self._let_go()
+        self._slot = slot
         return row.ask
 
     async def states(self, ask_id: str) -> AsyncGenerator[comms_pb2.Ask]:
         request = agent_pb2.WatchAskRequest(ask_id=ask_id)
-        stream = self._asks.watch_ask(self._actor, request, token=self._token)
+        slot, self._slot = self._slot, None  # the first watch after open_ask waits on it
+        stream = self._asks.watch_ask(self._actor, request, token=self._token, slot=slot)
         with self._tool_errors():
             async with contextlib.aclosing(stream):
                 async for ask in stream:
@@ -121,6 +128,7 @@ class ServerBackend:
             await self._asks.hold_mcp_wait(self._actor, ask_id, waiter, seconds + self._grace)
 
     async def release(self, ask_id: str, waiter: str, *, left: bool) -> None:
+        self._let_go()
         with self._tool_errors():
             await self._asks.release_mcp_wait(
                 self._actor, ask_id, waiter, grace=self._grace if left else None
@@ -130,8 +138,17 @@ class ServerBackend:
         request = agent_pb2.ReportDeliveryRequest(
             ask_id=ask.ask_id, state=comms_pb2.DELIVERY_STATE_DELIVERED, payload=payload
         )
-        with self._tool_errors():
+        try:
             await self._asks.report_delivery(self._actor, request)
+        except CompassError as exc:
+            raise ToolError(
+                f"the delivery receipt of ask {ask.ask_id} was not recorded: {explain(exc)}"
+            ) from None
+
+    def _let_go(self) -> None:
+        slot, self._slot = self._slot, None
+        if slot is not None:
+            slot.release()
 
     def link(self, ask_id: str) -> str:
         return f"{self._public_url}#/ask/{ask_id}"

@@ -40,6 +40,7 @@ from compass_server.service.streams import (
     MAX_STREAMS_PER_ACCOUNT,
     RECHECK_SECONDS,
     REPLAY_BATCH,
+    Slot,
     Streams,
 )
 from compass_server.store import AskStore, McpStore
@@ -257,45 +258,57 @@ class Asks:
     # -- watches -----------------------------------------------------------------------------
 
     async def watch_ask(
-        self, actor: AccountRow, request: agent_pb2.WatchAskRequest, *, token: str
+        self,
+        actor: AccountRow,
+        request: agent_pb2.WatchAskRequest,
+        *,
+        token: str,
+        slot: Slot | None = None,
     ) -> AsyncGenerator[comms_pb2.Ask | None]:
         """WatchAsk: the ask's state at once, then each change of it; None is a keepalive
         (unchanged at a re-check). Ends after the first final state.
 
         Checked before the first state: the request, the ask's visibility (NOT_FOUND), then
-        the account's stream cap (RESOURCE_EXHAUSTED). `token` is the one the caller was
-        admitted with: the stream ends UNAUTHENTICATED once it is revoked ("" for none).
-        Close the generator when done with it (`contextlib.aclosing`): it holds a stream slot.
+        the account's stream cap (RESOURCE_EXHAUSTED), unless the caller hands it the `slot`
+        it took already (`open_mcp_ask`'s; released when the watch ends, however it ends).
+        `token` is the one the caller was admitted with: the stream ends UNAUTHENTICATED
+        once it is revoked ("" for none). Close the generator when done with it
+        (`contextlib.aclosing`): it holds a stream slot.
 
         Raises:
             UnavailableError: the server is shutting down.
             UnauthenticatedError: `token` was revoked.
         """
-        requests.check_get_ask(request)
-        await self._store.get_ask(actor, request.ask_id)  # NOT_FOUND before streaming
-        streams = self.streams
-        with (
-            streams.slot(actor.account_id),
-            self._hub.ask(request.ask_id) as signal,
-            streams.revoked(token, signal) as revoked,
-        ):
-            sent: bytes | None = None
-            rechecked = False
-            while True:
-                row = await self._store.get_ask(actor, request.ask_id)
-                state = row.ask.SerializeToString(deterministic=True)
-                if state != sent:
-                    yield row.ask
-                    sent = state
-                elif rechecked:
-                    # Unchanged at a re-check (`recheck_seconds` without a change): a
-                    # keepalive, as WatchChannel's caught_up, so a client's read timeout and
-                    # any proxy see a live stream while a person takes their time. A change
-                    # that leaves the ask as it was still sends nothing.
-                    yield None
-                if row.final:  # any outcome: answered, declined, withdrawn, timed out, expired
-                    return
-                rechecked = await streams.woken(signal, revoked)
+        try:
+            requests.check_get_ask(request)
+            await self._store.get_ask(actor, request.ask_id)  # NOT_FOUND before streaming
+            streams = self.streams
+            if slot is None:
+                slot = streams.take(actor.account_id)
+            with (
+                self._hub.ask(request.ask_id) as signal,
+                streams.revoked(token, signal) as revoked,
+            ):
+                sent: bytes | None = None
+                rechecked = False
+                while True:
+                    row = await self._store.get_ask(actor, request.ask_id)
+                    state = row.ask.SerializeToString(deterministic=True)
+                    if state != sent:
+                        yield row.ask
+                        sent = state
+                    elif rechecked:
+                        # Unchanged at a re-check (`recheck_seconds` without a change): a
+                        # keepalive, as WatchChannel's caught_up, so a client's read timeout
+                        # and any proxy see a live stream while a person takes their time. A
+                        # change that leaves the ask as it was still sends nothing.
+                        yield None
+                    if row.final:  # any outcome: answered, declined, withdrawn, timed out, expired
+                        return
+                    rechecked = await streams.woken(signal, revoked)
+        finally:
+            if slot is not None:
+                slot.release()
 
     async def watch_channel(
         self,
@@ -414,32 +427,43 @@ class McpAsks(Asks):
         call_key: str,
         waiter_id: str,
         seconds: float,
-    ) -> tuple[AskRow, bool]:
+    ) -> tuple[AskRow, bool, Slot]:
         """The ask of an earlier call with `call_key` in the channel still to be delivered,
         else a new message of the request's blocks (checked as AppendMessage checks them,
         under the same post quota); either way held by `waiter_id` for `seconds`.
 
+        The call then waits on a watch (`watch_ask`), one of the account's streams: its slot
+        is taken here, before the quota or the store, so that a call over the cap is
+        refused with nothing spent or stored (an `isError` result stored nothing). Hand it
+        to `watch_ask`, or release it.
+
         Returns:
-            The ask, and whether it is new.
+            The ask, whether it is new, and the call's stream slot (held).
 
         Raises:
             InvalidArgumentError: what AppendMessage would refuse (nothing read or stored).
-            ResourceExhaustedError: the account's post quota is spent.
+            ResourceExhaustedError: the account holds the most streams allowed, or its post
+                quota is spent (nothing stored).
             NotFoundError, PermissionDeniedError: as `McpStore.open_mcp_ask`.
         """
         requests.check_append_message(request)
-        self._take_quota(actor)
-        row, created = await self._calls.open_mcp_ask(
-            actor,
-            request.channel_id,
-            request.frame.blocks,
-            call_key=call_key,
-            waiter_id=waiter_id,
-            seconds=seconds,
-        )
+        slot = self.streams.take(actor.account_id)
+        try:
+            self._take_quota(actor)
+            row, created = await self._calls.open_mcp_ask(
+                actor,
+                request.channel_id,
+                request.frame.blocks,
+                call_key=call_key,
+                waiter_id=waiter_id,
+                seconds=seconds,
+            )
+        except BaseException:
+            slot.release()
+            raise
         if created and self._metrics is not None:
             self._metrics.asks_seen((row.ask,))
-        return row, created
+        return row, created, slot
 
     async def hold_mcp_wait(
         self, actor: AccountRow, ask_id: str, waiter_id: str, seconds: float
@@ -451,8 +475,10 @@ class McpAsks(Asks):
     async def release_mcp_wait(
         self, actor: AccountRow, ask_id: str, waiter_id: str, *, grace: float | None
     ) -> None:
-        """`waiter_id` stopped waiting: it returned a result (`grace` None), or its client
-        went away (its wait counts `grace` seconds more)."""
+        """`waiter_id` stopped waiting: it returned the final result (`grace` None), or the
+        ask is still pending and its client waits no more, told `pending` or gone (its wait
+        counts `grace` seconds more: then the leave sweep withdraws the ask unless a call came
+        back for it)."""
         await self._calls.release_mcp_wait(actor, ask_id, waiter_id, grace=grace)
 
     async def withdraw_abandoned(self, reason: str) -> Sequence[str]:

@@ -19,7 +19,7 @@ from compass_server.domain.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
 
     from compass_server.live.hub import ChangeHub, Signal
     from compass_server.live.revocation import Revocations
@@ -33,6 +33,27 @@ RECHECK_SECONDS: Final = 30.0
 
 SHUTTING_DOWN: Final = "the server is shutting down; reconnect"
 REVOKED: Final = "your access was revoked; sign in again"
+
+
+class Slot:
+    """One stream of an account's cap, taken by `Streams.take`: released once, by whichever
+    of its holders lets go first (`release` again does nothing)."""
+
+    __slots__ = ("_release",)
+
+    def __init__(self, release: Callable[[], None]) -> None:
+        self._release: Callable[[], None] | None = release
+
+    def release(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 class Streams:
@@ -52,10 +73,9 @@ class Streams:
         self._recheck = recheck_seconds
         self._open: dict[str, int] = {}  # account id -> open watch streams here
 
-    @contextlib.contextmanager
-    def slot(self, account_id: str) -> Generator[None]:
+    def take(self, account_id: str) -> Slot:
         """One of the account's open watch streams in this process, up to the cap (each
-        holds a connection, a task and a replay batch): the one over it is refused.
+        holds a connection, a task and a replay batch), held until released.
 
         Raises:
             ResourceExhaustedError: the account holds the most streams allowed.
@@ -67,14 +87,21 @@ class Streams:
                 "close one first"
             )
         self._open[account_id] = held + 1
-        try:
-            yield
-        finally:
+
+        def release() -> None:
             left = self._open[account_id] - 1
             if left:
                 self._open[account_id] = left
             else:
                 del self._open[account_id]
+
+        return Slot(release)
+
+    @contextlib.contextmanager
+    def slot(self, account_id: str) -> Generator[None]:
+        """`take`, released at the end of the block."""
+        with self.take(account_id):
+            yield
 
     def revoked(
         self, token: str, signal: Signal

@@ -360,15 +360,19 @@ class McpStore(Protocol):
         self, actor: AccountRow, ask_id: str, waiter_id: str, seconds: float
     ) -> None:
         """Record that one tool call (`waiter_id`) waits for an MCP ask of `actor` and will
-        say so again within `seconds`. Nothing for an ask `actor` did not make over MCP."""
+        say so again within `seconds`. Nothing for an ask `actor` did not make over MCP. When
+        no call waited for the pending ask before (its agent came back), that is a write
+        people see (a new channel revision: its `withdraw_at` is gone)."""
         ...
 
     async def release_mcp_wait(
         self, actor: AccountRow, ask_id: str, waiter_id: str, *, grace: float | None
     ) -> None:
-        """A tool call stopped waiting. `grace` None: it returned a result (its client knows
-        where the ask stands): the ask's waiters are forgotten. Else its client went away:
-        its wait counts for `grace` seconds more."""
+        """A tool call stopped waiting. `grace` None: it returned the ask's final result: the
+        ask's waiters are forgotten. Else the ask is still pending and the call's client waits
+        no more (it was told `pending`, or went away): its wait counts for `grace` seconds
+        more, and once no call waits, reads give the ask's `withdraw_at` (a write people see:
+        a new channel revision)."""
         ...
 
     async def withdraw_abandoned(self, reason: str, *, limit: int = 100) -> Sequence[str]:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import signal
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -247,7 +248,10 @@ async def test_an_identical_reissue_rejoins_the_pending_ask(
 
 
 async def _waiting(server: _server.RunningServer, ask_id: str) -> bool:
-    found = await _mcp.rows(server.dsn, "SELECT 1 FROM mcp_waiters WHERE ask_id = $1", ask_id)
+    """A call waits for the ask now (not one that left: returned `pending` or went away)."""
+    found = await _mcp.rows(
+        server.dsn, "SELECT 1 FROM mcp_waiters WHERE ask_id = $1 AND left_at IS NULL", ask_id
+    )
     return bool(found)
 
 
@@ -531,8 +535,15 @@ async def test_mcp_asks_are_agent_asks_in_the_inbox(
 ) -> None:
     """What a person sees: the ask in "Waiting on you", from the agent, in its channel."""
     async with agent(server, world.agent.token) as client:
-        await client.call_tool("ask", {**one_question("Inbox?"), "wait_seconds": 0})
-    [pending] = await person.pending()
+        # Waiting while the person looks (an ask returned `pending` is withdrawn after the
+        # grace unless its agent comes back).
+        call = asyncio.create_task(
+            client.call_tool("ask", {**one_question("Inbox?"), "wait_seconds": 30})
+        )
+        [pending] = await person.pending()
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
     assert (pending["authorAccountId"], pending["authorName"], pending["channelId"]) == (
         world.agent.account_id,
         world.agent.name,
@@ -544,7 +555,8 @@ async def test_a_server_shutting_down_returns_pending_and_the_ask_waits_on(
     database_url: str,
 ) -> None:
     """SIGTERM: waiting calls end at once with `pending` (uvicorn waits for every running
-    response before it stops), and the ask stays answerable for a call to another server."""
+    response before it stops), and, as after any `pending`, the ask stays answerable for an
+    `ask_wait` (to another server) within the grace (COMPASS_MCP_GRACE_SECONDS)."""
     call = _call("ask", {**one_question("Restart?"), "wait_seconds": 60})
     with _server.serve(database_url, env=_mcp.FAST) as stopping:
         world = await _server.seed_world(database_url, prefix="shutdown-")
@@ -563,7 +575,12 @@ async def test_a_server_shutting_down_returns_pending_and_the_ask_waits_on(
     assert result["structuredContent"]["status"] == "pending"
     stored = await _mcp.stored_ask(database_url, result["structuredContent"]["ask_id"])
     assert stored["status"] == "pending"
-    assert await _mcp.rows(database_url, "SELECT 1 FROM mcp_waiters") == []
+    [waiter] = await _mcp.rows(
+        database_url,
+        "SELECT expires_at - left_at AS grace FROM mcp_waiters WHERE ask_id = $1",
+        result["structuredContent"]["ask_id"],
+    )
+    assert waiter["grace"] == timedelta(seconds=_mcp.GRACE_SECONDS)  # left: the grace runs
 
 
 async def test_the_listener_s_connection_cap_holds_for_mcp_calls(database_url: str) -> None:

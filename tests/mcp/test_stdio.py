@@ -40,7 +40,7 @@ def _command(server: _server.RunningServer, channel: str, token_file: Path) -> l
         "--progress-seconds",
         "0.2",
         "--grace-seconds",
-        "0.5",
+        str(_mcp.GRACE_SECONDS),
         "--max-backoff",
         "0.5",
     ]
@@ -166,6 +166,22 @@ async def test_closing_stdin_withdraws_what_calls_still_waited_for(
     with contextlib.suppress(BaseException):
         await call
     stored = await _mcp.until_status(server.dsn, str(pending["ask"]["askId"]), "withdrawn")
+    assert stored["close_reason"] == "agent stopped waiting"
+
+
+async def test_an_ask_returned_pending_is_withdrawn_when_its_client_quits(
+    server: _server.RunningServer, world: _server.SeededWorld, tmp_path: Path
+) -> None:
+    """After a `pending` result the agent waits for nothing until it comes back with
+    ask_wait: a client that quits instead (closes stdin) leaves it withdrawn at once, as
+    any ask a call left (issue 33, N7). Before: a `pending` result forgot the ask, which
+    stayed answerable forever."""
+    async with stdio_agent(server, world, tmp_path) as client:
+        pending = await client.call_tool("ask", {**one_question("Quit on?"), "wait_seconds": 0})
+    assert pending.structured_content is not None
+    assert pending.structured_content["status"] == "pending"
+    ask_id = pending.structured_content["ask_id"]
+    stored = await _mcp.until_status(server.dsn, ask_id, "withdrawn")
     assert stored["close_reason"] == "agent stopped waiting"
 
 

@@ -18,6 +18,7 @@ import {
   formatRemaining,
   freeTextPolicy,
   interruptedNote,
+  notWaitingText,
   isAnswered,
   isFinal,
   isSkipped,
@@ -360,4 +361,14 @@ test("requiredSkipped names the required questions left without a pick or text",
 test("a required question changes the form's signature", () => {
   const ask = (required) => askOf({ questions: [{ questionId: "a", answerRequired: required }] });
   assert.notEqual(questionSignature(ask(true)), questionSignature(ask(false)));
+});
+
+test("notWaitingText: the agent is not waiting; withdrawn in m:ss, or any moment now", () => {
+  assert.equal(
+    notWaitingText(61),
+    "Its agent is not waiting right now: an answer reaches it only if it comes back, " +
+      "and the ask is withdrawn in 1:01 unless it does.",
+  );
+  assert.match(notWaitingText(0), /withdrawn any moment now unless it does\.$/);
+  assert.match(notWaitingText(-5), /withdrawn any moment now unless it does\.$/);
 });

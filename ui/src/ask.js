@@ -207,6 +207,20 @@ export function countdownText(remaining, policy) {
 }
 
 /**
+ * What a pending ask says while its agent is not waiting for it (Ask.withdrawAt is set: an
+ * MCP ask whose tool call returned `pending` or whose client went away), `remaining` whole
+ * seconds before the server withdraws it unless the agent comes back.
+ * @param {number} remaining
+ */
+export function notWaitingText(remaining) {
+  const when = remaining > 0 ? `in ${formatRemaining(remaining)}` : "any moment now";
+  return (
+    "Its agent is not waiting right now: an answer reaches it only if it comes back, " +
+    `and the ask is withdrawn ${when} unless it does.`
+  );
+}
+
+/**
  * The ask's questions without answer state: equal signatures render the same form.
  * @param {Ask} ask
  */

@@ -15,6 +15,7 @@ import {
   errorCode,
   isSkipped,
   millis,
+  notWaitingText,
   plural,
   questionSignature,
   questionTitle,
@@ -109,6 +110,45 @@ class Countdown {
   }
 }
 
+/** "Its agent is not waiting right now…" while Ask.withdrawAt is set; live until it is up. */
+class NotWaiting {
+  constructor() {
+    this.node = h("p", { class: "ask-not-waiting", role: "status", hidden: true });
+    this.at = Number.NaN;
+    this.tracked = false;
+    this.seenConnected = false;
+  }
+
+  /** @param {Ask} ask */
+  set(ask) {
+    this.at = millis(ask.withdrawAt);
+    this.node.hidden = Number.isNaN(this.at);
+    if (this.node.hidden) return;
+    this.node.title = `Withdrawn at ${new Date(this.at).toString()} unless the agent comes back`;
+    if (this.tracked) this.update();
+    else {
+      this.tracked = true;
+      track(() => this.update());
+    }
+  }
+
+  update() {
+    if (this.node.isConnected) this.seenConnected = true;
+    else if (this.seenConnected || Number.isNaN(this.at)) {
+      this.tracked = false;
+      return false; // the form left the page, or its agent is back
+    }
+    const remaining = Math.ceil((this.at - Date.now()) / 1000);
+    const text = notWaitingText(remaining);
+    if (this.node.textContent !== text) this.node.textContent = text;
+    if (remaining <= 0) {
+      this.tracked = false;
+      return false;
+    }
+    return true;
+  }
+}
+
 /**
  * @typedef {object} QuestionEntry One question of a pending form.
  * @property {Question} question
@@ -157,6 +197,7 @@ export class AskForm {
     /** @type {string | null} */
     this.closedOutcome = null; // set when a send found the ask closed
     this.countdown = new Countdown();
+    this.notWaiting = new NotWaiting();
     // Built by buildDecline():
     /** @type {HTMLButtonElement} */ this.declineButton;
     /** @type {HTMLSpanElement} */ this.declineDraftWarning;
@@ -188,6 +229,7 @@ export class AskForm {
           this.send();
         },
       },
+      this.notWaiting.node,
       this.countdown.node,
       this.questions.map((q) => q.fieldset),
       h(
@@ -200,16 +242,19 @@ export class AskForm {
       ),
     );
     this.countdown.set(ask);
+    this.notWaiting.set(ask);
     this.refresh();
   }
 
   /**
-   * The same ask again (same questions): picks up a changed deadline.
+   * The same ask again (same questions): picks up a changed deadline, and whether its agent
+   * is waiting.
    * @param {Ask} ask
    */
   update(ask) {
     this.ask = ask;
     this.countdown.set(ask);
+    this.notWaiting.set(ask);
   }
 
   /** "Decline…" opens an in-page confirmation saying what declining does, with an optional

@@ -115,8 +115,8 @@ def message_row(row: asyncpg.Record, answers: Sequence[asyncpg.Record]) -> Messa
 
 def apply_stored_state(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: str) -> None:
     """Merge the state read from the asks table (`ASK_STATE_COLUMNS`) into `ask`: its
-    answers and who gave them, its status, deadline, timeout policy, who closed it, and its
-    delivery receipt."""
+    answers and who gave them, its status, deadline, timeout policy, who closed it, when it
+    is withdrawn unless its agent comes back, and its delivery receipt."""
     if record["answered_by_account_id"] is not None:
         apply_answer_state(
             ask,
@@ -142,6 +142,8 @@ def apply_stored_state(ask: comms_pb2.Ask, record: asyncpg.Record, message_id: s
     ask.closed_by_account_id = record["closed_by_account_id"] or ""
     ask.closed_by_name = record["closed_by_name"] or ""
     ask.close_reason = record["close_reason"]
+    if record["withdraw_at"] is not None:
+        ask.withdraw_at.FromDatetime(record["withdraw_at"])
     if record["delivery_state"] is not None:
         apply_delivery(
             ask,

@@ -201,13 +201,21 @@ SELECT_MESSAGE_BY_CLIENT_ID: Final = f"""
     WHERE channel_id = $1 AND client_message_id = $2
 """  # noqa: S608 -- only our own column list is interpolated
 
-# The state of an ask the `asks` row holds (merged into its block on every read).
+# The state of an ask the `asks` row holds (merged into its block on every read). With
+# `withdraw_at`, from `mcp_waiters`: for a pending MCP ask none of whose waiting calls is still
+# there (each left, or ran out), when the leave sweep withdraws it (its last hold's end); NULL
+# while a call waits, and for any other ask.
 ASK_STATE_COLUMNS: Final = """
     a.answers, a.answered_by_account_id, a.answered_at, ans.name AS answered_by_name,
     a.status, a.deadline, a.on_timeout, a.closed_by_account_id, a.closed_at,
     cls.name AS closed_by_name, a.close_reason,
     a.delivery_state, a.delivery_detail, a.delivery_payload, a.delivery_reported_by,
-    a.delivery_reported_at, rep.name AS delivery_reported_by_name
+    a.delivery_reported_at, rep.name AS delivery_reported_by_name,
+    (
+        SELECT max(w.expires_at) FROM mcp_waiters w
+        WHERE w.ask_id = a.ask_id AND a.status = 'pending'
+        HAVING bool_and(w.left_at IS NOT NULL OR w.expires_at <= now())
+    ) AS withdraw_at
 """
 
 ASK_STATE_JOINS: Final = """

@@ -82,7 +82,7 @@ class TextBlock(_message.Message):
     def __init__(self, text: _Optional[str] = ...) -> None: ...
 
 class Ask(_message.Message):
-    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name", "status", "deadline", "on_timeout", "closed_by_account_id", "closed_at", "closed_by_name", "close_reason", "delivery")
+    __slots__ = ("ask_id", "questions", "answered_by_account_id", "answered_at", "answered_by_name", "status", "deadline", "on_timeout", "closed_by_account_id", "closed_at", "closed_by_name", "close_reason", "delivery", "withdraw_at")
     ASK_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_BY_ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +96,7 @@ class Ask(_message.Message):
     CLOSED_BY_NAME_FIELD_NUMBER: _ClassVar[int]
     CLOSE_REASON_FIELD_NUMBER: _ClassVar[int]
     DELIVERY_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAW_AT_FIELD_NUMBER: _ClassVar[int]
     ask_id: str
     questions: _containers.RepeatedCompositeFieldContainer[AskQuestion]
     answered_by_account_id: str
@@ -109,7 +110,8 @@ class Ask(_message.Message):
     closed_by_name: str
     close_reason: str
     delivery: AskDelivery
-    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ..., status: _Optional[_Union[AskStatus, str]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_timeout: _Optional[_Union[AskTimeoutPolicy, str]] = ..., closed_by_account_id: _Optional[str] = ..., closed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed_by_name: _Optional[str] = ..., close_reason: _Optional[str] = ..., delivery: _Optional[_Union[AskDelivery, _Mapping]] = ...) -> None: ...
+    withdraw_at: _timestamp_pb2.Timestamp
+    def __init__(self, ask_id: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestion, _Mapping]]] = ..., answered_by_account_id: _Optional[str] = ..., answered_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., answered_by_name: _Optional[str] = ..., status: _Optional[_Union[AskStatus, str]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_timeout: _Optional[_Union[AskTimeoutPolicy, str]] = ..., closed_by_account_id: _Optional[str] = ..., closed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., closed_by_name: _Optional[str] = ..., close_reason: _Optional[str] = ..., delivery: _Optional[_Union[AskDelivery, _Mapping]] = ..., withdraw_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AskDelivery(_message.Message):
     __slots__ = ("state", "detail", "payload", "reported_by_account_id", "reported_by_name", "reported_at")

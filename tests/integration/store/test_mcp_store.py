@@ -5,6 +5,7 @@ leave sweep withdrawing an abandoned ask exactly once across processes."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import asyncpg
@@ -195,3 +196,57 @@ async def test_an_ask_whose_call_went_away_before_it_first_held_is_left(
     )
     assert await store.withdraw_abandoned(REASON) == [made.ask.ask_id]
     assert await _status(database_url, made.ask.ask_id) == ("withdrawn", REASON)
+
+
+async def test_whether_its_agent_waits_is_read_as_withdraw_at_and_told_to_watchers(
+    store: PostgresStore, world: World
+) -> None:
+    """A pending MCP ask none of whose calls waits now carries when the leave sweep withdraws
+    it (`Ask.withdraw_at`, its last hold's end); while a call waits, nothing. Each change of
+    that is a write people see (a new channel revision, its message touched); renewing a
+    waiting call's hold is not (issue 33, N7)."""
+    channel = world.channel.channel_id
+
+    async def seen() -> tuple[bool, int]:
+        row = await store.get_ask(world.human, made.ask.ask_id)
+        page = await store.list_messages(world.human, channel)
+        [message] = [m for m in page.messages if made.ask.ask_id in m.ask_ids]
+        [block] = [b for b in message.blocks if b.HasField("ask")]
+        assert block.ask.HasField("withdraw_at") is row.ask.HasField("withdraw_at")
+        revision = (await store.get_channel(world.human, channel)).revision
+        return row.ask.HasField("withdraw_at"), revision
+
+    made, _ = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w1", seconds=30
+    )
+    waiting, revision = await seen()
+    assert not waiting
+    await store.hold_mcp_wait(world.agent, made.ask.ask_id, "w1", 30)  # a renewal
+    assert await seen() == (False, revision)
+    await store.hold_mcp_wait(world.agent, made.ask.ask_id, "w2", 30)  # a second call
+    assert await seen() == (False, revision)
+    await store.release_mcp_wait(world.agent, made.ask.ask_id, "w1", grace=60)
+    assert await seen() == (False, revision)  # w2 still waits
+    await store.release_mcp_wait(world.agent, made.ask.ask_id, "w2", grace=60)
+    assert await seen() == (True, revision + 1)
+    row = await store.get_ask(world.human, made.ask.ask_id)
+    left_for = row.ask.withdraw_at.ToDatetime(UTC) - datetime.now(UTC)
+    assert timedelta(seconds=50) < left_for <= timedelta(seconds=60)
+    # The agent comes back (ask_wait): waited for again; so does the identical ask.
+    await store.hold_mcp_wait(world.agent, made.ask.ask_id, "w3", 30)
+    assert await seen() == (False, revision + 2)
+    await store.release_mcp_wait(world.agent, made.ask.ask_id, "w3", grace=60)
+    assert await seen() == (True, revision + 3)
+    again, created = await store.open_mcp_ask(
+        world.agent, channel, _blocks(), call_key=KEY, waiter_id="w4", seconds=30
+    )
+    assert (again.ask.ask_id, created, again.ask.HasField("withdraw_at")) == (
+        made.ask.ask_id,
+        False,
+        False,
+    )
+    assert await seen() == (False, revision + 4)
+    # Final: nothing to say, whoever waits or left.
+    await answer_ask(store, world.human, made.ask.ask_id, [answer("db", "1")])
+    await store.release_mcp_wait(world.agent, made.ask.ask_id, "w4", grace=60)
+    assert await seen() == (False, revision + 5)

@@ -14,6 +14,7 @@ import pytest
 
 from compass_mcp import tools
 from compass_mcp.calls import AskTools, CallContext, Interrupted, ToolError
+from compass_server.domain.errors import ResourceExhaustedError
 from compass_server.live.hub import ChangeHub
 from compass_server.live.revocation import Revocations
 from compass_server.mcp.backend import ServerBackend
@@ -109,22 +110,41 @@ async def test_domain_errors_are_the_tool_errors_the_model_reads() -> None:
 
 
 async def test_a_wait_over_mcp_counts_against_the_connect_streams_cap() -> None:
-    _, world, asks = await _world(max_streams=1)
+    """One cap for both doors. An MCP ask takes its wait's slot when it is opened (before it
+    is stored), and its first watch waits on that slot; a Connect watch holding the slot
+    makes the next MCP ask a tool error that stored nothing."""
+    store, world, asks = await _world(max_streams=1)
     backend = _backend(asks, world.agent)
     opened = await _ask(backend, world)
     auth: AuthContext[AccountRow] = AuthContext()
     handlers = AgentHandlers(asks, auth)
     request = agent_pb2.WatchAskRequest(ask_id=opened.ask_id)
-    with auth.bound(world.agent):
-        connect = handlers.watch_ask(request, None)  # pyright: ignore[reportArgumentType] - the handler never reads ctx
-        assert isinstance(connect, AsyncGenerator)
-        async with contextlib.aclosing(connect):
-            async with asyncio.timeout(5):
-                assert (await anext(connect)).ask.ask_id == opened.ask_id
-            with pytest.raises(ToolError, match=r"^this account already has 1 open watch"):
-                await _first(backend.states(opened.ask_id))
+
+    def connect_watch() -> AsyncGenerator[agent_pb2.WatchAskResponse]:
+        watch = handlers.watch_ask(request, None)  # pyright: ignore[reportArgumentType] - the handler never reads ctx
+        assert isinstance(watch, AsyncGenerator)
+        return watch  # run under auth.bound: the caller is read at its first step
+
     async with contextlib.aclosing(backend.states(opened.ask_id)) as states:
-        assert (await _first(states)).ask_id == opened.ask_id  # the slot came back
+        assert (await _first(states)).ask_id == opened.ask_id  # on the slot of the open
+        with auth.bound(world.agent):
+            refused = connect_watch()
+            with pytest.raises(ResourceExhaustedError, match=r"already has 1 open watch"):
+                await anext(refused)
+    async with contextlib.aclosing(connect_watch()) as connect:
+        with auth.bound(world.agent):
+            async with asyncio.timeout(5):
+                assert (await anext(connect)).ask.ask_id == opened.ask_id  # the slot came back
+        before = list(store.calls)
+        with pytest.raises(ToolError, match=r"^this account already has 1 open watch"):
+            await _ask(_backend(asks, world.agent), world, key="other")
+        assert store.calls == before  # nothing stored
+    # A slot taken by an open whose watch never started is let go by the release.
+    unwatched = _backend(asks, world.agent)
+    left = await _ask(unwatched, world, key="third")
+    await unwatched.release(left.ask_id, "w", left=True)
+    async with contextlib.aclosing(backend.states(opened.ask_id)) as states:
+        await _first(states)
 
 
 async def test_a_revoked_token_ends_the_wait_and_a_shutdown_interrupts_it() -> None:

@@ -319,7 +319,8 @@ def test_pending_says_how_to_keep_waiting() -> None:
     }
     assert tools.result_text(ask, link="L") == (
         "No answer yet (ask_id ask_1). People answer it at L. To keep waiting, call ask_wait "
-        'with {"ask_id": "ask_1"}; to give up, call ask_cancel.'
+        'with {"ask_id": "ask_1"} now (an ask nobody waits for is withdrawn after a grace '
+        "period); to give up, call ask_cancel."
     )
 
 

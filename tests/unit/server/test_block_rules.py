@@ -41,6 +41,12 @@ def delivered_ask() -> comms_pb2.MessageBlock:
     return block
 
 
+def withdrawn_at_ask() -> comms_pb2.MessageBlock:
+    block = ask_block(q("db", "0"))
+    block.ask.withdraw_at.FromSeconds(1_900_000_000)
+    return block
+
+
 # (blocks, field, question_id) for the append path (minted=False).
 APPEND_REJECTIONS = [
     pytest.param([TEXT, comms_pb2.MessageBlock()], "blocks[1]", "", id="no-kind"),
@@ -132,6 +138,9 @@ APPEND_REJECTIONS = [
     ),
     pytest.param(
         [delivered_ask()], "blocks[0].ask.delivery", "", id="delivery-receipt-on-a-new-ask"
+    ),
+    pytest.param(
+        [withdrawn_at_ask()], "blocks[0].ask.withdraw_at", "", id="withdraw-at-on-a-new-ask"
     ),
 ]
 

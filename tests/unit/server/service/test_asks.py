@@ -453,9 +453,10 @@ async def test_an_mcp_ask_is_checked_and_counted_as_append_message() -> None:
     )
     assert (code, store.calls) == (Code.INVALID_ARGUMENT, before)  # no store call
     request = _append(channel, ask(question("db", "0", "1")))
-    row, created = await asks.open_mcp_ask(
+    row, created, slot = await asks.open_mcp_ask(
         world.agent, request, call_key="k", waiter_id="w", seconds=7
     )
+    slot.release()
     assert created
     assert store.waits == [("hold", row.ask.ask_id, "w", 7)]
     assert _value(metrics, "compass_asks_created_total") == 1
@@ -483,12 +484,60 @@ async def test_a_rejoined_mcp_ask_is_not_counted_again() -> None:
     metrics = _metrics()
     asks = McpAsks(store, ChangeHub(), metrics=metrics)
     request = _append(world.channel.channel_id, ask(question("db", "0", "1")))
-    first, created = await asks.open_mcp_ask(
+    first, created, _slot = await asks.open_mcp_ask(
         world.agent, request, call_key="k", waiter_id="w", seconds=1
     )
-    again, rejoined = await asks.open_mcp_ask(
+    again, rejoined, _slot = await asks.open_mcp_ask(
         world.agent, request, call_key="k", waiter_id="w2", seconds=1
     )
     assert (created, rejoined) == (True, False)
     assert again.ask.ask_id == first.ask.ask_id
     assert _value(metrics, "compass_asks_created_total") == 1
+
+
+async def test_an_mcp_ask_takes_its_wait_s_stream_slot_before_anything_is_stored() -> None:
+    """The wait that follows an MCP ask is a watch, one of the account's streams: its slot is
+    taken first, so a call over the cap is refused with nothing stored and no quota spent
+    (issue 33, H2); the watch handed the slot takes no second one and gives it back when it
+    ends, and a slot never handed to a watch is released by its holder."""
+    store = McpMemoryStore()
+    world = await seed(store)
+    asks = McpAsks(store, ChangeHub(), quota=PostQuota(60, burst=2), max_streams_per_account=1)
+    channel = world.channel.channel_id
+    row, _created, slot = await asks.open_mcp_ask(
+        world.agent,
+        _append(channel, ask(question("db", "0"))),
+        call_key="a",
+        waiter_id="w",
+        seconds=1,
+    )
+    before = list(store.calls)
+    code, message = await refused(
+        asks.open_mcp_ask(
+            world.agent,
+            _append(channel, ask(question("db", "1"))),
+            call_key="b",
+            waiter_id="w2",
+            seconds=1,
+        )
+    )
+    assert (code, store.calls) == (Code.RESOURCE_EXHAUSTED, before)
+    assert message.startswith("this account already has 1 open watch streams here")
+    request = A.WatchAskRequest(ask_id=row.ask.ask_id)
+    watch = asks.watch_ask(world.agent, request, token="", slot=slot)
+    async with contextlib.aclosing(await _opened(watch)):
+        assert (await refused(anext(asks.watch_ask(world.agent, request, token=""))))[0] is (
+            Code.RESOURCE_EXHAUSTED
+        )
+    # The watch gave the slot back; the quota was not spent by the refusal (burst 2).
+    _row, _created, unused = await asks.open_mcp_ask(
+        world.agent,
+        _append(channel, ask(question("db", "1"))),
+        call_key="b",
+        waiter_id="w2",
+        seconds=1,
+    )
+    unused.release()
+    unused.release()  # once only
+    async with contextlib.aclosing(await _opened(asks.watch_ask(world.agent, request, token=""))):
+        pass

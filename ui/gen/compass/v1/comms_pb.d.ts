@@ -171,6 +171,19 @@ export declare type Ask = Message$1<"compass.v1.Ask"> & {
    * @generated from field: compass.v1.AskDelivery delivery = 17;
    */
   delivery?: AskDelivery | undefined;
+
+  /**
+   * Set while the agent that posted this pending ask has no call waiting for it: an MCP ask
+   * whose tool call returned `pending` or whose client went away (docs/agents/mcp.md,
+   * "Leaving"). When the server withdraws it ("agent stopped waiting") unless the agent comes
+   * back for it before (ask_wait, or the identical ask); an answer given meanwhile reaches the
+   * agent only if it comes back. Unset while a call waits, once the ask is final, and for asks
+   * whose poster does not report its waiting (the agent bridge, `compass mcp` over stdio).
+   * Server-written.
+   *
+   * @generated from field: google.protobuf.Timestamp withdraw_at = 18;
+   */
+  withdrawAt?: Timestamp | undefined;
 };
 
 /**
