@@ -89,6 +89,12 @@ def _worker_count(raw: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _port(raw: str) -> int:
+    if not raw.isdigit() or int(raw) > 65535:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port (0 to 65535; 0 = any)")
+    return int(raw)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description="Compass: typed asks from agents.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -100,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the Compass server")
     serve.add_argument("--host", help="address to listen on (default COMPASS_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port (default COMPASS_PORT or 8000; 0 = any)")
+    serve.add_argument("--port", type=_port, help="port (default COMPASS_PORT or 8000; 0 = any)")
     serve.add_argument(
         "--demo",
         action="store_true",

@@ -39,6 +39,7 @@ from compass_server.embedded.common import (
     tail,
 )
 from compass_server.embedded.osuser import OsUser, ensure_os_user, first_untraversable, private_dir
+from compass_server.embedded.owner import is_owned, owning
 from compass_server.embedded.process import PidState, await_exit, live_postmaster, pid_in, pid_state
 
 if TYPE_CHECKING:
@@ -299,6 +300,32 @@ class LocalPostgres:
         if not self._config.data_dir.exists():
             return
         with self._mutex, self._data_dir_lock():
+            self._stop_locked()
+
+    @contextlib.contextmanager
+    def owned(self) -> Generator[None]:
+        """Own this cluster for the block (embedded/owner.py), before touching it: the data
+        dir is created if needed, nothing else.
+
+        Raises:
+            ClusterOwnedError: another live process owns it.
+            EmbeddedPostgresError: the data dir is unusable (as `start()`).
+        """
+        self._ensure_data_dir()
+        with owning(self._config.data_dir):
+            yield
+
+    def stop_unless_owned(self) -> None:
+        """`stop()`, unless a process owns the cluster (it adopted the server this process
+        started): stopping it is then the owner's to do. Decided under the data-dir lock, so
+        an owner that claims it meanwhile adopts whatever the stop leaves."""
+        if not self._config.data_dir.exists():
+            return
+        with self._mutex, self._data_dir_lock():
+            if is_owned(self._config.data_dir):
+                logger.info("PostgreSQL in %s has an owner: left running", self._config.pgdata)
+                return
+            self._stop_requested = True
             self._stop_locked()
 
     def close(self) -> None:
