@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from compass_server import config as config_names
+from compass_server.cli.command import compass_command
 from compass_server.cli.database import migrate, open_store, using_database
 from compass_server.cli.errors import CliError
 from compass_server.cli.serve import print_json, serve_command, server_url
@@ -100,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     parser.set_defaults(
         handler=_choose(
-            parser, "choose a command: serve, migrate, demo, admin, agent-bridge (compass --help)"
+            parser,
+            "choose a command: serve, migrate, demo, admin, agent-bridge "
+            f"({compass_command()} --help)",
         )
     )
 
@@ -142,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     admin_parser.set_defaults(
         handler=_choose(
             admin_parser,
-            f"choose an action: {', '.join(admin.COMMANDS)} (compass admin ACTION --help)",
+            f"choose an action: {', '.join(admin.COMMANDS)} "
+            f"({compass_command()} admin ACTION --help)",
         )
     )
     for name, (help_text, arguments) in admin.COMMANDS.items():

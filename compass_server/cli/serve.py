@@ -15,6 +15,7 @@ from uvicorn.config import LOGGING_CONFIG
 
 from compass_server import config as config_names
 from compass_server.cli import listen
+from compass_server.cli.command import compass_command
 from compass_server.cli.database import (
     migrate,
     open_store,
@@ -41,12 +42,20 @@ SHUTDOWN_GRACE_SECONDS: Final = 10
 """How long a stopping server waits for running requests before cancelling them."""
 ACCEPT_ERROR_LOG_INTERVAL_SECONDS: Final = 10.0
 """accept() failing for want of file descriptors is logged at most once per this long."""
-SIGN_IN_HINT: Final = (
-    "To sign in, use a token printed when this database was first set up, or print a one-time "
-    "sign-in link: compass admin sign-in-link --account ACCOUNT_ID (`compass demo` makes a new "
-    "demo workspace with fresh tokens)\n"
-)
-"""Printed by `compass serve --demo` on a database that already has accounts."""
+
+
+def sign_in_hint() -> str:
+    """Printed by `compass serve --demo` on a database that already has accounts: how to
+    sign in, each command on a line of its own, written as it runs (cli/command.py)."""
+    compass = compass_command()
+    return (
+        "To sign in, use a token printed when this database was first set up, or a one-time "
+        "sign-in link for a person's account (its ACCOUNT_ID: the first command):\n"
+        f"  {compass} admin list-accounts --kind human\n"
+        f"  {compass} admin sign-in-link --account ACCOUNT_ID\n"
+        "or make a new demo workspace with fresh tokens:\n"
+        f"  {compass} demo\n"
+    )
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -159,10 +168,11 @@ async def announce(settings: Settings, dsn: str, host: str, port: int, *, demo: 
         seeded = await _seed_demo_if_empty(dsn, settings, url)
         if seeded is not None:
             print_json(seeded)
-    sys.stdout.write(f"Compass is running at {url}\n")
+    running = f"Compass is running at {url}\n"
     if demo and seeded is None:
         # A restart: the first start's tokens were printed once and are not stored.
-        sys.stdout.write(SIGN_IN_HINT)
+        running += sign_in_hint()
+    sys.stdout.write(running)  # one write: no log line lands inside it
     sys.stdout.flush()
 
 
