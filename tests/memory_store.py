@@ -147,6 +147,26 @@ class MemoryStore:
         self._participants.add((channel_id, account_id))
         self._members.add((self._channels[channel_id].workspace_id, account_id))
 
+    async def list_accounts(self) -> list[AccountRow]:
+        self.calls.append("list_accounts")
+        return sorted(self._accounts.values(), key=lambda a: (a.created_at, a.account_id))
+
+    async def list_all_channels(self) -> list[tuple[ChannelRow, list[str]]]:
+        self.calls.append("list_all_channels")
+        accounts = await self.list_accounts()
+        channels = sorted(self._channels.values(), key=lambda c: (c.created_at, c.channel_id))
+        return [
+            (
+                c,
+                [
+                    a.account_id
+                    for a in accounts
+                    if (c.channel_id, a.account_id) in self._participants
+                ],
+            )
+            for c in channels
+        ]
+
     # -- reads ---------------------------------------------------------------------------
 
     async def list_channels(self, actor: AccountRow) -> list[ChannelRow]:

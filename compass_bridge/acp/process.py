@@ -8,18 +8,29 @@ the agent exiting, the server refusing the bridge, and signals. Exit codes: 0 wh
 ended, 1 when the agent or the server stopped the bridge, 128+N after signal N, 126/127
 when the agent cannot be started, 2 when it does not offer the `--mode` or
 `--config-option` asked for (settings.py); see compass_bridge/process.py.
+
+The agent's stdout reaches the ACP library through `_AgentPipe`, not the library's own
+newline-JSON transport, which logs a traceback for every line that is not JSON-RPC (hundreds
+for `-- ls`, without end for `-- yes`) and one more when it writes to an agent that is gone.
+A program that is not an ACP agent (issue 33 N6) ends the run with one line saying that it
+did not answer the initialize request and why: its first output was not an ACP message, it
+exited, it answered with an error, or it said nothing within INITIALIZE_SECONDS; exit 1.
+Once the agent has spoken ACP, a stray line of other output is skipped with one warning.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
+import shlex
 import signal
 import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.schema import (
@@ -35,6 +46,7 @@ from compass_bridge.acp.settings import SessionSettings
 from compass_bridge.bridge_core import Reason
 from compass_bridge.client import AgentClient, FatalServerError
 from compass_bridge.process import EXIT_FATAL, EXIT_USAGE, MAX_LINE_BYTES, CaughtSignals
+from compass_core.jsonvalues import is_object
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -52,6 +64,11 @@ logger = logging.getLogger("compass.bridge.acp")
 T = TypeVar("T")
 
 CLIENT_NAME: Final = "compass-agent-bridge"
+INITIALIZE_SECONDS: Final = 60.0
+"""How long the agent has to answer the ACP initialize request. A real agent answers within
+seconds of starting; a program that is not one may wait for other input for ever."""
+_SHOWN_CHARS: Final = 60
+"""How much of a line that is not an ACP message, or of the agent's command, a message shows."""
 
 
 async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> int:
@@ -100,10 +117,20 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
             return 126
         assert process.stdin is not None  # noqa: S101 - PIPE above
         assert process.stdout is not None  # noqa: S101 - PIPE above
-        conn = connect_to_agent(bridge, process.stdin, process.stdout, use_unstable_protocol=True)
+        pipe = _AgentPipe(process.stdin, process.stdout)
+        conn = connect_to_agent(bridge, pipe, use_unstable_protocol=True)
         try:
             settings = SessionSettings(mode=options.mode, config_options=options.config_options)
-            turn = _Turn(bridge, conn, process, signals, signalled, settings)
+            turn = _Turn(
+                bridge,
+                conn,
+                process,
+                signals,
+                signalled,
+                settings,
+                pipe=pipe,
+                command=options.command,
+            )
             code = await turn.run(prompt)
             if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
                 return EXIT_FATAL
@@ -119,6 +146,105 @@ class _AgentGoneError(Exception):
     """The agent process exited, or the connection to it closed."""
 
 
+class _NoAnswerError(Exception):
+    """The agent did not answer a request in time."""
+
+
+class _AgentPipe:
+    """The agent's stdin and stdout as the ACP library's message transport (newline-delimited
+    JSON-RPC, as the library's own stdio transport frames it), without its tracebacks: a line
+    that is not an ACP message ends the connection before the agent's first message (the
+    program is not an ACP agent: `not_acp` says what it wrote) and is skipped with one
+    warning after it; a response to the agent's own request that cannot be written (the
+    agent is gone) is dropped, as nobody is left to read it."""
+
+    def __init__(self, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._spoken = False
+        """The agent has sent an ACP message."""
+        self._skipped = 0
+        self.not_acp: str | None = None
+        """What the agent wrote first, when that was not an ACP message."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        try:
+            if self._stdin.is_closing():
+                raise ConnectionResetError("the agent's input is closed")
+            self._stdin.write(data)
+            await self._stdin.drain()
+        except ConnectionError:
+            if "method" in message:  # a request or notification: its caller must know
+                raise
+            logger.debug("the agent is gone: dropped the response to its request")
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = (await self._line()).strip()
+            if not line:
+                if self._stdout.at_eof():
+                    return None
+                continue
+            message = self._message(line)
+            if message is not None:
+                self._spoken = True
+                return message
+            shown = _shown(line.decode(errors="replace"))
+            if not self._spoken:
+                self.not_acp = shown
+                return None  # the end of the connection: the pending initialize fails
+            self._skipped += 1
+            if self._skipped == 1:
+                logger.warning(
+                    "the agent wrote a line that is not an ACP message (skipped): %s", shown
+                )
+
+    async def close(self) -> None:
+        if not self._stdin.is_closing():
+            self._stdin.close()
+
+    def _message(self, line: bytes) -> dict[str, Any] | None:
+        try:
+            value: object = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
+            return None
+        if not is_object(value):
+            return None
+        if not self._spoken and "method" not in value and "id" not in value:
+            return None  # an object, but no JSON-RPC request, notification or response
+        return value
+
+    async def _line(self) -> bytes:
+        """The next line (b"" at the end); lines longer than the reader's limit are read in
+        pieces, as the library does, except before the agent's first message: there such a
+        line is not an ACP message and is cut at the limit."""
+        chunks: list[bytes] = []
+        try:
+            while True:
+                try:
+                    chunks.append(await self._stdout.readuntil(b"\n"))
+                    return b"".join(chunks)
+                except asyncio.LimitOverrunError as exc:
+                    chunks.append(await self._stdout.readexactly(exc.consumed))
+                    if not self._spoken:
+                        return b"".join(chunks)
+        except asyncio.IncompleteReadError as exc:
+            chunks.append(exc.partial)
+            return b"".join(chunks)
+
+
+def _cut(text: str) -> str:
+    """`text` cut to _SHOWN_CHARS, control characters escaped, for a one-line message."""
+    text = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _shown(text: str) -> str:
+    """`text` cut and quoted, for a one-line message."""
+    return repr(_cut(text))
+
+
 class _Turn:
     """initialize, session/new and one session/prompt, raced against everything that ends
     the run early: the agent exiting, the server refusing the bridge, a signal."""
@@ -131,8 +257,13 @@ class _Turn:
         signals: list[int],
         signalled: asyncio.Event,
         settings: SessionSettings,
+        *,
+        pipe: _AgentPipe,
+        command: tuple[str, ...],
     ) -> None:
         self._bridge = bridge
+        self._pipe = pipe
+        self._command = command
         self._settings = settings
         self._conn = conn
         self._process = process
@@ -143,17 +274,17 @@ class _Turn:
     async def run(self, prompt: str) -> int:
         bridge = self._bridge
         try:
-            await self._call(
-                self._conn.initialize(
-                    protocol_version=PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
-                        terminal=False,
-                        elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()),
-                    ),
-                    client_info=Implementation(name=CLIENT_NAME, version="0.1.0"),
+            problem = await self._initialize()
+            if problem is not None:
+                bridge.end_turn(Reason.RUNTIME_EXITED)
+                if self._signals:
+                    return 128 + self._signals[0]
+                command = _cut(shlex.join(self._command))
+                sys.stderr.write(
+                    f"compass agent-bridge: {command} did not answer the ACP initialize "
+                    f"request: {problem}\n"
                 )
-            )
+                return EXIT_FATAL
             session = await self._call(self._conn.new_session(cwd=str(Path.cwd()), mcp_servers=[]))
             self._session_id = session.session_id
             logger.info("ACP session %s opened", session.session_id)
@@ -192,6 +323,34 @@ class _Turn:
             return 128 + self._signals[0]
         return 0
 
+    async def _initialize(self) -> str | None:
+        """Send the initialize request; None once the agent answered it, else why it did not
+        (the run then ends: the program is not an ACP agent, or not a working one)."""
+        request = self._conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
+                terminal=False,
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()),
+            ),
+            client_info=Implementation(name=CLIENT_NAME, version="0.1.0"),
+        )
+        try:
+            await self._call(request, within=INITIALIZE_SECONDS)
+        except _NoAnswerError:
+            return f"no answer within {INITIALIZE_SECONDS:g} s"
+        except RequestError as exc:
+            return f"it answered with an error: {exc}"
+        except _AgentGoneError:
+            if self._pipe.not_acp is not None:
+                return f"it wrote {self._pipe.not_acp}, which is not an ACP message"
+            with contextlib.suppress(TimeoutError):  # its output ended: it is exiting
+                await asyncio.wait_for(self._process.wait(), timeout=1.0)
+            if self._process.returncode is None:
+                return "it closed its output without answering"
+            return f"it exited (exit code {self._process.returncode}) without answering"
+        return None
+
     async def _configure(self, session: NewSessionResponse) -> None:
         """Set the session mode and configuration options asked for (checked already)."""
         session_id = session.session_id
@@ -208,7 +367,17 @@ class _Turn:
             )
             logger.info("configuration option %s set to %s", config_id, value)
 
-    async def _call(self, request: Awaitable[T], *, cancel_on_signal: bool = False) -> T:
+    async def _call(
+        self,
+        request: Awaitable[T],
+        *,
+        cancel_on_signal: bool = False,
+        within: float | None = None,
+    ) -> T:
+        """`request`'s result, unless the agent exits (`_AgentGoneError`), the server refuses
+        the bridge (`FatalServerError`) or `within` seconds pass first (`_NoAnswerError`); a
+        signal cancels the prompt turn (`cancel_on_signal`), else it is passed to the agent."""
+        deadline = None if within is None else time.monotonic() + within
         task = asyncio.ensure_future(request)
         exited = asyncio.ensure_future(self._process.wait())
         failure = asyncio.ensure_future(asyncio.shield(self._bridge.failure))
@@ -216,8 +385,12 @@ class _Turn:
         try:
             while True:
                 await asyncio.wait(
-                    {task, exited, failure, signalled}, return_when=asyncio.FIRST_COMPLETED
+                    {task, exited, failure, signalled},
+                    timeout=None if deadline is None else max(0.0, deadline - time.monotonic()),
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
+                if deadline is not None and time.monotonic() >= deadline and not task.done():
+                    raise _NoAnswerError
                 if task.done():
                     try:
                         return task.result()

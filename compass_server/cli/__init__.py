@@ -6,9 +6,11 @@ demand and, unless this command is the server, stopped again when the command is
 Admin and demo output is JSON on stdout; tokens are printed once and never stored.
 
 `main.py`: the parser, `main`, `entry`, the logging set-up and the database commands;
-`serve.py`: `compass serve` (`workers.py`: its `--workers N` supervisor); `database.py`:
-which database, migrated; `admin.py`, `demo.py`: what those commands do; `address.py`: where
-a running server of a database listens.
+`serve.py`: `compass serve` (`workers.py`: its `--workers N` supervisor; `listen.py`: its
+sockets, bound before the database starts); `database.py`: which database, migrated, and the
+server's claim on its embedded cluster; `admin.py`, `demo.py`: what those commands do;
+`address.py`: where a running server of a database listens; `command.py`: how printed hints
+write `compass`.
 """
 
 from __future__ import annotations

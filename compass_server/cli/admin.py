@@ -1,4 +1,5 @@
-"""`compass admin ...`: create workspaces, channels and accounts; manage participation.
+"""`compass admin ...`: create and list workspaces, channels and accounts; manage
+participation.
 
 Each action takes an open Store and returns a JSON-ready dict. A new account's token is in
 the result of `create_account` only: it is stored as a hash and cannot be shown again.
@@ -48,6 +49,21 @@ COMMANDS: Final[dict[str, tuple[str, tuple[Arg, ...]]]] = {
             Arg("--kind", "human or agent", tuple(k.value for k in AccountKind)),
             Arg("--name", "display name"),
         ),
+    ),
+    "list-accounts": (
+        "list the accounts: id, kind, name, whether disabled, their channels (never a token)",
+        (
+            Arg(
+                "--kind",
+                "only people's (human) or only agents' (agent) accounts",
+                tuple(k.value for k in AccountKind),
+                required=False,
+            ),
+        ),
+    ),
+    "list-channels": (
+        "list the channels: id, workspace, name, participants",
+        (),
     ),
     "add-participant": (
         "make an account a participant of a channel (and a member of its workspace)",
@@ -107,6 +123,8 @@ PARAMETERS: Final[dict[str, frozenset[str]]] = {
     "create_workspace": frozenset({"name"}),
     "create_channel": frozenset({"workspace", "name"}),
     "create_account": frozenset({"kind", "name"}),
+    "list_accounts": frozenset({"kind"}),
+    "list_channels": frozenset(),
     "add_participant": frozenset({"channel", "account"}),
     "disable_account": frozenset({"account"}),
     "sign_in_link": frozenset({"account", "minutes", "url"}),
@@ -135,6 +153,55 @@ async def create_account(store: Store, *, kind: str, name: str) -> dict[str, obj
         "kind": account.kind.value,
         "name": account.name,
         "token": token,
+    }
+
+
+async def list_accounts(store: Store, *, kind: str | None) -> dict[str, object]:
+    """Every account (of `kind`), with the channels it takes part in: the ids the other
+    commands take (`sign-in-link --account`). Tokens are never shown: only their hashes are
+    stored, and this reads neither."""
+    channels_of: dict[str, list[str]] = {}
+    for channel, participants in await store.list_all_channels():
+        for account_id in participants:
+            channels_of.setdefault(account_id, []).append(channel.channel_id)
+    return {
+        "accounts": [
+            {
+                "account_id": row.account_id,
+                "kind": row.kind.value,
+                "name": row.name,
+                "disabled": row.disabled,
+                "created_at": row.created_at.isoformat(),
+                "channels": channels_of.get(row.account_id, []),
+            }
+            for row in await store.list_accounts()
+            if kind is None or row.kind.value == kind
+        ]
+    }
+
+
+async def list_channels(store: Store) -> dict[str, object]:
+    """Every channel, with who takes part in it (the ids `agent-bridge --channel` takes)."""
+    accounts = {row.account_id: row for row in await store.list_accounts()}
+    return {
+        "channels": [
+            {
+                "channel_id": channel.channel_id,
+                "workspace_id": channel.workspace_id,
+                "name": channel.name,
+                "created_at": channel.created_at.isoformat(),
+                "participants": [
+                    {
+                        "account_id": account_id,
+                        "kind": accounts[account_id].kind.value,
+                        "name": accounts[account_id].name,
+                    }
+                    for account_id in participants
+                    if account_id in accounts
+                ],
+            }
+            for channel, participants in await store.list_all_channels()
+        ]
     }
 
 

@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from compass_server import config as config_names
+from compass_server.cli.command import compass_command
 from compass_server.cli.database import migrate, open_store, using_database
 from compass_server.cli.errors import CliError
 from compass_server.cli.serve import print_json, serve_command, server_url
@@ -89,18 +90,26 @@ def _worker_count(raw: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _port(raw: str) -> int:
+    if not raw.isdigit() or int(raw) > 65535:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port (0 to 65535; 0 = any)")
+    return int(raw)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description="Compass: typed asks from agents.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     parser.set_defaults(
         handler=_choose(
-            parser, "choose a command: serve, migrate, demo, admin, agent-bridge (compass --help)"
+            parser,
+            "choose a command: serve, migrate, demo, admin, agent-bridge "
+            f"({compass_command()} --help)",
         )
     )
 
     serve = commands.add_parser("serve", help="run the Compass server")
     serve.add_argument("--host", help="address to listen on (default COMPASS_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port (default COMPASS_PORT or 8000; 0 = any)")
+    serve.add_argument("--port", type=_port, help="port (default COMPASS_PORT or 8000; 0 = any)")
     serve.add_argument(
         "--demo",
         action="store_true",
@@ -136,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     admin_parser.set_defaults(
         handler=_choose(
             admin_parser,
-            f"choose an action: {', '.join(admin.COMMANDS)} (compass admin ACTION --help)",
+            f"choose an action: {', '.join(admin.COMMANDS)} "
+            f"({compass_command()} admin ACTION --help)",
         )
     )
     for name, (help_text, arguments) in admin.COMMANDS.items():

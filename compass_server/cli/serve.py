@@ -14,7 +14,15 @@ import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
 from compass_server import config as config_names
-from compass_server.cli.database import migrate, open_store, using_database, with_database
+from compass_server.cli import listen
+from compass_server.cli.command import compass_command
+from compass_server.cli.database import (
+    migrate,
+    open_store,
+    owning_database,
+    using_database,
+    with_database,
+)
 from compass_server.cli.errors import CliError
 from compass_server.config import Settings
 from compass_server.transport import netguard
@@ -34,12 +42,20 @@ SHUTDOWN_GRACE_SECONDS: Final = 10
 """How long a stopping server waits for running requests before cancelling them."""
 ACCEPT_ERROR_LOG_INTERVAL_SECONDS: Final = 10.0
 """accept() failing for want of file descriptors is logged at most once per this long."""
-SIGN_IN_HINT: Final = (
-    "To sign in, use a token printed when this database was first set up, or print a one-time "
-    "sign-in link: compass admin sign-in-link --account ACCOUNT_ID (`compass demo` makes a new "
-    "demo workspace with fresh tokens)\n"
-)
-"""Printed by `compass serve --demo` on a database that already has accounts."""
+
+
+def sign_in_hint() -> str:
+    """Printed by `compass serve --demo` on a database that already has accounts: how to
+    sign in, each command on a line of its own, written as it runs (cli/command.py)."""
+    compass = compass_command()
+    return (
+        "To sign in, use a token printed when this database was first set up, or a one-time "
+        "sign-in link for a person's account (its ACCOUNT_ID: the first command):\n"
+        f"  {compass} admin list-accounts --kind human\n"
+        f"  {compass} admin sign-in-link --account ACCOUNT_ID\n"
+        "or make a new demo workspace with fresh tokens:\n"
+        f"  {compass} demo\n"
+    )
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -50,25 +66,45 @@ def serve_command(args: argparse.Namespace) -> int:
     keep_big_buffers_on_mmap()
     collect_less()
 
-    host: str = args.host or settings.host
-    port: int = settings.port if args.port is None else args.port
+    where = listen.Address.of(args, settings)
+    host, port = where.host, where.port
     if args.worker is not None:  # one of the processes a `--workers N` server started
         from compass_server.cli import workers
 
         return workers.run_worker(args.worker, args.worker_fds, settings, host, port)
     count: int = settings.workers if args.workers is None else args.workers
-    with using_database(settings, owner=True) as dsn:
-        applied = asyncio.run(migrate(settings, dsn))
-        if applied:
-            logger.info("applied migrations %s", applied)
-        if count > 1:
-            from compass_server.cli import workers
+    # In this order, each refusing at once with one line before anything is started: another
+    # server owns this embedded cluster; the port or host cannot be used.
+    with (
+        owning_database(settings),
+        listen.closing(listen.bind(where, shared=count > 1)) as sockets,
+    ):
+        _probe_side_ports(where, settings)
+        with using_database(settings, owner=True) as dsn:
+            applied = asyncio.run(migrate(settings, dsn))
+            if applied:
+                logger.info("applied migrations %s", applied)
+            if count > 1:
+                from compass_server.cli import workers
 
-            return workers.supervise(
-                with_database(settings, dsn), host=host, port=port, count=count, demo=args.demo
-            )
-        serve_one(with_database(settings, dsn), host, port, demo=args.demo)
+                return workers.supervise(
+                    with_database(settings, dsn),
+                    reserved=sockets[0],
+                    host=host,
+                    count=count,
+                    demo=args.demo,
+                )
+            serve_one(with_database(settings, dsn), host, port, demo=args.demo, sockets=sockets)
     return 0
+
+
+def _probe_side_ports(where: listen.Address, settings: Settings) -> None:
+    for port, variable in (
+        (settings.metrics_port, config_names.METRICS_PORT),
+        (settings.grpc_port, config_names.GRPC_PORT),
+    ):
+        if port is not None:
+            listen.probe(where, port, variable)
 
 
 def serve_one(
@@ -78,9 +114,11 @@ def serve_one(
     *,
     demo: bool = False,
     worker: WorkerLink | None = None,
+    sockets: list[socket.socket] | None = None,
 ) -> None:
     """Run one server process on `settings.database_url` until it is told to stop: the whole
-    server (`--workers 1`), or one worker of several (`worker`: its link to the supervisor)."""
+    server (`--workers 1`, on `sockets` when bound already: cli/listen.py), or one worker of
+    several (`worker`: its link to the supervisor)."""
     from compass_server.app import create_app
 
     if settings.database_url is None:
@@ -113,7 +151,9 @@ def serve_one(
         config, app=app, settings=settings, dsn=settings.database_url, demo=demo, worker=worker
     )
     sides = worker is None or worker.index == 0
-    asyncio.run(_serve_all(server, app, host, settings, side_listeners=sides))
+    if worker is not None:
+        sockets = worker.sockets
+    asyncio.run(_serve_all(server, app, host, settings, sockets=sockets, side_listeners=sides))
 
 
 async def announce(settings: Settings, dsn: str, host: str, port: int, *, demo: bool) -> None:
@@ -128,10 +168,11 @@ async def announce(settings: Settings, dsn: str, host: str, port: int, *, demo: 
         seeded = await _seed_demo_if_empty(dsn, settings, url)
         if seeded is not None:
             print_json(seeded)
-    sys.stdout.write(f"Compass is running at {url}\n")
+    running = f"Compass is running at {url}\n"
     if demo and seeded is None:
         # A restart: the first start's tokens were printed once and are not stored.
-        sys.stdout.write(SIGN_IN_HINT)
+        running += sign_in_hint()
+    sys.stdout.write(running)  # one write: no log line lands inside it
     sys.stdout.flush()
 
 
@@ -160,6 +201,7 @@ async def _serve_all(
     host: str,
     settings: Settings,
     *,
+    sockets: list[socket.socket] | None = None,
     side_listeners: bool = True,
 ) -> None:
     """Run `server`; beside it (`side_listeners`), with COMPASS_METRICS_PORT a tiny
@@ -214,7 +256,7 @@ async def _serve_all(
 
         server.before_shutdown.append(stop_h2)
     try:
-        await server.serve(sockets=server.worker.sockets if server.worker is not None else None)
+        await server.serve(sockets=sockets)
     finally:
         stopping.set()
         if metrics_server is not None:

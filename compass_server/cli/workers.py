@@ -13,9 +13,10 @@ processes already: advisory locks and SKIP LOCKED claims in the database).
 One port: every worker listens on it with SO_REUSEPORT (Linux), and the kernel spreads new
 connections over the workers' listening sockets (a shared accept queue would let whichever
 worker wakes first take a whole burst of connections, and a kept-alive connection stays
-where it was accepted). The supervisor binds the port first without listening, which
-reserves it (and picks the port for `--port 0`) for the workers. Only processes of the same
-user can join a SO_REUSEPORT group.
+where it was accepted). The supervisor binds the port first without listening, before the
+database starts (cli/listen.py, after checking that nobody listens there), which reserves it
+(and picks the port for `--port 0`) for the workers. Only processes of the same user can join
+a SO_REUSEPORT group.
 
 The side listeners (COMPASS_METRICS_PORT, COMPASS_GRPC_PORT) run in worker 0 only: the
 HTTP/2 listener for gRPC is served by one process, and /metrics describes the process that
@@ -273,12 +274,15 @@ def _signals_wake(supervisor: _Supervisor) -> Generator[None]:
         os.close(wake_w)
 
 
-def supervise(settings: Settings, *, host: str, port: int, count: int, demo: bool) -> int:
-    """Run `count` workers on host:port until a signal stops them (then re-raise it, as a
-    single server does after its graceful shutdown); the server's exit code."""
+def supervise(
+    settings: Settings, *, reserved: socket.socket, host: str, count: int, demo: bool
+) -> int:
+    """Run `count` workers on host and the port of `reserved` (a SO_REUSEPORT socket bound
+    before the database started, never listening: cli/listen.py) until a signal stops them
+    (then re-raise it, as a single server does after its graceful shutdown); the server's exit
+    code."""
     if settings.database_url is None:
         raise CliError("supervise needs settings.database_url")
-    reserved = reuse_port_socket(host, port)  # held, never listening: the port is ours
     bound = int(reserved.getsockname()[1])
     parent_r, parent_w = os.pipe()
     # The workers' settings are this process's, on the database it resolved (the embedded
@@ -303,7 +307,6 @@ def supervise(settings: Settings, *, host: str, port: int, count: int, demo: boo
     finally:
         os.close(parent_w)
         os.close(parent_r)
-        reserved.close()
         supervisor.selector.close()
     if supervisor.signalled is not None:
         # As uvicorn does after a graceful shutdown: the signal's own meaning now applies

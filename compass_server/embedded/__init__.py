@@ -36,11 +36,14 @@ What this module guarantees:
   working directory is this cluster) and adopted: `start()` attaches to it and `stop()` stops it.
   A stale `postmaster.pid` or socket lock file (dead pid, or a pid reused by another program)
   is removed before starting, because PostgreSQL would refuse to start while that pid lives.
+- One owner. `owned()` holds the cluster for the process that keeps it (`compass serve`):
+  a second claim fails at once; others attach, and `stop_unless_owned()` leaves an owned
+  cluster running (embedded/owner.py).
 - Clean stop. `stop()` runs `pg_ctl -m fast stop` and waits for the postmaster to exit
   (then `-m immediate`, then SIGKILL). `stop_on_signals()` does the same on SIGINT/SIGTERM for a
   long-running process.
 
-Layout of a data dir: `.lock`, `pgdata/` (the cluster; its socket `.s.PGSQL.<port>`, its log
+Layout of a data dir: `.lock`, `.owner`, `pgdata/` (the cluster; its socket `.s.PGSQL.<port>`, its log
 `postgresql.log`, and `compass.conf`, rewritten at every start), and `bin/` only when binaries had
 to be copied. The port number only names the socket; no TCP port is opened.
 """
@@ -48,12 +51,7 @@ to be copied. The port number only names the socket; no TCP port is opened.
 from __future__ import annotations
 
 from compass_server.embedded.binaries import PgBinaries, find_binaries
-from compass_server.embedded.cluster import (
-    ClusterConfig,
-    LocalPostgres,
-    StartOutcome,
-    default_data_dir,
-)
+from compass_server.embedded.cluster import LocalPostgres
 from compass_server.embedded.common import (
     OS_USER,
     ROOT_DATA_DIR,
@@ -61,6 +59,8 @@ from compass_server.embedded.common import (
     TEST_SETTINGS,
     EmbeddedPostgresError,
 )
+from compass_server.embedded.config import ClusterConfig, StartOutcome, default_data_dir
+from compass_server.embedded.owner import ClusterOwnedError
 from compass_server.embedded.supervise import stop_on_signals, supervised
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "SUPERUSER",
     "TEST_SETTINGS",
     "ClusterConfig",
+    "ClusterOwnedError",
     "EmbeddedPostgresError",
     "LocalPostgres",
     "PgBinaries",

@@ -14,8 +14,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -38,7 +36,9 @@ from compass_server.embedded.common import (
     read_text,
     tail,
 )
+from compass_server.embedded.config import ClusterConfig, StartOutcome
 from compass_server.embedded.osuser import OsUser, ensure_os_user, first_untraversable, private_dir
+from compass_server.embedded.owner import is_owned, owning
 from compass_server.embedded.process import PidState, await_exit, live_postmaster, pid_in, pid_state
 
 if TYPE_CHECKING:
@@ -47,55 +47,6 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger("compass_server.embedded")
-
-
-class StartOutcome(Enum):
-    """What `LocalPostgres.start()` found and did."""
-
-    INITIALIZED = "initialized"
-    """No cluster existed: one was created (initdb) and started."""
-    STARTED = "started"
-    """An existing cluster was started."""
-    ATTACHED = "attached"
-    """A server was already running on this data dir (e.g. left by a killed owner); adopted."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClusterConfig:
-    """Everything that decides where and how a `LocalPostgres` runs."""
-
-    data_dir: Path
-    """Ours: holds the lock file and `pgdata/` (see the module docstring)."""
-    socket_dir: Path | None = None
-    """Where the socket goes; None: the cluster directory (or a short private dir under the
-    temp dir when that path is too long for a unix socket)."""
-    port: int = 5432
-    """Names the socket (`.s.PGSQL.<port>`); no TCP port is opened."""
-    settings: tuple[tuple[str, str], ...] = ()
-    """Extra server settings written to `compass.conf` (e.g. TEST_SETTINGS)."""
-    os_user: str | None = None
-    """Only as root: the OS user that owns and runs the cluster (default OS_USER)."""
-    temporary: bool = False
-    """Remove `data_dir` on `close()` (and skip fsync at initdb)."""
-    start_timeout: float = 60.0
-    """Seconds to wait for the data-dir lock, for `initdb`, and for the server to be ready."""
-
-    @property
-    def pgdata(self) -> Path:
-        return self.data_dir / "pgdata"
-
-
-def default_data_dir() -> Path:
-    """Where `compass serve` keeps its embedded cluster when COMPASS_DATA_DIR is unset.
-
-    Root gets ROOT_DATA_DIR (a data dir under /root could not be reached by the unprivileged
-    user that runs PostgreSQL); everyone else a per-user data directory (platformdirs).
-    """
-    if is_root():
-        return ROOT_DATA_DIR
-    import platformdirs
-
-    return platformdirs.user_data_path("compass", appauthor=False) / "pg"
 
 
 class LocalPostgres:
@@ -299,6 +250,32 @@ class LocalPostgres:
         if not self._config.data_dir.exists():
             return
         with self._mutex, self._data_dir_lock():
+            self._stop_locked()
+
+    @contextlib.contextmanager
+    def owned(self) -> Generator[None]:
+        """Own this cluster for the block (embedded/owner.py), before touching it: the data
+        dir is created if needed, nothing else.
+
+        Raises:
+            ClusterOwnedError: another live process owns it.
+            EmbeddedPostgresError: the data dir is unusable (as `start()`).
+        """
+        self._ensure_data_dir()
+        with owning(self._config.data_dir):
+            yield
+
+    def stop_unless_owned(self) -> None:
+        """`stop()`, unless a process owns the cluster (it adopted the server this process
+        started): stopping it is then the owner's to do. Decided under the data-dir lock, so
+        an owner that claims it meanwhile adopts whatever the stop leaves."""
+        if not self._config.data_dir.exists():
+            return
+        with self._mutex, self._data_dir_lock():
+            if is_owned(self._config.data_dir):
+                logger.info("PostgreSQL in %s has an owner: left running", self._config.pgdata)
+                return
+            self._stop_requested = True
             self._stop_locked()
 
     def close(self) -> None:

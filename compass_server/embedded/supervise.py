@@ -75,9 +75,13 @@ def supervised(pg: LocalPostgres, *, interval: float = 1.0) -> Generator[None]:
 
 @contextlib.contextmanager
 def stop_on_signals(
-    pg: LocalPostgres, signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM)
+    pg: LocalPostgres,
+    signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM),
+    *,
+    unless_owned: bool = False,
 ) -> Generator[None]:
-    """Within the block, SIGINT/SIGTERM first stop `pg`'s server, then do what they did before
+    """Within the block, SIGINT/SIGTERM first stop `pg`'s server (`unless_owned`: only while
+    no process owns it, `LocalPostgres.stop_unless_owned`), then do what they did before
     (KeyboardInterrupt for SIGINT's default; SystemExit(128 + signum) where the previous
     disposition was the OS default or ignore). Previous handlers are restored on exit.
 
@@ -89,7 +93,10 @@ def stop_on_signals(
 
     def handler(signum: int, frame: FrameType | None) -> None:
         try:
-            pg.stop()
+            if unless_owned:
+                pg.stop_unless_owned()
+            else:
+                pg.stop()
         except Exception:  # we are exiting anyway: report, then continue to exit
             logger.exception("could not stop PostgreSQL in %s", pg.config.data_dir)
         prior = previous.get(signum)

@@ -522,6 +522,15 @@ class Store(AskStore, McpStore, Protocol):
         """Whether any account exists (False on a fresh database: `compass demo` seeds it)."""
         ...
 
+    async def list_accounts(self) -> Sequence[AccountRow]:
+        """Every account, disabled ones too, oldest first (`compass admin list-accounts`)."""
+        ...
+
+    async def list_all_channels(self) -> Sequence[tuple[ChannelRow, Sequence[str]]]:
+        """Every channel, oldest first, each with its participants' account ids (oldest
+        account first) (`compass admin list-channels`)."""
+        ...
+
     async def authenticate(self, token: str) -> AccountRow | None:
         """The enabled account a bearer token belongs to.
 

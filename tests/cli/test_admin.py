@@ -250,3 +250,63 @@ def test_a_bad_name_says_what_is_wrong_with_it(compass_cli: Callable[..., Ran]) 
     long = compass_cli("admin", "create-workspace", "--name", "x" * 201)
     assert long.code == 1, long
     assert "invalid name: name is longer than" in long.stderr, long
+
+
+def test_list_accounts_and_channels_give_the_ids_the_other_commands_take(
+    compass_cli: Callable[..., Ran],
+) -> None:
+    """Issue 33 N3: after a restart the server says to run `sign-in-link --account ACCOUNT_ID`,
+    but nothing listed the accounts; the demo's JSON was printed once. Tokens never appear."""
+    assert ok_json(compass_cli("admin", "list-accounts")) == {"accounts": []}
+    assert ok_json(compass_cli("admin", "list-channels")) == {"channels": []}
+    demo = ok_json(compass_cli("demo"))
+    human, agent = demo["human"], demo["agent"]
+    assert isinstance(human, dict)
+    assert isinstance(agent, dict)
+    loner = ok_json(compass_cli("admin", "create-account", "--kind", "human", "--name", "Loner"))
+    ok_json(compass_cli("admin", "disable-account", "--account", str(loner["account_id"])))
+
+    ran = compass_cli("admin", "list-accounts")
+    accounts = ok_json(ran)["accounts"]
+    assert isinstance(accounts, list)
+    for account in accounts:
+        assert isinstance(account, dict)
+        assert str(account.pop("created_at"))[:4].isdigit()
+    assert accounts == [
+        {"account_id": human["account_id"], "kind": "human", "name": "Demo Human",
+         "disabled": False, "channels": [demo["channel_id"]]},
+        {"account_id": agent["account_id"], "kind": "agent", "name": "Demo Agent",
+         "disabled": False, "channels": [demo["channel_id"]]},
+        {"account_id": loner["account_id"], "kind": "human", "name": "Loner",
+         "disabled": True, "channels": []},
+    ]  # fmt: skip
+    for token in (human["token"], agent["token"], loner["token"]):
+        assert str(token)[4:] not in ran.stdout
+
+    people = ok_json(compass_cli("admin", "list-accounts", "--kind", "human"))["accounts"]
+    assert isinstance(people, list)
+    assert [a["account_id"] for a in people if isinstance(a, dict)] == [
+        human["account_id"],
+        loner["account_id"],
+    ]
+    # The id it lists is the one sign-in-link takes.
+    link = ok_json(compass_cli("admin", "sign-in-link", "--account", str(human["account_id"])))
+    assert "#/sign-in/" in str(link["url"])
+
+    channels = ok_json(compass_cli("admin", "list-channels"))["channels"]
+    assert isinstance(channels, list)
+    (channel,) = channels
+    assert isinstance(channel, dict)
+    assert str(channel.pop("created_at"))[:4].isdigit()
+    assert channel == {
+        "channel_id": demo["channel_id"],
+        "workspace_id": demo["workspace_id"],
+        "name": "general",
+        "participants": [
+            {"account_id": human["account_id"], "kind": "human", "name": "Demo Human"},
+            {"account_id": agent["account_id"], "kind": "agent", "name": "Demo Agent"},
+        ],
+    }
+    wrong_kind = compass_cli("admin", "list-accounts", "--kind", "robot")
+    assert wrong_kind.code == 2
+    assert "invalid choice: 'robot'" in wrong_kind.stderr

@@ -13,11 +13,14 @@ import asyncio
 import json
 import os
 import queue
+import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -99,6 +102,26 @@ def _postgres_processes_in(pgdata: Path) -> list[int]:
     return found
 
 
+def _run_as_printed(line: str, env: dict[str, str]) -> dict[str, Any]:
+    """Run a command line a hint printed, in a shell whose PATH has no venv (so no `compass`),
+    from another directory, as a newcomer's second terminal would; its JSON."""
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    done = subprocess.run(
+        ["/bin/sh", "-c", line],
+        env=env | {"PATH": path},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, (line, done.returncode, done.stderr)
+    value = json.loads(done.stdout)
+    assert isinstance(value, dict)
+    return value  # pyright: ignore[reportUnknownVariableType] - checked to be an object
+
+
 def _demo_json(lines: list[str]) -> dict[str, object]:
     """The JSON object `--demo` printed (among uvicorn's log lines)."""
     start = next(i for i, line in enumerate(lines) if line.rstrip() == "{")
@@ -168,14 +191,26 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
     assert str(json.loads(link.stdout)["url"]).startswith("http://127.0.0.1:8000/")
 
     # A second start finds the data: no new demo (the database has accounts), same tokens,
-    # and a word on how to sign in (the first start's tokens are not shown again).
+    # and a word on how to sign in (the first start's tokens are not shown again), with the
+    # commands that do it, each on its own line, runnable as printed (issue 33 N3: they said
+    # `compass ...`, which a shell without the venv on its PATH does not find).
     again = Serve(env, "--demo")
     try:
         url, before = again.until_ready()
         assert not any(line.rstrip() == "{" for line in before), before
-        hint = again.lines.get(timeout=10)
-        assert hint is not None
-        assert "compass admin sign-in-link --account ACCOUNT_ID" in hint, hint
+        hint = [again.lines.get(timeout=10) for _ in range(5)]
+        commands = [line.strip() for line in hint if line is not None and line.startswith("  ")]
+        assert [shlex.split(c)[1:] for c in commands] == [
+            ["admin", "list-accounts", "--kind", "human"],
+            ["admin", "sign-in-link", "--account", "ACCOUNT_ID"],
+            ["demo"],
+        ], hint
+        listed = _run_as_printed(commands[0], env)
+        account_id = str(human["account_id"])
+        assert account_id in [a["account_id"] for a in listed["accounts"]], listed
+        link = _run_as_printed(commands[1].replace("ACCOUNT_ID", account_id), env)
+        assert str(link["url"]).startswith(f"{url.rstrip('/')}/#/sign-in/"), link
+        assert _run_as_printed(commands[2], env)["url"] == url
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             channels = await call(client, "ListChannels", {}, str(human["token"]))
             assert channels.ok, channels

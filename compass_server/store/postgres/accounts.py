@@ -41,6 +41,8 @@ from compass_server.store.postgres.sql import (
     INSERT_WORKSPACE,
     SELECT_ACCOUNT,
     SELECT_ACCOUNT_BY_TOKEN,
+    SELECT_ACCOUNTS,
+    SELECT_CHANNELS_WITH_PARTICIPANTS,
     SELECT_MEMBER_WORKSPACES,
     SELECT_PARTICIPATING_CHANNELS,
     SELECT_VALID_TOKEN_HASHES,
@@ -149,6 +151,16 @@ class AccountsMixin(PostgresBase):
     async def has_accounts(self) -> bool:
         async with self._connection() as conn:
             return bool(await conn.fetchval(ANY_ACCOUNT))
+
+    async def list_accounts(self) -> Sequence[AccountRow]:
+        async with self._connection() as conn:
+            rows = await conn.fetch(SELECT_ACCOUNTS)
+        return [account_row(row) for row in rows]
+
+    async def list_all_channels(self) -> Sequence[tuple[ChannelRow, Sequence[str]]]:
+        async with self._connection() as conn:
+            rows = await conn.fetch(SELECT_CHANNELS_WITH_PARTICIPANTS)
+        return [(channel_row(row), list(row["participants"])) for row in rows]
 
     async def authenticate(self, token: str) -> AccountRow | None:
         if not token.startswith(TOKEN_PREFIX) or len(token) > MAX_TOKEN_LENGTH:

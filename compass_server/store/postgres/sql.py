@@ -128,6 +128,20 @@ INSERT_PARTICIPANT: Final = """
 """
 
 
+SELECT_ACCOUNTS: Final = f"SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY created_at, account_id"  # noqa: S608 -- only our own column list is interpolated
+
+SELECT_CHANNELS_WITH_PARTICIPANTS: Final = """
+    SELECT c.channel_id, c.workspace_id, c.name, c.revision, c.created_at,
+        array(
+            SELECT p.account_id FROM channel_participants p
+            JOIN accounts a ON a.account_id = p.account_id
+            WHERE p.channel_id = c.channel_id
+            ORDER BY a.created_at, a.account_id
+        ) AS participants
+    FROM channels c
+    ORDER BY c.created_at, c.channel_id
+"""
+
 SELECT_PARTICIPATING_CHANNELS: Final = """
     SELECT c.channel_id, c.workspace_id, c.name, c.revision, c.created_at
     FROM channel_participants p
