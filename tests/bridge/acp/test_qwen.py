@@ -291,3 +291,33 @@ async def test_a_permission_expecting_answers_is_cancelled_without_asking() -> N
         assert on_the_wire(response) == {"outcome": {"outcome": "cancelled"}}
         assert service.ask_ids() == []
         assert bridge.delivered == 0
+
+
+async def test_a_call_that_fails_after_submit_is_not_delivered() -> None:
+    async with acp_bridge() as (bridge, service):
+        request, after = await _replay_until_permission(bridge, "qwen-ask")
+        pending = asyncio.create_task(
+            bridge.request_permission("s", request.tool_call, request.options)
+        )
+        await eventually(service.ask_ids, "the questions' ask posted")
+        (ask_id,) = service.ask_ids()
+        service.answer(ask_id, {"question_0": (["1"], ""), "question_1": (["0", "1"], "")})
+        async with asyncio.timeout(5):
+            await pending
+        (ended,) = [
+            m
+            for m in after
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("status") == "completed"
+        ]
+        failed = json.loads(json.dumps(ended))
+        failed["params"]["update"]["status"] = "failed"
+        await bridge.session_update("s", _update_of(failed))
+        bridge.end_turn()
+        await eventually(lambda: service.receipts, "the receipt reported")
+        (receipt,) = service.receipts
+        assert (receipt.state, receipt.detail) == (
+            comms_pb2.DELIVERY_STATE_NOT_DELIVERED,
+            "the agent's tool call failed after the answer was handed to it",
+        )
+        assert receipt.payload == '{"0":"SQLite","1":"Email + password, OAuth"}'
