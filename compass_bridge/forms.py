@@ -60,6 +60,7 @@ __all__ = [
     "FormContent",
     "FormField",
     "FormPlan",
+    "ask_form_changes",
     "ask_form_content",
     "could_be_ask_form",
     "form_content",
@@ -521,3 +522,30 @@ def ask_form_content(answered: comms_pb2.Ask) -> tuple[dict[str, JsonContent], t
         if question.custom_text:
             content[key + OTHER_SUFFIX] = question.custom_text
     return content, runtime.problems
+
+
+def ask_form_changes(ask: comms_pb2.Ask) -> list[str]:
+    """What oh-my-pi's own handling of its delivered ask form changes in the answer, in
+    words (the receipt's detail)."""
+    changes: list[str] = []
+    if len(ask.questions) == 1:
+        (question,) = ask.questions
+        if (
+            question.options
+            and not question.allow_multiple
+            and not question.chosen_option_ids
+            and not question.custom_text
+        ):
+            changes.append(
+                f"question {question.question_id!r} was skipped; oh-my-pi takes an empty "
+                "answer to a one-question ask as a cancel and stops the agent's turn"
+            )
+    changes.extend(
+        f"question {question.question_id!r}: picks and free text delivered, but the agent's "
+        "summary for the model shows only the text"
+        for question in ask.questions
+        if question.free_text == comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS
+        and question.chosen_option_ids
+        and question.custom_text
+    )
+    return changes

@@ -18,9 +18,13 @@ prompt, and answers everything the agent asks until the prompt turn ends:
   becomes a typed Ask of its own (forms.py, `plan_form`) posted as its own message, and is
   answered in the schema's terms, validated; a required value the answer cannot supply
   declines the form, a form the bridge cannot present is cancelled.
-- `session/request_permission`: a typed Ask of its own (one option per permission option);
-  the chosen option is selected; an answer without a choice rejects once (or, with no
-  reject option, is cancelled).
+- `session/request_permission`: a typed Ask of its own (one option per permission option,
+  permission.py); the chosen option is selected; an answer without a choice rejects once
+  (or, with no reject option, is cancelled). Qwen Code's `ask_user_question` arrives this
+  way: its questions become one Ask, answered with Submit and the answers in Qwen's own
+  field (qwen.py), its receipt carrying the text the model read (the call's result). A
+  request that expects answers Compass cannot give (`permission.expects_answers`) is
+  cancelled without asking anyone: selecting an option would hand over an empty answer.
 - file system and terminal requests: not offered in the capabilities; answered with
   JSON-RPC "method not found", never left hanging.
 
@@ -62,10 +66,13 @@ from acp.schema import (
     ToolCallProgress,
 )
 
-from compass_bridge.acp.events import AcpTranslator
+from compass_bridge.acp.events import AcpTranslator, content_text
+from compass_bridge.acp.permission import choose, expects_answers, permission_ask
+from compass_bridge.acp.qwen import QwenQuestions, qwen_reply, read_questions
 from compass_bridge.bridge_core import BridgeCore, Reason
 from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.forms import (
+    ask_form_changes,
     ask_form_content,
     could_be_ask_form,
     form_content,
@@ -112,17 +119,11 @@ logger = logging.getLogger("compass.bridge.acp")
 
 T = TypeVar("T")
 
-PERMISSION_KINDS: Final = {
-    "allow_once": "allow once",
-    "allow_always": "allow always",
-    "reject_once": "reject once",
-    "reject_always": "reject always",
-}
-"""ACP's permission option kinds, in words, as each option's description."""
-
 ElicitationResponse = (
     AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
 )
+_CANCELLED: Final = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+"""A permission request's answer when the agent is to get no answer."""
 
 
 class _StoppedError(Exception):
@@ -217,9 +218,10 @@ class AcpBridge(BridgeCore, Client):
         self._form_receipts.clear()
 
     def _confirm_form(self, update: ToolCallProgress) -> None:
-        """The tool call a delivered form belonged to ended: its receipt now carries what the
-        model reads (the call's `rawOutput`; Claude Code's AskUserQuestion sends its exact
-        tool result there), or says the call failed."""
+        """The tool call a delivered form or question belonged to ended: its receipt now
+        carries what the model reads (the call's `rawOutput`: Claude Code's AskUserQuestion
+        sends its exact tool result there; else its text content: Qwen Code's), or says the
+        call failed."""
         pending = self._form_receipts.pop(update.tool_call_id, None)
         if pending is None:
             return
@@ -231,6 +233,7 @@ class AcpBridge(BridgeCore, Client):
         else:
             raw = update.raw_output
             text = raw if isinstance(raw, str) and raw else result_text(raw)
+            text = text or content_text(update)
             if text:
                 receipt = Receipt(receipt.state, receipt.detail, text)
         self.asks.report_soon(ask_id, receipt)
@@ -380,7 +383,7 @@ class AcpBridge(BridgeCore, Client):
             call.final = True
             return self._refusal(answered, "the ask call's form")
         content, problems = ask_form_content(answered)
-        changes = [*problems, *_native_changes(answered)]
+        changes = [*problems, *ask_form_changes(answered)]
         for problem in changes:
             logger.warning("ask %s: %s", answered.ask_id, problem)
         call.delivered = True
@@ -434,63 +437,91 @@ class AcpBridge(BridgeCore, Client):
         options: list[PermissionOption],
         **_: Any,
     ) -> RequestPermissionResponse:
-        """`session/request_permission`: a typed Ask; the chosen option is selected."""
+        """`session/request_permission`: a typed Ask; the chosen option is selected. Qwen
+        Code's questions (qwen.py) are asked as they are and answered in its terms; another
+        request that expects answers Compass cannot give is refused (permission.py)."""
         del session_id
-        cancelled = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         if not options:
-            return cancelled
-        title = tool_call.title or "a tool call"
-        ask = comms_pb2.Ask()
-        question = ask.questions.add(
-            question_id="permission",
-            question=f"Allow the agent: {title}?",
-            header="Permission",
-            # A permission request takes one of its options; free text cannot reach it.
-            free_text=comms_pb2.FREE_TEXT_REFUSED,
-        )
-        for index, option in enumerate(options):
-            question.options.add(
-                id=str(index), label=option.name, description=PERMISSION_KINDS.get(option.kind, "")
+            return _CANCELLED
+        questions = read_questions(tool_call, options)
+        unfillable = questions if isinstance(questions, str) else None
+        if questions is None:
+            unfillable = expects_answers(tool_call)
+        if unfillable is not None:
+            logger.warning(
+                "the agent's permission request %r expects answers Compass cannot give "
+                "(%s); cancelled without asking",
+                tool_call.title,
+                unfillable,
             )
-        key = self._post_own([], ask)
-        try:
-            answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
-        except _StoppedError:
-            self.close_ask(key, 0, self._stop_reason)
-            return cancelled
-        if answered is None:
-            return cancelled
-        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
-            self._refusal(answered, "the permission request")
-            return cancelled
-        chosen = answered.questions[0].chosen_option_ids
-        index = int(chosen[0]) if chosen and chosen[0].isdecimal() else -1
-        changes: list[str] = []
-        if 0 <= index < len(options):
-            picked = options[index]
-        else:
-            rejects = [o for o in options if o.kind == "reject_once"]
-            if not rejects:
-                logger.warning("permission answered without a choice; cancelled")
-                self.asks.report_soon(
-                    answered.ask_id,
-                    not_delivered(
-                        "no option was chosen and the request offers no way to reject it; "
-                        "the agent got a cancel"
-                    ),
-                )
-                return cancelled
-            picked = rejects[0]
+            return _CANCELLED
+        if isinstance(questions, QwenQuestions):
+            return await self._answer_questions(tool_call.tool_call_id, questions)
+        key = self._post_own([], permission_ask(tool_call.title, options))
+        answered = await self._permission_answer(key, "the permission request")
+        if answered is None or outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            return _CANCELLED
+        choice = choose(options, answered)
+        if choice.option is None:
+            logger.warning("permission answered without a choice; cancelled")
+            self.asks.report_soon(
+                answered.ask_id,
+                not_delivered(
+                    "no option was chosen and the request offers no way to reject it; "
+                    "the agent got a cancel"
+                ),
+            )
+            return _CANCELLED
+        picked = choice.option
+        if choice.changes:
             logger.warning("permission answered without a choice; rejected once")
-            changes.append(f"no option was chosen: the agent got {picked.name!r} (reject once)")
         self.delivered += 1
         self.asks.report_soon(
             answered.ask_id,
-            delivered(changes, payload_of({"option": picked.name, "kind": picked.kind})),
+            delivered(choice.changes, payload_of({"option": picked.name, "kind": picked.kind})),
         )
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=picked.option_id)
         )
+
+    async def _answer_questions(
+        self, tool_call_id: str, questions: QwenQuestions
+    ) -> RequestPermissionResponse:
+        """Qwen Code's `ask_user_question`: Submit with the answers in its terms, its Cancel
+        for a decline. The receipt waits for the call's end: its result is what the model
+        read (else the answers sent, at the turn's end)."""
+        key = self._post_own([], questions.ask)
+        answered = await self._permission_answer(key, "the agent's questions")
+        if answered is None:
+            return _CANCELLED
+        if outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            if outcome(answered) == comms_pb2.ASK_STATUS_DECLINED and questions.cancel:
+                option = questions.cancel.option_id
+                return RequestPermissionResponse(
+                    outcome=AllowedOutcome(outcome="selected", option_id=option)
+                )
+            return _CANCELLED
+        reply = qwen_reply(questions, answered)
+        for change in reply.changes:
+            logger.warning("ask %s: %s", answered.ask_id, change)
+        self.delivered += 1
+        logger.info("delivered the answer of ask %s to the agent's questions", answered.ask_id)
+        receipt = delivered(reply.changes, payload_of(reply.answers))
+        self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
+        return reply.response
+
+    async def _permission_answer(self, key: str, what: str) -> comms_pb2.Ask | None:
+        """The Ask of a permission request posted under `key` in its final state; None when
+        it cannot be had or the agent stopped waiting (then closed). An outcome other than
+        ANSWERED is logged, a decline reported as delivered: the agent gets its cancel."""
+        try:
+            answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
+        except _StoppedError:
+            self.close_ask(key, 0, self._stop_reason)
+            return None
+        if answered is not None and outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
+            self._refusal(answered, what)
+        return answered
 
     # -- requests the bridge does not offer ------------------------------------------------
 
@@ -631,32 +662,6 @@ def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
         what,
     )
     return CancelElicitationResponse(action="cancel")
-
-
-def _native_changes(ask: comms_pb2.Ask) -> list[str]:
-    """What oh-my-pi's own handling of a delivered form changes in the answer, in words."""
-    changes: list[str] = []
-    if len(ask.questions) == 1:
-        (question,) = ask.questions
-        if (
-            question.options
-            and not question.allow_multiple
-            and not question.chosen_option_ids
-            and not question.custom_text
-        ):
-            changes.append(
-                f"question {question.question_id!r} was skipped; oh-my-pi takes an empty "
-                "answer to a one-question ask as a cancel and stops the agent's turn"
-            )
-    changes.extend(
-        f"question {question.question_id!r}: picks and free text delivered, but the agent's "
-        "summary for the model shows only the text"
-        for question in ask.questions
-        if question.free_text == comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS
-        and question.chosen_option_ids
-        and question.custom_text
-    )
-    return changes
 
 
 async def _until_stopped(

@@ -5,7 +5,9 @@ native event vocabulary (docs/spec.md §2.1). An ACP agent reports the same thin
 this translator rewrites them into that vocabulary:
 
 - `agent_message_chunk` (text, with the agent's `messageId`): a chunk with a new message id
-  opens a new assistant message (`message_start`); text accumulates and is settled
+  opens a new assistant message (`message_start`), and so does a chunk after a tool call
+  when the agent sends no ids (Qwen Code: the model's next reply, not more of the text
+  before the call); text accumulates and is settled
   (`message_end` with the text so far) before a tool call starts, when the next message
   begins, and when the prompt turn ends (`end_turn`). Settling per chunk would post one
   update per token.
@@ -19,13 +21,22 @@ this translator rewrites them into that vocabulary:
   (`isError` for a failed one, `result` = `rawOutput`).
 
 Other updates (thoughts, plans, other tools, commands, usage) carry nothing Compass shows.
+
+`content_text` reads the text of a tool call update's content (what Qwen Code's completed
+call shows: its tool's result for the model).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acp.schema import AgentMessageChunk, TextContentBlock, ToolCallProgress, ToolCallStart
+from acp.schema import (
+    AgentMessageChunk,
+    ContentToolCallContent,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+)
 
 from compass_core.jsonvalues import is_object
 from compass_core.mapper import ASK_TOOL
@@ -33,7 +44,7 @@ from compass_core.mapper import ASK_TOOL
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["ASK_TOOL", "AcpTranslator"]
+__all__ = ["ASK_TOOL", "AcpTranslator", "content_text"]
 
 Event = dict[str, object]
 
@@ -45,6 +56,16 @@ def is_ask_call(title: str | None, raw_input: object) -> bool:
     return is_object(raw_input) and isinstance(raw_input.get("questions"), list)
 
 
+def content_text(update: ToolCallProgress) -> str | None:
+    """The text blocks of a tool call update's `content`, one per line; None without any."""
+    texts = [
+        entry.content.text
+        for entry in update.content or ()
+        if isinstance(entry, ContentToolCallContent) and isinstance(entry.content, TextContentBlock)
+    ]
+    return "\n".join(texts) if texts else None
+
+
 class AcpTranslator:
     """Translates one ACP session's updates, in order, into native runtime events."""
 
@@ -53,6 +74,9 @@ class AcpTranslator:
         self._message_id: str | None = None
         self._text: list[str] = []
         self._unsettled = False
+        self._after_call = False
+        """A tool call followed the open message's text, and the agent sends no message ids:
+        the next text is a new message."""
         self._ask_calls: set[str] = set()
         self._other_calls: set[str] = set()
 
@@ -62,11 +86,13 @@ class AcpTranslator:
             return self._chunk(update)
         if isinstance(update, ToolCallStart):
             events = self._settle()
+            self._after_call = self._message_id is None
             if not is_ask_call(update.title, update.raw_input):
                 self._other_calls.add(update.tool_call_id)
                 return events
             if not self._open:
                 events += self._start(None)
+                self._after_call = True
             self._ask_calls.add(update.tool_call_id)
             events.append(
                 {
@@ -108,11 +134,15 @@ class AcpTranslator:
 
     def _chunk(self, chunk: AgentMessageChunk) -> list[Event]:
         content = chunk.content
-        if not isinstance(content, TextContentBlock):
-            return []
+        if not isinstance(content, TextContentBlock) or not content.text:
+            return []  # an empty chunk (Qwen Code's carrier of usage figures) adds nothing
         events: list[Event] = []
         message_id = chunk.message_id
-        if not self._open or (message_id is not None and message_id != self._message_id):
+        if (
+            not self._open
+            or (message_id is not None and message_id != self._message_id)
+            or (message_id is None and self._after_call)
+        ):
             events += self._settle()
             events += self._start(message_id)
         self._text.append(content.text)
@@ -121,6 +151,7 @@ class AcpTranslator:
 
     def _start(self, message_id: str | None) -> list[Event]:
         self._open = True
+        self._after_call = False
         self._message_id = message_id
         self._text = []
         self._unsettled = False

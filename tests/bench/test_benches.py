@@ -81,6 +81,13 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             ),
         ],
     ),
+    "next_agents_acp": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"(?s)qwen: .*ratio qwen over ACP / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x\n"
+            rf"  answer -> receipt stored: p50 {NUMBER} ms"
+        ],
+    ),
     "webhooks": (
         ["--rounds", "1", "--body-mib", "8"],
         [

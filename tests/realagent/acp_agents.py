@@ -1,4 +1,4 @@
-"""Claude Code and Codex as published on npm, over ACP, for `compass agent-bridge --protocol
+"""Claude Code, Codex and Qwen Code as published on npm, over ACP, for `compass agent-bridge --protocol
 acp`: installed (scripts/ensure-npm, pinned in tests/realagent/claude/ and codex/), pointed at
 a scripted model on 127.0.0.1 (wire_models.py), every other request sent to a refusing
 proxy (proxy.py), telemetry, update checks and auto-updates off, HOME and config dirs in a
@@ -19,6 +19,7 @@ temp dir, the environment built from scratch (no key or setting of the caller le
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import tempfile
@@ -32,10 +33,13 @@ __all__ = [
     "claude_launch",
     "codex_launch",
     "ensure_npm",
+    "qwen_launch",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENSURE_NPM = REPO_ROOT / "scripts" / "ensure-npm"
+QWEN_MODEL = "scripted-model"
+"""The model id Qwen Code is configured with (wire_models.ChatModel's default)."""
 CODEX_MODEL = "gpt-5.5"
 """A model Codex 0.166 has metadata for (another name makes it warn in the conversation)."""
 
@@ -160,4 +164,31 @@ def codex_launch(
         env=env,
         cwd=workspace,
         bridge_args=["--mode", "read-only"],
+    )
+
+
+def qwen_launch(bin_dir: Path, tmp: Path, model_url: str, proxy_env: dict[str, str]) -> AgentLaunch:
+    home = tmp / "home"
+    workspace = tmp / "workspace"
+    for directory in (home / ".qwen", workspace):
+        directory.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}},
+        # Qwen Code sends usage statistics to Alibaba Cloud's RUM unless told not to.
+        "privacy": {"usageStatisticsEnabled": False},
+    }
+    (home / ".qwen" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    env = {
+        **_base_env(bin_dir, home, proxy_env),
+        "OPENAI_BASE_URL": model_url,
+        "OPENAI_API_KEY": "compass-test",
+        "OPENAI_MODEL": QWEN_MODEL,
+    }
+    return AgentLaunch(
+        argv=[str(bin_dir / "qwen"), "--acp"],
+        env=env,
+        cwd=workspace,
+        # Qwen Code starts in `auto` (a classifier decides permissions); in `default` every
+        # shell command is asked. Its ask_user_question is asked in every mode.
+        bridge_args=["--mode", "default"],
     )

@@ -1,11 +1,15 @@
-"""Claude Code and Codex as published on npm (acp_agents.py), over `compass agent-bridge
---protocol acp`, against `compass serve` on a fresh database, answered by a participant
+"""Claude Code, Codex and Qwen Code as published on npm (acp_agents.py), over `compass
+agent-bridge --protocol acp`, against `compass serve` on a fresh database, answered by a participant
 through CommsService over HTTP. Each test asserts the exact tool result the model's next
 request carries (the scripted model records it), what Compass shows, and that nothing left
 127.0.0.1 but through the refusing proxy.
 
 Codex's `request_user_input` has no multi-select and no previews (its options are mutually
 exclusive, label + description): its two-question ask is two single-selects with headers.
+Qwen Code's `ask_user_question` arrives as a `session/request_permission` (Submit / Cancel)
+whose questions are in `toolCall._meta.qwenQuestions`; its answers go back beside the outcome
+(compass_bridge/acp/qwen.py). A cancelled permission (a decline, a rejected command) ends Qwen
+Code's turn: the model is asked nothing more until the person writes.
 
 Set COMPASS_ACP_RECORD=DIR to write each run's JSON-RPC conversation to DIR/<test>.jsonl
 (acp_tee.py), e.g. to refresh tests/bridge/acp/recorded/.
@@ -31,6 +35,7 @@ from tests.realagent.acp_agents import (
     claude_launch,
     codex_launch,
     ensure_npm,
+    qwen_launch,
 )
 from tests.realagent.harness import (
     answer,
@@ -44,7 +49,7 @@ from tests.realagent.harness import (
 )
 from tests.realagent.model_server import ToolCall, Turn
 from tests.realagent.proxy import RefusingProxy
-from tests.realagent.wire_models import AnthropicModel, ResponsesModel, ScriptedWire
+from tests.realagent.wire_models import AnthropicModel, ChatModel, ResponsesModel, ScriptedWire
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
@@ -86,6 +91,10 @@ def _codex_shell(command: str) -> ToolCall:
         "justification": "May I make a marker file?",
     }
     return ToolCall("exec_command", args, TOOL_CALL)
+
+
+def _qwen_shell(command: str) -> ToolCall:
+    return ToolCall("run_shell_command", {"command": command}, TOOL_CALL)
 
 
 CLAUDE = Agent(
@@ -146,6 +155,33 @@ CODEX = Agent(
     ],
     shell=_codex_shell,
 )
+QWEN = Agent(
+    name="qwen",
+    launch=qwen_launch,
+    model=ChatModel,
+    ask_tool="ask_user_question",
+    questions=[
+        {
+            "question": "Which database should the new service use?",
+            "header": "Database",
+            "multiSelect": False,
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        },
+        {
+            "question": "Which auth flows should ship in v1?",
+            "header": "Auth",
+            "multiSelect": True,
+            "options": [
+                {"label": "Email + password", "description": "classic"},
+                {"label": "OAuth", "description": "Google, GitHub"},
+            ],
+        },
+    ],
+    shell=_qwen_shell,
+)
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +190,7 @@ def proxy() -> Generator[RefusingProxy]:
         yield running
 
 
-@pytest.fixture(params=[CLAUDE, CODEX], ids=lambda agent: agent.name)
+@pytest.fixture(params=[CLAUDE, CODEX, QWEN], ids=lambda agent: agent.name)
 def agent(request: pytest.FixtureRequest) -> Agent:
     return request.param
 
@@ -256,18 +292,23 @@ async def test_two_question_ask_reaches_the_model_with_headers_and_previews(
             "Database",
             "Which database should the new service use?",
         )
-        if agent is CLAUDE:
+        if agent is not CODEX:
             assert [o["label"] for o in first["options"]] == ["Postgres", "SQLite"]
-            assert first["options"][0]["preview"] == "CREATE TABLE t (id int);"
+            assert [o["description"] for o in first["options"]] == ["Relational", "Embedded"]
+            if agent is CLAUDE:
+                assert first["options"][0]["preview"] == "CREATE TABLE t (id int);"
             assert (second["header"], second["allowMultiple"]) == ("Auth", True)
             answers = [answer("question_0", "1"), answer("question_1", "0", "1")]
-            sent = ""  # the receipt carries what the model read (Claude's rawOutput)
+            # The receipt carries what the model read (Claude's rawOutput, the text of
+            # Qwen's completed call).
+            sent = ""
         else:  # "None of the above" is Compass's own "Other": not an option of its own
             assert [o["label"] for o in first["options"]] == ["Postgres (Recommended)", "SQLite"]
             assert (second["header"], second.get("allowMultiple", False)) == ("Region", False)
             answers = [answer("db", "1"), answer("region", "1")]
             sent = '{"db":"SQLite","region":"us"}'
-        # Free text reaches both through the choice's companion field.
+        # Free text reaches Claude and Codex through the choice's companion field, Qwen as
+        # the answer (instead of a pick, or after the picks of a multi-select).
         assert {q["freeText"] for q in ask["questions"]} == {"FREE_TEXT_ACCEPTED"}, ask
         await respond(comms, world.human.token, ask["askId"], *answers)
         assert await run.wait() == 0, run.log()
@@ -277,6 +318,8 @@ async def test_two_question_ask_reaches_the_model_with_headers_and_previews(
             '"Which auth flows should ship in v1?"="Email + password, OAuth"'
         ),
         "codex": {"answers": {"db": {"answers": ["SQLite"]}, "region": {"answers": ["us"]}}},
+        "qwen": "User has provided the following answers:\n\n"
+        "**Database**: SQLite\n**Auth**: Email + password, OAuth",
     }
     assert_read(run, expected, agent)
     receipt = await receipt_of(comms, world, ask["askId"])
@@ -307,11 +350,11 @@ async def test_free_text_in_compass_other_reaches_the_model(
             world.human.token,
             ask["askId"],
             answer(first, custom_text="CockroachDB"),
-            # Claude's multi-select takes picks and text; Codex's single-select one or the
-            # other in Compass (its note could carry both: Compass cannot say that).
-            answer(second, "0", custom_text="Passkeys")
-            if agent is CLAUDE
-            else answer(second, custom_text="eu-west-1"),
+            # Claude's and Qwen's multi-select take picks and text; Codex's single-select one
+            # or the other in Compass (its note could carry both: Compass cannot say that).
+            answer(second, custom_text="eu-west-1")
+            if agent is CODEX
+            else answer(second, "0", custom_text="Passkeys"),
         )
         assert await run.wait() == 0, run.log()
     expected = {
@@ -326,11 +369,15 @@ async def test_free_text_in_compass_other_reaches_the_model(
                 "region": {"answers": ["None of the above", "user_note: eu-west-1"]},
             }
         },
+        "qwen": "User has provided the following answers:\n\n"
+        "**Database**: CockroachDB\n**Auth**: Email + password, Passkeys",
     }
     assert_read(run, expected, agent)
     sent = {
-        # Claude Code's call ends with the text its model read: the receipt carries it.
+        # Claude Code's and Qwen Code's calls end with the text their model read: the
+        # receipt carries it.
         "claude": result_of(run),
+        "qwen": result_of(run),
         "codex": '{"db":"None of the above","db_note":"CockroachDB",'
         '"region":"None of the above","region_note":"eu-west-1"}',
     }
@@ -347,13 +394,20 @@ async def test_a_decline_reaches_the_model_as_no_answer(
         assert await run.wait() == 0, run.log()
     declined = await wait_for_status(comms, world.human.token, world.channel_id, ask["askId"])
     assert (declined["status"], declined["closeReason"]) == ("ASK_STATUS_DECLINED", "not now")
+    receipt = await receipt_of(comms, world, ask["askId"])
+    assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", DECLINE_PAYLOAD)
+    if agent is QWEN:
+        # Qwen Code's Cancel ends its turn: the model is asked nothing more until the person
+        # writes (its next request would carry `Tool "ask_user_question" was canceled by
+        # the user.`).
+        assert "the prompt turn ended" in run.log(), run.log()
+        assert len(run.model.turns) == 1, run.log()
+        return
     expected = {
         "claude": "The user did not answer the questions.",
         "codex": {"answers": {}},
     }
     assert_read(run, expected, agent)
-    receipt = await receipt_of(comms, world, ask["askId"])
-    assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", DECLINE_PAYLOAD)
 
 
 @pytest.mark.parametrize("allow", [True, False], ids=["approved", "rejected"])
@@ -389,15 +443,22 @@ async def test_a_permission_decided_in_compass(
     )
     workspace = run.log_path.parent / "workspace"
     assert (workspace / "marker.txt").exists() is allow
-    if agent is CODEX and not allow:
-        # Codex's reject ("No, and tell Codex what to do differently") ends the turn: the
-        # model is asked nothing more until the person writes.
+    if agent is not CLAUDE and not allow:
+        # Codex's reject ("No, and tell Codex what to do differently") and Qwen's end the
+        # turn: the model is asked nothing more until the person writes.
         assert "the prompt turn ended" in run.log(), run.log()
         assert len(run.model.turns) == 1, run.log()
         return
     result = result_of(run)
     if agent is CLAUDE:
         assert result == ("compass-was-here" if allow else "User refused permission to run tool")
+    elif agent is QWEN:
+        assert re.fullmatch(
+            r"Command: touch marker.txt && echo compass-was-here\nDirectory: \(root\)\n"
+            r"Output: compass-was-here\nError: \(none\)\nExit Code: 0\nSignal: \(none\)\n"
+            r"Process Group PGID: \d+",
+            result,
+        ), result
     else:
         assert re.fullmatch(
             r"Chunk ID: \w+\nWall time: [0-9.]+ seconds\nProcess exited with code 0\n"

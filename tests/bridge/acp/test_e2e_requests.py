@@ -242,3 +242,89 @@ async def test_a_form_the_bridge_cannot_present_is_cancelled(
     assert empty["result"] == {"action": "cancel"}
     assert bogus["error"]["code"] == -32602  # invalid params: the library refuses the mode
     assert stored == []
+
+
+QWEN_QUESTIONS = [
+    {
+        "question": "Which database?",
+        "header": "Database",
+        "multiSelect": False,
+        "options": [
+            {"label": "Postgres", "description": "Relational"},
+            {"label": "SQLite", "description": "Embedded"},
+        ],
+    },
+    {
+        "question": "Which auth flows?",
+        "header": "Auth",
+        "multiSelect": True,
+        "options": [
+            {"label": "Email", "description": "classic"},
+            {"label": "OAuth", "description": "Google, GitHub"},
+        ],
+    },
+]
+SUBMIT_OR_CANCEL = [
+    {"optionId": "proceed_once", "name": "Submit", "kind": "allow_once"},
+    {"optionId": "cancel", "name": "Cancel", "kind": "reject_once"},
+]
+
+
+async def test_questions_behind_a_permission_are_answered_in_full_or_refused(
+    tmp_path: Path,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    """Qwen Code's shape (its `_meta` marks the questions) gets its answers beside the
+    outcome, over the real ACP connection; another agent's permission carrying questions
+    Compass cannot hand back is cancelled without asking anyone, never submitted empty."""
+    script = [
+        {
+            "method": "session/request_permission",
+            "params": {
+                "toolCall": {
+                    "toolCallId": "q1",
+                    "title": "Ask user 2 questions",
+                    "rawInput": {"questions": QWEN_QUESTIONS},
+                    "_meta": {
+                        "toolName": "ask_user_question",
+                        "qwenInteractionKind": "user_question",
+                        "qwenQuestions": QWEN_QUESTIONS,
+                    },
+                },
+                "options": SUBMIT_OR_CANCEL,
+            },
+        },
+        {
+            "method": "session/request_permission",
+            "params": {
+                "toolCall": {
+                    "toolCallId": "x1",
+                    "title": "Ask the user",
+                    "rawInput": {"questions": QWEN_QUESTIONS},
+                },
+                "options": SUBMIT_OR_CANCEL,
+            },
+        },
+    ]
+    record, stored, log = await run_agent(
+        script,
+        choose(question_0="MariaDB", question_1=["0", "1"]),
+        tmp_path=tmp_path,
+        server=module_server,
+        world=world,
+        comms=comms,
+    )
+    qwen, other = record["replies"]
+    assert qwen["result"] == {
+        "outcome": {"outcome": "selected", "optionId": "proceed_once"},
+        "answers": {"0": "MariaDB", "1": "Email, OAuth"},
+    }
+    assert other["result"] == {"outcome": {"outcome": "cancelled"}}
+    assert "expects answers Compass cannot give" in log
+    (ask,) = stored
+    assert [(q["header"], q.get("allowMultiple", False)) for q in ask["questions"]] == [
+        ("Database", False),
+        ("Auth", True),
+    ]

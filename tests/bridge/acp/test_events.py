@@ -77,6 +77,40 @@ def test_a_new_message_id_starts_a_new_message_and_the_turn_end_settles_it() -> 
     assert t.end_turn() == []  # nothing new to settle
 
 
+def test_without_message_ids_a_tool_call_ends_the_message_before_it() -> None:
+    """Qwen Code sends no message ids: the text after a tool call is the model's next reply,
+    a message of its own, not more of the lead-in (which stays as it was posted). Its empty
+    chunks (usage figures) add nothing."""
+    t = AcpTranslator()
+    bash = update(sessionUpdate="tool_call", toolCallId="b", title="Shell", rawInput={})
+    events = [
+        *t.translate(chunk("I will look.", None)),
+        *t.translate(bash),
+        *t.translate(chunk("", None)),
+        *t.translate(chunk("Done.", None)),
+        *t.end_turn(),
+    ]
+    out = frames(events)
+    assert [f.value.blocks[0].text.text for f in out] == ["I will look.", "Done."]
+    assert out[0].value.client_message_id != out[1].value.client_message_id
+
+
+def test_with_message_ids_text_after_a_tool_call_stays_in_its_message() -> None:
+    t = AcpTranslator()
+    bash = update(sessionUpdate="tool_call", toolCallId="b", title="bash", rawInput={})
+    events = [
+        *t.translate(chunk("one ")),
+        *t.translate(bash),
+        *t.translate(chunk("two")),
+        *t.end_turn(),
+    ]
+    out = frames(events)
+    assert [(f.value.client_message_id, f.value.blocks[0].text.text) for f in out] == [
+        ("m1", "one "),
+        ("m1", "one two"),
+    ]
+
+
 def test_a_tool_call_without_text_opens_a_message_of_its_own() -> None:
     t = AcpTranslator()
     (ask_frame,) = frames(t.translate(ask_call()))
