@@ -14,6 +14,7 @@ the scripted server, which records and refuses proxy-form requests too).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -21,12 +22,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tests.realagent.acp_agents import REPO_ROOT, ensure_npm
+from tests.realagent.harness import bridge_process
+from tests.realagent.model_server import ScriptedModelServer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Generator, Sequence
     from pathlib import Path
 
-__all__ = ["ASK_USER_TS", "MODEL", "PROVIDER", "PiLaunch", "pi_launch", "write_pi_config"]
+    from tests import _server
+    from tests.realagent.harness import Run
+    from tests.realagent.model_server import Turn
+
+__all__ = [
+    "ASK_USER_TS",
+    "MODEL",
+    "PROVIDER",
+    "PiLaunch",
+    "pi_bridge_run",
+    "pi_launch",
+    "write_pi_config",
+]
 
 ASK_USER_TS = REPO_ROOT / "compass_bridge" / "omp" / "pi_extension" / "ask_user.ts"
 """Compass's question extension for pi, as shipped."""
@@ -113,3 +128,41 @@ def pi_launch(
     for extension in extensions:
         argv += ["-e", str(extension)]
     return PiLaunch(argv=argv, env=env, cwd=workspace)
+
+
+@contextlib.contextmanager
+def pi_bridge_run(
+    *,
+    tmp_path: Path,
+    server_url: str,
+    world: _server.SeededWorld,
+    turns: Sequence[Turn],
+    extensions: Sequence[Path] = (ASK_USER_TS,),
+    runtime_prefix: Sequence[str] = (),
+) -> Generator[Run]:
+    """Start the scripted model (`turns`), then `compass agent-bridge --protocol rpc --prompt
+    ... -- pi --mode rpc -e ...` (`runtime_prefix` before pi's command: a wrapper such as
+    bench/_stdin_tap.py). Afterwards pi must have reached nothing but the model."""
+    home, workspace = tmp_path / "home", tmp_path / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    with ScriptedModelServer(turns) as model:
+        write_pi_config(home, model.base_url)
+        launch = pi_launch(
+            home=home,
+            workspace=workspace,
+            proxy_url=f"http://127.0.0.1:{model.port}",
+            extensions=extensions,
+        )
+        with bridge_process(
+            agent=[*runtime_prefix, *launch.argv],
+            env=launch.env,
+            cwd=launch.cwd,
+            tmp_path=tmp_path,
+            server_url=server_url,
+            world=world,
+            protocol="rpc",
+            model=model,
+        ) as run:
+            yield run
+        if model.outbound:
+            raise AssertionError(f"pi reached past the model: {model.outbound}")

@@ -7,7 +7,6 @@ the model reads exactly it (the scripted model records the tool result of its ne
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,6 @@ import pytest
 from compass_bridge.receipts import DECLINE_PAYLOAD
 from tests.realagent.harness import (
     answer,
-    bridge_process,
     decline,
     messages,
     respond,
@@ -25,12 +23,13 @@ from tests.realagent.harness import (
     wait_for_receipt,
     wait_for_status,
 )
-from tests.realagent.model_server import ScriptedModelServer, ToolCall, Turn
-from tests.realagent.pi_agent import ASK_USER_TS, pi_launch, write_pi_config
+from tests.realagent.model_server import ToolCall, Turn
+from tests.realagent.pi_agent import ASK_USER_TS, pi_bridge_run
 from tests.realagent.pi_record import FOUR, GATE_TS
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Sequence
+    from collections.abc import Sequence
+    from contextlib import AbstractContextManager
     from pathlib import Path
 
     import httpx
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 
-@contextlib.contextmanager
 def pi_run(
     tmp_path: Path,
     server_url: str,
@@ -49,30 +47,15 @@ def pi_run(
     calls: Sequence[ToolCall],
     *,
     extensions: Sequence[Path] = (ASK_USER_TS,),
-) -> Generator[Run]:
+) -> AbstractContextManager[Run]:
     """The scripted model (CALLS, then "Thanks."), pi with `extensions`, the real bridge."""
-    home, workspace = tmp_path / "home", tmp_path / "workspace"
-    workspace.mkdir(parents=True)
-    with ScriptedModelServer([Turn(tool_calls=tuple(calls)), Turn.say("Thanks.")]) as model:
-        write_pi_config(home, model.base_url)
-        launch = pi_launch(
-            home=home,
-            workspace=workspace,
-            proxy_url=f"http://127.0.0.1:{model.port}",
-            extensions=extensions,
-        )
-        with bridge_process(
-            agent=launch.argv,
-            env=launch.env,
-            cwd=launch.cwd,
-            tmp_path=tmp_path,
-            server_url=server_url,
-            world=world,
-            protocol="rpc",
-            model=model,
-        ) as run:
-            yield run
-        assert model.outbound == [], model.outbound  # pi reached nothing but the model
+    return pi_bridge_run(
+        tmp_path=tmp_path,
+        server_url=server_url,
+        world=world,
+        turns=[Turn(tool_calls=tuple(calls)), Turn.say("Thanks.")],
+        extensions=extensions,
+    )
 
 
 async def answered(
