@@ -21,22 +21,23 @@ ask block), and its questions. The runtime then asks the host in one of two ways
   mapper, and each of its `select`, `confirm`, `input` and `editor` dialogs is matched to
   its question by title and shape (`locate_dialog`), answered by the slot's `PiDriver`.
 
-A dialog no ask call claims is an Ask of its own (lone.py).
-
 A request that arrives before its call's `tool_execution_start` (18.2.3 sends the first
-select a few ms early) is held for `hold_seconds` (2 s), until a slot matches it. A matched
+select a few ms early; a select ending with "Other (type your own)" is omp's) is held for
+`hold_seconds` (2 s), until a slot matches it. Any other dialog no ask call claims is an Ask
+of its own (lone.py). A matched
 request starts a task: wait for the ask's minted id (the append, or the update that adds the
 ask to its already stored message, may still be retrying), follow WatchAsk until the ask is
 answered (reconnecting with backoff), then write the reply (or the dialog step). Each ask has
 its own task, so two asks of one turn wait concurrently and each answer goes to its own
-requests. A request that matches nothing (the mapper refused the ask's arguments, say; or
-another extension's dialog), or whose ask the server did not store, is answered `cancelled`,
-so the runtime never hangs on an ask nobody can see.
+requests. A request that matches nothing (the mapper refused the ask's arguments, say), or
+whose ask the server did not store, is answered `cancelled`, so the runtime never hangs on an
+ask nobody can see.
 
 Outcomes (design record, resolved decision 11). The wait ends when the ask is final in
 Compass: ANSWERED is delivered; DECLINED (a participant declined) gets the runtime's cancel,
-`{"cancelled": true}` for the pending request or dialog (omp then aborts the run), and so
-does any other outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
+`{"cancelled": true}` for the pending request or dialog (omp then aborts the run; pi's
+ask_user gets `abort` first, as its confirm reads a cancel as "No"), and so does any other
+outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
 the bridge closes the ask (bridge_core.BridgeCore.close_ask): the runtime cancelled the request or
 dialog (omp sends that when its run is aborted), the ask tool call ended or failed, the
 runtime's output ended, the bridge got a signal: WITHDRAWN with that reason; the call's result

@@ -68,7 +68,7 @@ class Writer:
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
         if on_fail is not None:
-            task.add_done_callback(lambda done: None if done.result() else on_fail())
+            task.add_done_callback(lambda done: done.cancelled() or done.result() or on_fail())
 
     async def send(self, obj: Mapping[str, object]) -> bool:
         """Write one line; False (logged) when the runtime's input is closed."""

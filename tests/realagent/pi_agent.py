@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -138,15 +139,21 @@ def pi_bridge_run(
     world: _server.SeededWorld,
     turns: Sequence[Turn],
     extensions: Sequence[Path] = (ASK_USER_TS,),
+    installed: Sequence[Path] = (),
     runtime_prefix: Sequence[str] = (),
 ) -> Generator[Run]:
     """Start the scripted model (`turns`), then `compass agent-bridge --protocol rpc --prompt
-    ... -- pi --mode rpc -e ...` (`runtime_prefix` before pi's command: a wrapper such as
-    bench/_stdin_tap.py). Afterwards pi must have reached nothing but the model."""
+    ... -- pi --mode rpc -e ...` (`extensions` given with `-e`, `installed` copied into
+    `~/.pi/agent/extensions/` as docs/agents/pi.md says; `runtime_prefix` before pi's
+    command: a wrapper such as bench/_stdin_tap.py). Afterwards pi must have reached nothing
+    but the model."""
     home, workspace = tmp_path / "home", tmp_path / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
     with ScriptedModelServer(turns) as model:
-        write_pi_config(home, model.base_url)
+        agent_dir = write_pi_config(home, model.base_url)
+        for extension in installed:
+            (agent_dir / "extensions").mkdir(exist_ok=True)
+            shutil.copy(extension, agent_dir / "extensions" / extension.name)
         launch = pi_launch(
             home=home,
             workspace=workspace,

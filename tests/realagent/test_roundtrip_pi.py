@@ -47,14 +47,17 @@ def pi_run(
     calls: Sequence[ToolCall],
     *,
     extensions: Sequence[Path] = (ASK_USER_TS,),
+    installed: Sequence[Path] = (),
 ) -> AbstractContextManager[Run]:
-    """The scripted model (CALLS, then "Thanks."), pi with `extensions`, the real bridge."""
+    """The scripted model (CALLS, then "Thanks."), pi with `extensions` (`-e`) and
+    `installed` (in ~/.pi/agent/extensions/), the real bridge."""
     return pi_bridge_run(
         tmp_path=tmp_path,
         server_url=server_url,
         world=world,
         turns=[Turn(tool_calls=tuple(calls)), Turn.say("Thanks.")],
         extensions=extensions,
+        installed=installed,
     )
 
 
@@ -64,12 +67,19 @@ async def answered(
     world: _server.SeededWorld,
     comms: httpx.AsyncClient,
     answers: list[dict[str, Any]],
+    *,
+    installed: bool = False,
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """pi asks the four questions; the person answers: what the model read, the receipt, the
-    ask as Compass shows it."""
-    with pi_run(
-        tmp_path, module_server.url, world, [ToolCall("ask_user", FOUR, "call_ask_1")]
-    ) as run:
+    ask as Compass shows it. `installed`: the extension is in ~/.pi/agent/extensions/, not
+    given with `-e` (docs/agents/pi.md's two ways)."""
+    calls = [ToolCall("ask_user", FOUR, "call_ask_1")]
+    bridged = (
+        pi_run(tmp_path, module_server.url, world, calls, extensions=(), installed=(ASK_USER_TS,))
+        if installed
+        else pi_run(tmp_path, module_server.url, world, calls)
+    )
+    with bridged as run:
         (ask,) = await wait_for_asks(comms, world.human.token, world.channel_id, 1, run)
         await respond(comms, world.human.token, ask["askId"], *answers)
         assert await run.wait() == 0, run.log()
@@ -80,7 +90,9 @@ async def answered(
     return text, receipt, ask
 
 
+@pytest.mark.parametrize("installed", [False, True], ids=["with-e", "installed"])
 async def test_the_four_dialogs_carry_the_answer_to_the_model(
+    installed: bool,
     tmp_path: Path,
     module_server: _server.RunningServer,
     world: _server.SeededWorld,
@@ -98,6 +110,7 @@ async def test_the_four_dialogs_carry_the_answer_to_the_model(
             answer("name", custom_text="ledger"),
             answer("auth", "1", custom_text="and passkeys"),
         ],
+        installed=installed,
     )
     read = 'User answers:\ndb: SQLite\ntests: Yes\nname: "ledger"\nauth: ["OAuth"], other: "and passkeys"'
     assert text == read
