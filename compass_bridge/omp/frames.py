@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from compass_bridge.replies import RuntimeAnswers
 
 __all__ = [
+    "ABORT_COMMAND",
     "ASK_DIALOG_COMMAND",
     "DONE_SELECTING_LABELS",
     "OTHER_OPTION",
@@ -69,6 +70,7 @@ __all__ = [
     "CancelRequest",
     "ConfirmRequest",
     "DialogQuestion",
+    "DialogRequest",
     "EditorRequest",
     "InputRequest",
     "NoticeRequest",
@@ -117,7 +119,7 @@ default), nerd and ascii. It ends a multi-select; the runtime shows it only in a
 ask once something is selected, but takes it as the answer whenever it is sent."""
 
 #: Dialogs that block the runtime until the host answers; one that belongs to no ask call
-#: becomes an Ask of its own (omp/lone.py).
+#: becomes an Ask of its own (omp/lone.py), unless it is a step of omp's own ask.
 DIALOG_METHODS: Final = frozenset({"select", "confirm", "input", "editor"})
 #: UI requests that expect no answer.
 NOTICE_METHODS: Final = frozenset(
