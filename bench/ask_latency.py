@@ -4,19 +4,25 @@ Run from the repository root:
 
     .venv/bin/python -m bench.ask_latency                    # both transports, 50 asks each
     .venv/bin/python -m bench.ask_latency --protocol acp --asks 50
+    .venv/bin/python -m bench.ask_latency --protocol pi --asks 20   # pi's RPC mode
+    .venv/bin/python -m bench.ask_latency --protocol all            # omp's two, then pi
 
 Where the database comes from: as in bench/respond.py (`COMPASS_BENCH_DATABASE_URL`, else
 `COMPASS_TEST_DATABASE_URL`, an admin DSN where a database of its own is created and dropped,
 else a temporary local cluster). The runtime is the pinned omp (`@oh-my-pi/pi-coding-agent`,
-installed and cached by scripts/ensure-omp, as tests/realagent uses it).
+installed and cached by scripts/ensure-omp, as tests/realagent uses it); target `pi` runs the
+pinned pi (`@mariozechner/pi-coding-agent`, scripts/ensure-npm pi) instead, `pi --mode rpc`
+with Compass's ask_user extension (tests/realagent/pi_agent.pi_bridge_run), over the
+bridge's `--protocol rpc`.
 
 Set-up, once: one `compass serve` subprocess on a fresh database. Per transport: a seeded
 world (tests/_server.seed_world: a workspace, a channel, an agent and a human account), a
 scripted OpenAI-compatible model (tests/realagent/model_server.py) whose turns 1..N each call
 omp's `ask` tool with the runtime's 2-question gallery ask (the `args` of
 tests/fixtures/events/gallery-ask-fixture.json; call ids `call_<i>`) and whose turn N+1 is plain
-text, and ONE `compass agent-bridge --protocol P --prompt ... -- omp --mode M` process
-(tests/realagent/harness.bridge_run) running all N asks in one prompt turn: the model's
+text (pi: its `ask_user` tool, with the same arguments), and ONE `compass agent-bridge
+--protocol P --prompt ... -- omp --mode M` process (tests/realagent/harness.bridge_run; pi:
+`... --protocol rpc ... -- pi --mode rpc -e ask_user.ts`) running all N asks in one prompt turn: the model's
 turn i+1 is its answer to the request that carries the tool result of ask i. `--warmup` more
 asks run first, answered the same way and not counted.
 
@@ -39,6 +45,8 @@ posting, has settled), then calls RespondToAsk (db: option "1", features: option
   formatting the tool result and sending the next model request over HTTP. Over `rpc` the
   bridge delivers the answer through omp's ask dialogs (a select per question, one round per
   pick of the multi-select), so those round trips are in it too; over `acp` it is one form.
+  pi's ask_user asks the same way (a select for db; one select per pick, then "Done", for
+  features): four round trips.
 - floor (notification floor): a plain WatchAsk client in this process (the bridge's own
   AgentClient.watch_ask, protobuf over Connect on httpx, with the agent's token), opened on
   the same ask before the answer: t = time.monotonic() when it yields the answered state. It
@@ -80,6 +88,7 @@ from compass_server.transport.connect_protocol import FLAG_END_STREAM, EnvelopeR
 from tests import _server
 from tests.realagent.harness import bridge_run
 from tests.realagent.model_server import Turn, ensure_omp
+from tests.realagent.pi_agent import pi_bridge_run
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
@@ -95,7 +104,13 @@ ANSWERS: list[dict[str, object]] = [
 ]
 CHOSEN_LABEL = "SQLite"
 """Option "1" of the db question: the tool result the model receives must name it."""
-OMP_MODE = {"acp": "acp", "rpc": "rpc-ui"}
+COMMANDS = {
+    "acp": "compass agent-bridge --protocol acp -- omp --mode acp",
+    "rpc": "compass agent-bridge --protocol rpc -- omp --mode rpc-ui",
+    "pi": "compass agent-bridge --protocol rpc -- pi --mode rpc -e ask_user.ts",
+}
+"""The bench's targets: omp over each transport, and pi."""
+RUNTIMES = {"acp": "omp", "rpc": "omp", "pi": "pi"}
 COMPASS_ABOVE_FLOOR_MS = 5.0
 
 STARTUP_TIMEOUT = 120.0
@@ -139,9 +154,13 @@ async def tapped(tap_log: Path, after: float, marker: bytes) -> float | None:
 
 
 TAP_SECONDS = 2.0
-REPLY_MARKERS = {"acp": b'"result"', "rpc": b'"extension_ui_response"'}
+REPLY_MARKERS = {
+    "acp": b'"result"',
+    "rpc": b'"extension_ui_response"',
+    "pi": b'"extension_ui_response"',
+}
 """What the bridge's reply to the runtime's ask looks like: a JSON-RPC result (the form's
-answer) over ACP, an extension_ui_response (a dialog's answer) over omp's RPC mode."""
+answer) over ACP, an extension_ui_response (a dialog's answer) over the RPC modes."""
 
 
 def reply_written(tap_log: Path, after: float, marker: bytes) -> float | None:
@@ -300,8 +319,8 @@ class FloorWatcher:
 # -- one transport -------------------------------------------------------------------------------
 
 
-def script(gallery: dict[str, Any], asks: int) -> list[Turn]:
-    calls = [Turn.call("ask", gallery, f"call_{i}") for i in range(asks)]
+def script(gallery: dict[str, Any], asks: int, tool: str = "ask") -> list[Turn]:
+    calls = [Turn.call(tool, gallery, f"call_{i}") for i in range(asks)]
     return [*calls, Turn.say("All set, thanks.")]
 
 
@@ -381,15 +400,26 @@ async def measure_transport(
     with tempfile.TemporaryDirectory(prefix=f"compass-ask-latency-{protocol}-") as tmp:
         tap_log = Path(tmp) / "stdin-tap.log"
         tap = (sys.executable, str(ROOT / "bench" / "_stdin_tap.py"), str(tap_log), "--")
-        with bridge_run(
-            omp_bin=omp_bin,
-            tmp_path=Path(tmp),
-            server_url=server_url,
-            world=world,
-            protocol=protocol,
-            turns=script(gallery, total),
-            runtime_prefix=tap,
-        ) as run:
+        bridged = (
+            pi_bridge_run(
+                tmp_path=Path(tmp),
+                server_url=server_url,
+                world=world,
+                turns=script(gallery, total, "ask_user"),
+                runtime_prefix=tap,
+            )
+            if protocol == "pi"
+            else bridge_run(
+                omp_bin=omp_bin,
+                tmp_path=Path(tmp),
+                server_url=server_url,
+                world=world,
+                protocol=protocol,
+                turns=script(gallery, total),
+                runtime_prefix=tap,
+            )
+        )
+        with bridged as run:
             await drive(run, protocol, server_url, world, total, warmup, think, tap_log, samples)
     return samples, await receipt_delays(dsn, channel_id=world.channel_id)
 
@@ -474,11 +504,8 @@ def tail(text: str, lines: int = 40) -> str:
 
 
 def report(protocol: str, samples: Sequence[Sample]) -> str:
-    mode = OMP_MODE[protocol]
-    title = (
-        f"{protocol}: compass agent-bridge --protocol {protocol} -- omp --mode {mode} "
-        f"({len(samples)} asks)"
-    )
+    title = f"{protocol}: {COMMANDS[protocol]} ({len(samples)} asks)"
+    runtime = RUNTIMES[protocol]
     compass = [s.compass for s in samples]
     floor = [s.floor for s in samples]
     table = latency_table(
@@ -486,7 +513,7 @@ def report(protocol: str, samples: Sequence[Sample]) -> str:
         ("floor (WatchAsk client)", floor),
         ratio="agent / floor",
         parts=[
-            ("  Compass (reply written to omp)", compass),
+            (f"  Compass (reply written to {runtime})", compass),
             ("  runtime (reply -> model request)", [s.runtime for s in samples]),
         ],
     )
@@ -502,7 +529,9 @@ def report(protocol: str, samples: Sequence[Sample]) -> str:
 
 
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
-    protocols = ["acp", "rpc"] if args.protocol == "both" else [args.protocol]
+    protocols = {"both": ["acp", "rpc"], "all": ["acp", "rpc", "pi"]}.get(
+        args.protocol, [args.protocol]
+    )
     gallery: dict[str, Any] = json.loads(GALLERY_FIXTURE.read_text(encoding="utf-8"))["args"]
     omp_bin = await asyncio.to_thread(ensure_omp)
     failed: list[str] = []
@@ -542,7 +571,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench.ask_latency", description=(__doc__ or "").split("\n")[0]
     )
     parser.add_argument(
-        "--protocol", choices=["acp", "rpc", "both"], default="both", help="(default both)"
+        "--protocol",
+        choices=["acp", "rpc", "pi", "both", "all"],
+        default="both",
+        help="omp over acp or rpc, pi (over rpc), both (omp's), all (default both)",
     )
     args = answer_latency_arguments(
         parser, argv, asks=50, warmup=2, think=1.0, per=" per transport"

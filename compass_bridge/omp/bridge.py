@@ -17,21 +17,27 @@ ask block), and its questions. The runtime then asks the host in one of two ways
   title and options (`locate_select`: the question's text with its `(i/N)` and `(k
   selected) ` decorations, the labels as the runtime shows them), the slot whose dialogs are
   under way first. Each select and editor is answered by the slot's `DialogDriver`.
+- pi's `ask_user` (Compass's extension, pi_ask.py): the call is renamed `ask` for the
+  mapper, and each of its `select`, `confirm`, `input` and `editor` dialogs is matched to
+  its question by title and shape (`locate_dialog`), answered by the slot's `PiDriver`.
 
 A request that arrives before its call's `tool_execution_start` (18.2.3 sends the first
-select a few ms early) is held for `hold_seconds` (2 s), until a slot matches it. A matched
+select a few ms early; a select ending with "Other (type your own)" is omp's) is held for
+`hold_seconds` (2 s), until a slot matches it. Any other dialog no ask call claims is an Ask
+of its own (lone.py). A matched
 request starts a task: wait for the ask's minted id (the append, or the update that adds the
 ask to its already stored message, may still be retrying), follow WatchAsk until the ask is
 answered (reconnecting with backoff), then write the reply (or the dialog step). Each ask has
 its own task, so two asks of one turn wait concurrently and each answer goes to its own
-requests. A request that matches nothing (the mapper refused the ask's arguments, say; or
-another extension's dialog), or whose ask the server did not store, is answered `cancelled`,
-so the runtime never hangs on an ask nobody can see.
+requests. A request that matches nothing (the mapper refused the ask's arguments, say), or
+whose ask the server did not store, is answered `cancelled`, so the runtime never hangs on an
+ask nobody can see.
 
 Outcomes (design record, resolved decision 11). The wait ends when the ask is final in
 Compass: ANSWERED is delivered; DECLINED (a participant declined) gets the runtime's cancel,
-`{"cancelled": true}` for the pending request or dialog (omp then aborts the run), and so
-does any other outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
+`{"cancelled": true}` for the pending request or dialog (omp then aborts the run; pi's
+ask_user gets `abort` first, as its confirm reads a cancel as "No"), and so does any other
+outcome written elsewhere (EXPIRED). When the runtime stops waiting first,
 the bridge closes the ask (bridge_core.BridgeCore.close_ask): the runtime cancelled the request or
 dialog (omp sends that when its run is aborted), the ask tool call ended or failed, the
 runtime's output ended, the bridge got a signal: WITHDRAWN with that reason; the call's result
@@ -57,13 +63,14 @@ from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
 from compass_bridge.omp.dialog import DialogDriver, DialogStep, dialog_questions
 from compass_bridge.omp.frames import (
+    ABORT_COMMAND,
     ASK_DIALOG_COMMAND_ID,
     DIALOG_METHODS,
     DONE_SELECTING_LABELS,
+    OTHER_OPTION,
     PROMPT_COMMAND_ID,
     AskRequest,
     CancelRequest,
-    DialogRequest,
     EditorRequest,
     NoticeRequest,
     QuestionMatch,
@@ -75,24 +82,24 @@ from compass_bridge.omp.frames import (
     locate_select,
     parse_ui_request,
 )
+from compass_bridge.omp.lone import LoneDialogs
+from compass_bridge.omp.pi_ask import PiDriver, as_ask_call, mark_asks, pi_questions
 from compass_bridge.omp.slots import (
     AskSlot,
     Dialog,
     Holdable,
     ReplySink,
+    Writer,
     correlate,
-    encode_line,
+    decline_receipt,
+    dialog_receipt,
     locate,
+    locate_dialog,
+    log_ask_dialog,
     log_unanswered,
     with_deadlines,
 )
-from compass_bridge.receipts import (
-    DECLINE_PAYLOAD,
-    delivered,
-    not_delivered,
-    payload_of,
-    result_text,
-)
+from compass_bridge.receipts import delivered, not_delivered, payload_of
 from compass_bridge.replies import build_answers, runtime_timeout
 from compass_core import ConversationUpdated
 from compass_core.ask_status import outcome
@@ -102,6 +109,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from compass_bridge.client import AgentApi
+    from compass_bridge.omp.frames import DialogRequest
 
 __all__ = ["AskSlot", "Bridge", "ReplySink"]  # AskSlot and ReplySink live in slots.py
 
@@ -129,7 +137,7 @@ class Bridge(BridgeCore):
             max_backoff=max_backoff,
             initial_backoff=initial_backoff,
         )
-        self._sink = sink
+        self._writer = Writer(sink)
         self._slots: list[AskSlot] = []
         self._waits: dict[str, asyncio.Task[None]] = {}
         self._dialogs: set[asyncio.Task[None]] = set()
@@ -139,13 +147,16 @@ class Bridge(BridgeCore):
                 rid, request, f"no ask tool call matching it started within {hold_seconds:g}s"
             ),
         )
-        self._writes: set[asyncio.Task[object]] = set()
-        self._write_lock = asyncio.Lock()
+        self._lone = LoneDialogs(self, run_id=run_id, writer=self._writer, fail=self._fail)
+        self._pi_calls: set[str] = set()
+        self._pi_asks: dict[str, set[int]] = {}
+        """The ask_user asks of each mapper message (their ordinals), for their marks."""
         self._unmapped: collections.Counter[str] = collections.Counter()
         self._done_label: str | None = None
         self._ask_dialog_answered = False
         self.ready = asyncio.Event()
-        """Set when the runtime said it reads commands (its `ready` line)."""
+        """Set when the runtime said it reads commands (omp's `ready` line; pi's, or omp's,
+        answer to a command)."""
         self.idle = asyncio.Event()
         """Set when a run of the agent ended for good (`agent_end` not marked `isTerminal:
         false`, which the runtime sends when a retry or queued message continues it), or
@@ -190,12 +201,15 @@ class Bridge(BridgeCore):
             self._on_ui_request(event)
             return
         if kind == "response":
+            self.ready.set()  # it answers commands, so it reads them
             self._on_response(event)
             return
         if kind == "ready":
             self.ready.set()
         elif kind == "agent_end" and event.get("isTerminal") is not False:
             self.idle.set()
+            self._lone.run_ended()
+        event = as_ask_call(event, self._pi_calls)
         for output in self.mapper.map(event):
             if isinstance(output, ConversationUpdated):
                 self._on_frame(output)
@@ -211,12 +225,16 @@ class Bridge(BridgeCore):
 
     def _on_frame(self, output: ConversationUpdated) -> None:
         frame = output.value
-        self.mark_native_asks(frame)
-        if output.block_index is not None:
-            blocks = frame.blocks
+        blocks = frame.blocks
+        index = output.block_index
+        ordinal = 0 if index is None else sum(1 for b in blocks[:index] if b.HasField("ask"))
+        pi = index is not None and output.tool_call_id in self._pi_calls
+        if pi:
+            self._pi_asks.setdefault(frame.client_message_id, set()).add(ordinal)
+        mark_asks(frame, self._pi_asks.get(frame.client_message_id, set()))
+        if index is not None:
             ask = comms_pb2.Ask()
-            ask.CopyFrom(blocks[output.block_index].ask)
-            ordinal = sum(1 for block in blocks[: output.block_index] if block.HasField("ask"))
+            ask.CopyFrom(blocks[index].ask)
             slot = AskSlot(
                 key=frame.client_message_id,
                 ordinal=ordinal,
@@ -225,6 +243,7 @@ class Bridge(BridgeCore):
                 question_texts=tuple(q.question for q in ask.questions),
                 ask=ask,
                 questions=dialog_questions(ask),
+                pi=pi_questions(ask) if pi else None,
             )
             self._slots.append(slot)
             self._note_deadline(slot)
@@ -254,20 +273,7 @@ class Bridge(BridgeCore):
             if self._ask_dialog_answered:
                 return
             self._ask_dialog_answered = True
-            if success:
-                logger.info("the runtime sends its asks to the bridge (set_ask_dialog accepted)")
-            elif reason.startswith("Unknown command"):
-                logger.info(
-                    "the runtime does not know set_ask_dialog (%s); the bridge answers its "
-                    "ask select/editor dialogs instead",
-                    reason,
-                )
-            else:
-                logger.warning(
-                    "the runtime refused set_ask_dialog (%s); the bridge answers its ask "
-                    "select/editor dialogs instead",
-                    reason,
-                )
+            log_ask_dialog(success=success, reason=reason)
         elif command == "prompt" or rid == PROMPT_COMMAND_ID:
             if success:
                 logger.info("the runtime took the prompt")
@@ -283,28 +289,38 @@ class Bridge(BridgeCore):
         request = parse_ui_request(event)
         if isinstance(request, AskRequest):
             self._on_ask_request(request)
-        elif isinstance(request, SelectRequest):
-            self._on_select(request)
-        elif isinstance(request, EditorRequest):
-            self._on_editor(request)
         elif isinstance(request, CancelRequest):
             self._on_cancel(request.target_id)
-        elif isinstance(request, DialogRequest):
-            self._count(
-                f"extension_ui_request:{request.method}",
-                "the bridge cannot present this dialog; answered cancelled",
-            )
-            self._write(cancelled_reply(request.request_id))
         elif isinstance(request, UnreadableRequest):
             self._count(f"extension_ui_request:{request.method}", request.reason)
             blocking = request.method == "ask" or request.method in DIALOG_METHODS
             if request.request_id is not None and blocking:
-                self._write(cancelled_reply(request.request_id))
-        else:
-            assert isinstance(request, NoticeRequest)  # noqa: S101 - the union's last member
+                self._writer.write(cancelled_reply(request.request_id))
+        elif isinstance(request, NoticeRequest):
             logger.debug("runtime notice %s ignored", request.method)
+        else:
+            self._on_dialog(request)
+
+    def _on_dialog(self, request: DialogRequest) -> None:
+        """pi's ask_user's dialogs, omp's ask's selects and editors; else a lone dialog."""
+        found = locate_dialog(self._slots, request)
+        if found is not None:
+            self._dialog_step(*found, request)
+        elif isinstance(request, SelectRequest):
+            self._on_select(request)
+        elif not (isinstance(request, EditorRequest) and self._omp_editor(request)):
+            self._ask_alone(request)
+
+    def _ask_alone(self, request: DialogRequest) -> None:
+        problem = self._lone.start(request)
+        if problem is not None:
+            method = type(request).__name__.removesuffix("Request").lower()
+            self._count(f"extension_ui_request:{method}", f"{problem}; answered cancelled")
+            self._writer.write(cancelled_reply(request.request_id))
 
     def _on_cancel(self, target: str) -> None:
+        if self._lone.stopped(target, Reason.RUNTIME_CANCELLED):
+            logger.info("the runtime cancelled dialog %s; stop waiting", target)
         task = self._waits.get(target)
         if task is not None:
             logger.info("the runtime cancelled request %s; stop waiting", target)
@@ -353,12 +369,14 @@ class Bridge(BridgeCore):
             logger.warning("request %s is already being answered; ignored", request.request_id)
             return
         found = locate(self._slots, request)
-        if found is None:
+        if found is not None:
+            self._dialog_step(*found, request)
+        elif request.options[-1:] == (OTHER_OPTION,):  # omp's ask's, before its call starts
             self._hold(request)
-            return
-        self._dialog_step(*found, request)
+        else:
+            self._ask_alone(request)
 
-    def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: SelectRequest) -> None:
+    def _dialog_step(self, slot: AskSlot, match: QuestionMatch, request: DialogRequest) -> None:
         dialog = slot.dialog
         if dialog is None:
             dialog = slot.dialog = Dialog(slot=slot)
@@ -368,24 +386,25 @@ class Bridge(BridgeCore):
             self._dialogs.add(dialog.task)
             dialog.task.add_done_callback(self._dialogs.discard)
             logger.info(
-                "select %s waits for ask %d of message %s",
+                "dialog %s waits for ask %d of message %s",
                 request.request_id,
                 slot.ordinal,
                 slot.key,
             )
-        if request.timeout_ms is not None and not dialog.timeout_noted:
+        timeout = request.timeout_ms if isinstance(request, SelectRequest) else None
+        if timeout is not None and slot.pi is None and not dialog.timeout_noted:
             dialog.timeout_noted = True
             logger.warning(
                 "the runtime gives its ask dialogs %.0f s (its ask.timeout setting): "
                 "unanswered by then, it picks an option itself (the bridge then closes the "
                 "ask as TIMED_OUT)",
-                request.timeout_ms / 1000,
+                timeout / 1000,
             )
         if dialog.refused:
             logger.info(
                 "dialog %s of an ask ended in Compass: answered cancelled", request.request_id
             )
-            self._write(cancelled_reply(request.request_id))
+            self._writer.write(cancelled_reply(request.request_id))
             return
         driver = dialog.driver
         if driver is None:
@@ -396,9 +415,10 @@ class Bridge(BridgeCore):
                 )
             dialog.pending = (request, match)
             return
-        self._write_step(dialog, driver.select(request, match))
+        self._write_step(dialog, driver.answer(request, match))
 
-    def _on_editor(self, request: EditorRequest) -> None:
+    def _omp_editor(self, request: EditorRequest) -> bool:
+        """Answer the editor omp opens after "Other"; False when no ask expects one."""
         for slot in self._slots:
             dialog = slot.dialog
             if dialog is None or dialog.driver is None or not dialog.driver.expects_editor:
@@ -406,12 +426,8 @@ class Bridge(BridgeCore):
             step = dialog.driver.editor(request)
             if step is not None:
                 self._write_step(dialog, step)
-                return
-        self._count(
-            "extension_ui_request:editor",
-            "no ask chose 'Other' before this editor; answered cancelled",
-        )
-        self._write(cancelled_reply(request.request_id))
+                return True
+        return False
 
     # -- held requests ---------------------------------------------------------------------
 
@@ -443,7 +459,7 @@ class Bridge(BridgeCore):
             f"extension_ui_request:{method}",
             f"request {rid} matches no ask block ({why}); answered cancelled",
         )
-        self._write(cancelled_reply(rid))
+        self._writer.write(cancelled_reply(rid))
 
     # -- ends ------------------------------------------------------------------------------
 
@@ -471,19 +487,10 @@ class Bridge(BridgeCore):
         """The receipt of an answer delivered through `slot`'s dialogs, once its call ended:
         the call's result is what the model read."""
         dialog = slot.dialog
-        if dialog is None or dialog.driver is None or not slot.answered:
-            return
-        text = result_text(result)
-        payload = text if text is not None else payload_of(result)
-        if failed:
-            receipt = not_delivered(
-                "the ask call failed while the answer was being delivered", payload
+        if dialog is not None and dialog.driver is not None and slot.answered:
+            self.asks.report_soon(
+                dialog.ask_id, dialog_receipt(dialog, failed=failed, result=result)
             )
-        elif dialog.unsent:
-            receipt = not_delivered("the runtime's input closed during the answer", payload)
-        else:
-            receipt = delivered(dialog.changes, payload)
-        self.asks.report_soon(dialog.ask_id, receipt)
 
     def _stopped(self, slot: AskSlot, reason: str, result: object = None) -> None:
         """The runtime no longer waits for `slot`'s ask: close it in Compass, unless its
@@ -511,7 +518,7 @@ class Bridge(BridgeCore):
             if outcome(ask) != comms_pb2.ASK_STATUS_ANSWERED:
                 slot.reported = True
                 log_unanswered(ask, f"request {rid}")
-                sent = await self._send(cancelled_reply(rid))
+                sent = await self._writer.send(cancelled_reply(rid))
                 self._report_decline(ask, sent=sent)
                 return
             slot.answered = True
@@ -519,7 +526,7 @@ class Bridge(BridgeCore):
             for problem in answers.problems:
                 logger.warning("ask %s: %s", ask_id, problem)
             reply = ask_reply(rid, answers)
-            if not await self._send(reply):
+            if not await self._writer.send(reply):
                 self.asks.report_soon(
                     ask_id, not_delivered("the runtime's input is closed", payload_of(reply))
                 )
@@ -530,13 +537,13 @@ class Bridge(BridgeCore):
         except AskNotPostedError as exc:
             slot.reported = True
             logger.error("request %s cannot be answered: %s; answered cancelled", rid, exc)
-            await self._send(cancelled_reply(rid))
+            await self._writer.send(cancelled_reply(rid))
         except FatalServerError as exc:
             self._fail(exc)
         except Exception:  # a bug must not leave the runtime hanging
             logger.exception("answering request %s failed; answered cancelled", rid)
             self._stopped(slot, Reason.BRIDGE_ERROR)
-            await self._send(cancelled_reply(rid))
+            await self._writer.send(cancelled_reply(rid))
         finally:
             self._waits.pop(rid, None)
             slot.closed = True
@@ -552,14 +559,19 @@ class Bridge(BridgeCore):
                 slot.reported = True
                 dialog.refused = True
                 log_unanswered(ask, "its dialogs")
-                sent = True
+                # pi's ask_user reads a cancelled confirm as "No": its run is ended first.
+                sent = slot.pi is None or await self._writer.send(ABORT_COMMAND)
                 if dialog.pending is not None:
                     rid = dialog.pending[0].request_id
                     dialog.pending = None
-                    sent = await self._send(cancelled_reply(rid))
+                    sent = await self._writer.send(cancelled_reply(rid)) and sent
                 self._report_decline(ask, sent=sent)
                 return
-            driver = DialogDriver(slot.questions, ask, done_labels=self._done_guesses())
+            driver = (
+                DialogDriver(slot.questions, ask, done_labels=self._done_guesses())
+                if slot.pi is None
+                else PiDriver(slot.pi, ask)
+            )
             for problem in driver.problems:
                 logger.warning("ask %s: %s", ask_id, problem)
             dialog.changes.extend(driver.problems)
@@ -570,7 +582,7 @@ class Bridge(BridgeCore):
             if dialog.pending is not None:
                 request, match = dialog.pending
                 dialog.pending = None
-                await self._send_step(dialog, driver.select(request, match))
+                await self._send_step(dialog, driver.answer(request, match))
         except AskNotPostedError as exc:
             slot.reported = True
             logger.error("ask %d of message %s cannot be answered: %s", slot.ordinal, slot.key, exc)
@@ -587,7 +599,7 @@ class Bridge(BridgeCore):
             rid = dialog.pending[0].request_id
             dialog.pending = None
             logger.error("dialog %s answered cancelled", rid)
-            await self._send(cancelled_reply(rid))
+            await self._writer.send(cancelled_reply(rid))
 
     def _done_guesses(self) -> tuple[str, ...]:
         learned = (self._done_label,) if self._done_label else ()
@@ -595,28 +607,25 @@ class Bridge(BridgeCore):
 
     def _write_step(self, dialog: Dialog, step: DialogStep) -> None:
         self._note_step(dialog, step)
-        task = asyncio.create_task(self._send_step_reply(dialog, step))
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        if step.abort:
+            self._writer.write(ABORT_COMMAND)
+        self._writer.write(step.reply, on_fail=functools.partial(setattr, dialog, "unsent", True))
 
     async def _send_step(self, dialog: Dialog, step: DialogStep) -> None:
         self._note_step(dialog, step)
         await self._send_step_reply(dialog, step)
 
     async def _send_step_reply(self, dialog: Dialog, step: DialogStep) -> None:
-        if not await self._send(step.reply):
+        if step.abort:
+            await self._writer.send(ABORT_COMMAND)
+        if not await self._writer.send(step.reply):
             dialog.unsent = True
 
     def _report_decline(self, ask: comms_pb2.Ask, *, sent: bool) -> None:
         """A participant's decline reached the runtime as its cancel (or could not)."""
-        if outcome(ask) != comms_pb2.ASK_STATUS_DECLINED:
-            return
-        if sent:
-            self.asks.report_soon(ask.ask_id, delivered((), DECLINE_PAYLOAD))
-        else:
-            self.asks.report_soon(
-                ask.ask_id, not_delivered("the runtime's input is closed", DECLINE_PAYLOAD)
-            )
+        receipt = decline_receipt(ask, sent=sent)
+        if receipt is not None:
+            self.asks.report_soon(ask.ask_id, receipt)
 
     def _note_step(self, dialog: Dialog, step: DialogStep) -> None:
         dialog.changes.extend(step.problems)
@@ -626,28 +635,9 @@ class Bridge(BridgeCore):
         if driver is not None and driver.done_label:
             self._done_label = driver.done_label
 
-    def _write(self, obj: Mapping[str, object]) -> None:
-        task = asyncio.create_task(self._send(obj))
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
-
-    async def _send(self, obj: Mapping[str, object]) -> bool:
-        """Write one reply line; False (logged) when the runtime's input is closed."""
-        line = encode_line(obj)
-        async with self._write_lock:
-            try:
-                await self._sink.send(line)
-            except OSError as exc:
-                logger.warning(
-                    "the runtime's input is closed (%s); a reply was not delivered",
-                    type(exc).__name__,
-                )
-                return False
-        return True
-
     async def send_command(self, obj: Mapping[str, object]) -> None:
         """Write a command line to the runtime (e.g. runtime.ASK_DIALOG_COMMAND)."""
-        await self._send(obj)
+        await self._writer.send(obj)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -672,15 +662,15 @@ class Bridge(BridgeCore):
                         "reached it only in part"
                     ),
                 )
+        await self._lone.stop()
         self.poster.fail_waiting("the bridge is stopping")
-        if self._writes:
-            await asyncio.gather(*self._writes, return_exceptions=True)
+        await self._writer.flush()
 
     @property
     def waiting(self) -> int:
         """Asks whose answers are still awaited."""
         dialogs = sum(1 for task in self._dialogs if not task.done())
-        return len(self._waits) + dialogs
+        return len(self._waits) + dialogs + self._lone.waiting
 
     def unmapped_counts(self) -> dict[str, int]:
         """Unmapped events so far: the mapper's and the bridge's own, per event type."""

@@ -44,6 +44,7 @@ from compass_bridge.omp.frames import (
     DONE_SELECTING_LABELS,
     OTHER_OPTION,
     DialogQuestion,
+    SelectRequest,
     sanitize,
     timed_out_reply,
     value_reply,
@@ -53,7 +54,7 @@ from compass_bridge.replies import chosen_indexes
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compass_bridge.omp.frames import EditorRequest, QuestionMatch, SelectRequest
+    from compass_bridge.omp.frames import DialogRequest, EditorRequest, QuestionMatch
     from gen.compass.v1 import comms_pb2
 
 __all__ = ["DialogDriver", "DialogStep", "dialog_questions"]
@@ -79,6 +80,9 @@ class DialogStep:
 
     reply: dict[str, object]
     problems: tuple[str, ...] = ()
+    abort: bool = False
+    """End the runtime's run before the reply (pi_ask.PiDriver: a dialog that cannot say the
+    answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,12 @@ class DialogDriver:
     def expects_editor(self) -> bool:
         """Whether the last reply chose "Other", so an editor request comes next."""
         return self._editor_text is not None
+
+    def answer(self, request: DialogRequest, match: QuestionMatch) -> DialogStep:
+        """The reply to a select located as a step of question `match.index` (the only
+        dialog located so: the editor after "Other" comes through `editor`)."""
+        assert isinstance(request, SelectRequest)  # noqa: S101 - slots.locate locates selects
+        return self.select(request, match)
 
     def select(self, request: SelectRequest, match: QuestionMatch) -> DialogStep:
         """The reply to a select request that is a step of question `match.index`."""

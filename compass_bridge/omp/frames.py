@@ -2,10 +2,13 @@
 
 Pure: decoded JSON in, small values out; nothing here raises on odd input.
 
-oh-my-pi's `--mode rpc-ui` speaks JSON lines. What the bridge reads on the runtime's stdout:
+oh-my-pi's `--mode rpc-ui` and pi's `--mode rpc` (`@mariozechner/pi-coding-agent` 0.73.1,
+src/modes/rpc/rpc-mode.ts) speak the same JSON lines. What the bridge reads on the runtime's
+stdout:
 
-- `{"type": "ready", "protocolVersion": 1, ...}`: the first line; the runtime now reads
-  commands (the bridge sends its `prompt`, if it has one, after it).
+- `{"type": "ready", "protocolVersion": 1, ...}`: omp's first line; the runtime now reads
+  commands (the bridge sends its `prompt`, if it has one, after it). pi sends no such line:
+  its answer to the bridge's first command (`set_ask_dialog`, "Unknown command") says the same.
 - The ask tool, as published (`@oh-my-pi/pi-coding-agent` 18.2.3, measured): one
   `{"type": "extension_ui_request", "id": R, "method": "select", "title": T, "options":
   [labels], "optionDetails"?: [{"description"?}], "timeout"?: ms}` per step of each question,
@@ -21,17 +24,25 @@ oh-my-pi's `--mode rpc-ui` speaks JSON lines. What the bridge reads on the runti
 - `{"type": "extension_ui_request", "id": C, "method": "cancel", "targetId": R}`: the runtime
   stopped waiting for R (aborted). `{"type": "extension_ui_cancel", "id": R}` (or with
   `targetId`) is taken to mean the same. A dialog's own `timeout` ends it with no cancel.
-- other dialog methods (`confirm`, `input`) wait for an answer the bridge cannot give;
-  fire-and-forget ones (`notify`, `setStatus`, ...) need none.
+- pi's extension dialogs (and any extension's, in either runtime), each waiting for its
+  answer: `{"method": "select", "title", "options": [labels], "timeout"?}` (answered with
+  `value`), `{"method": "confirm", "title", "message", "timeout"?}` (`confirmed`: true or
+  false), `{"method": "input", "title", "placeholder"?, "timeout"?}` (`value`), `{"method":
+  "editor", "title", "prefill"?}` (`value`); any of them `cancelled: true` (pi then reads
+  undefined, or false for a confirm). A dialog's `timeout` ends it on pi's side with no
+  frame; so does an abort of the run. Fire-and-forget methods (`notify`, `setStatus`, ...)
+  need no answer.
 - `{"type": "response", "command": C, "success": ..., "id"?, "error"?}` answers a command.
   18.2.3 answers `set_ask_dialog` with `{"type": "response", "command": "set_ask_dialog",
   "success": false, "error": "Unknown command: set_ask_dialog"}`: no `id`.
 
 What the bridge writes to the runtime's stdin, one JSON object per line: the opt-in command
-`{"type": "set_ask_dialog", "enabled": true}`, the `prompt` command, and
-`extension_ui_response` replies (`ask_reply`, `value_reply`, ...): `{"type": "extension_ui_response", "id":
-R, "value": label-or-text}`, or `"cancelled": true` (plus `"timedOut": true` to have the
-runtime take it as its dialog timeout), or `"answers": [...]` for a `method: "ask"` request.
+`{"type": "set_ask_dialog", "enabled": true}`, the `prompt` command, `{"type": "abort"}` (ends
+the run: how a decline reaches pi's ask_user, whose `confirm` cannot tell a cancel from "No"),
+and `extension_ui_response` replies (`ask_reply`, `value_reply`, ...): `{"type":
+"extension_ui_response", "id": R, "value": label-or-text}`, `"confirmed": bool`, or
+`"cancelled": true` (plus `"timedOut": true` to have omp take it as its dialog timeout), or
+`"answers": [...]` for a `method: "ask"` request.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ if TYPE_CHECKING:
     from compass_bridge.replies import RuntimeAnswers
 
 __all__ = [
+    "ABORT_COMMAND",
     "ASK_DIALOG_COMMAND",
     "DONE_SELECTING_LABELS",
     "OTHER_OPTION",
@@ -56,9 +68,11 @@ __all__ = [
     "RECOMMENDED_SUFFIX",
     "AskRequest",
     "CancelRequest",
+    "ConfirmRequest",
     "DialogQuestion",
     "DialogRequest",
     "EditorRequest",
+    "InputRequest",
     "NoticeRequest",
     "QuestionMatch",
     "SelectRequest",
@@ -67,6 +81,7 @@ __all__ = [
     "as_object",
     "ask_reply",
     "cancelled_reply",
+    "confirm_reply",
     "dialog_title",
     "locate_select",
     "multi_select_labels",
@@ -88,6 +103,8 @@ ASK_DIALOG_COMMAND: Final[dict[str, object]] = {
 """Sent to the runtime first. A runtime that knows it sends each ask as ONE `method: "ask"`
 request; 18.2.3 does not know it and asks through select/editor dialogs."""
 PROMPT_COMMAND_ID: Final = "compass-bridge-prompt"
+ABORT_COMMAND: Final[dict[str, object]] = {"id": "compass-bridge-abort", "type": "abort"}
+"""Ends the runtime's current run (its pending dialogs resolve as dismissed)."""
 
 OTHER_OPTION: Final = "Other (type your own)"
 """The last option of every ask select; choosing it makes the runtime open an editor."""
@@ -101,8 +118,8 @@ DONE_SELECTING_LABELS: Final = (
 default), nerd and ascii. It ends a multi-select; the runtime shows it only in a one-question
 ask once something is selected, but takes it as the answer whenever it is sent."""
 
-#: Dialogs that block the runtime until the host answers; unless they belong to an ask, the
-#: bridge answers them cancelled.
+#: Dialogs that block the runtime until the host answers; one that belongs to no ask call
+#: becomes an Ask of its own (omp/lone.py), unless it is a step of omp's own ask.
 DIALOG_METHODS: Final = frozenset({"select", "confirm", "input", "editor"})
 #: UI requests that expect no answer.
 NOTICE_METHODS: Final = frozenset(
@@ -136,10 +153,32 @@ class SelectRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EditorRequest:
-    """The runtime waits for free text (after "Other (type your own)" was chosen)."""
+    """The runtime waits for free text (omp: after "Other (type your own)" was chosen)."""
 
     request_id: str
     title: str
+    prefill: str | None = None
+    """The text the editor opens with (pi's `ctx.ui.editor(title, prefill)`), if any."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmRequest:
+    """The runtime waits for yes or no (`confirmed`)."""
+
+    request_id: str
+    title: str
+    message: str = ""
+    timeout_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputRequest:
+    """The runtime waits for one line of free text (`value`)."""
+
+    request_id: str
+    title: str
+    placeholder: str | None = None
+    timeout_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,14 +186,6 @@ class CancelRequest:
     """The runtime no longer waits for request `target_id`."""
 
     target_id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DialogRequest:
-    """A dialog the bridge cannot present; the runtime waits for an answer to it."""
-
-    request_id: str
-    method: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,12 +207,15 @@ class UnreadableRequest:
 UIRequest: TypeAlias = (
     AskRequest
     | SelectRequest
+    | ConfirmRequest
+    | InputRequest
     | EditorRequest
     | CancelRequest
-    | DialogRequest
     | NoticeRequest
     | UnreadableRequest
 )
+DialogRequest: TypeAlias = SelectRequest | ConfirmRequest | InputRequest | EditorRequest
+"""A dialog waiting for its answer."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,8 +257,14 @@ def cancelled_reply(request_id: str) -> dict[str, object]:
 
 
 def value_reply(request_id: str, value: str) -> dict[str, object]:
-    """The reply frame answering a select (the label shown) or an editor (the text)."""
+    """The reply frame answering a select (the label shown), an input or an editor (the
+    text)."""
     return {"type": RESPONSE_TYPE, "id": request_id, "value": value}
+
+
+def confirm_reply(request_id: str, confirmed: bool) -> dict[str, object]:
+    """The reply frame answering a confirm."""
+    return {"type": RESPONSE_TYPE, "id": request_id, "confirmed": confirmed}
 
 
 def timed_out_reply(request_id: str) -> dict[str, object]:
@@ -356,11 +396,20 @@ def parse_ui_request(event: dict[str, object]) -> UIRequest:
         return UnreadableRequest(method=method, reason="id is missing or not a string")
     if method == "select":
         return _select_request(event, rid)
+    title = event.get("title")
+    title = title if isinstance(title, str) else ""
     if method == "editor":
-        title = event.get("title")
-        return EditorRequest(request_id=rid, title=title if isinstance(title, str) else "")
-    if method in DIALOG_METHODS:
-        return DialogRequest(request_id=rid, method=method)
+        return EditorRequest(request_id=rid, title=title, prefill=_text(event, "prefill"))
+    if method == "confirm":
+        message = _text(event, "message") or ""
+        return ConfirmRequest(
+            request_id=rid, title=title, message=message, timeout_ms=_timeout(event)
+        )
+    if method == "input":
+        placeholder = _text(event, "placeholder")
+        return InputRequest(
+            request_id=rid, title=title, placeholder=placeholder, timeout_ms=_timeout(event)
+        )
     if method != ASK_TOOL:
         return UnreadableRequest(method=method, reason="unknown method", request_id=rid)
     return _ask_request(event, rid)
@@ -386,13 +435,21 @@ def _select_request(event: dict[str, object], request_id: str) -> UIRequest:
                 method="select", reason=f"options[{index}] has no label", request_id=request_id
             )
         labels.append(label)
-    timeout = event.get("timeout")
-    timeout_ms: float | None = None
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-        timeout_ms = float(timeout)
     return SelectRequest(
-        request_id=request_id, title=title, options=tuple(labels), timeout_ms=timeout_ms
+        request_id=request_id, title=title, options=tuple(labels), timeout_ms=_timeout(event)
     )
+
+
+def _timeout(event: dict[str, object]) -> float | None:
+    timeout = event.get("timeout")
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout)
+    return None
+
+
+def _text(event: dict[str, object], key: str) -> str | None:
+    value = event.get(key)
+    return value if isinstance(value, str) else None
 
 
 def _ask_request(event: dict[str, object], request_id: str) -> UIRequest:

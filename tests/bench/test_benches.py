@@ -107,12 +107,14 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "ask_latency": (
-        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        ["--asks", "1", "--warmup", "0", "--think", "0", "--protocol", "all"],
         [
             rf"(?s)acp: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
             rf"(?s)rpc: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
             r"runtime \(reply -> model request\)",
             rf"(?s)rpc: .*answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
+            rf"(?s)pi: .*Compass's part above the floor: p50 {NUMBER} ms, p99 {NUMBER} ms",
+            rf"(?s)pi: .*answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
         ],
     ),
 }

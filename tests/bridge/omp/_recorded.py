@@ -25,6 +25,11 @@ large and of no use here: `message_update`, `available_commands_update`, `agent_
 - odd-labels: `\r` in ids, texts and labels, a label already ending in " (Recommended)" at
   the recommended index, a question with no options, a multi-select whose text looks like
   the runtime's own "(1 selected) " and "(1/2)" decorations.
+
+`recorded/pi/` holds pi's (`@mariozechner/pi-coding-agent` 0.73.1, `pi --mode rpc` with
+Compass's ask_user extension and the test bed's gate.ts), written by
+`python -m tests.realagent.pi_record` (its docstring lists the cases); `load("pi/four")`.
+They are not in NAMES (omp's ask port replays those).
 """
 
 from __future__ import annotations

@@ -13,13 +13,17 @@ way 18.2.3 does: `{"type": "response", "command": "set_ask_dialog", "success": f
 
 It behaves like oh-my-pi's RPC mode where the bridge can tell: it prints `ready` first and
 then one JSON event per line on stdout, reads commands and replies from stdin on a thread,
-answers commands with `response` frames (`set_ask_dialog` as above, `prompt` with success),
+answers commands with `response` frames (`set_ask_dialog` as above, `prompt` with success)
+once it said `ready` (omp reads stdin only after printing it; pi prints no `ready` and
+answers at once: `"ready": "never"`),
 and checks every `extension_ui_response` it gets against what the script expects, exactly.
 The real runtime sends an ask's first dialog request a few ms BEFORE the call's
 `tool_execution_start`; the scripts in the tests keep that order.
 
 The script is a JSON list of steps, or `{"steps": [...], "knows_set_ask_dialog"?: BOOL,
-"ready"?: BOOL (false: no automatic `ready` line), "timeout"?: SECONDS (for every wait)}`:
+"ready"?: BOOL (false: no automatic `ready` line, commands answered once a step emits one)
+or "never" (pi: no `ready` line, commands answered at once), "timeout"?: SECONDS (for every
+wait)}`:
 
 - `{"emit": EVENT}`: print EVENT as one line.
 - `{"await_command": TYPE}`: wait until a command of that type arrived (the host's opt-in).
@@ -62,12 +66,16 @@ _commands: list[dict[str, Any]] = []
 _commands_seen = threading.Condition()
 _knows_set_ask_dialog = True
 _eof = threading.Event()
+_answering = threading.Event()
+"""Set once the runtime answers commands (after its `ready` line)."""
 
 
 def emit(event: object) -> None:
     with _stdout_lock:
         sys.stdout.write(json.dumps(event) + "\n")
         sys.stdout.flush()
+    if isinstance(event, dict) and event.get("type") == "ready":
+        _answering.set()
 
 
 def fail(code: int, why: str) -> NoReturn:
@@ -92,6 +100,10 @@ def read_stdin() -> None:
         if kind == "extension_ui_response":
             _replies.put(frame)
             continue
+        with _commands_seen:
+            _commands.append(frame)
+            _commands_seen.notify_all()
+        _answering.wait()
         if kind == "set_ask_dialog" and _knows_set_ask_dialog:
             emit(
                 {
@@ -123,9 +135,6 @@ def read_stdin() -> None:
                     "error": f"Unknown command: {kind}",
                 }
             )
-        with _commands_seen:
-            _commands.append(frame)
-            _commands_seen.notify_all()
     _eof.set()
     _replies.put(None)
 
@@ -172,11 +181,13 @@ def main() -> None:
     ready = True
     if isinstance(script, dict):
         _knows_set_ask_dialog = script.get("knows_set_ask_dialog", True) is not False
-        ready = script.get("ready", True) is not False
+        ready = script.get("ready", True)
+        if ready == "never":
+            _answering.set()
         TIMEOUT = float(script.get("timeout", TIMEOUT))
         steps = script["steps"]
     threading.Thread(target=read_stdin, daemon=True).start()
-    if ready:
+    if ready is True:
         emit(READY)
     for step in steps:
         if "emit" in step:

@@ -323,7 +323,9 @@ async def test_an_ask_whose_message_the_server_refuses_is_answered_cancelled() -
         assert h.bridge.poster.dropped == 1
 
 
-async def test_dialogs_the_bridge_cannot_show_are_answered_cancelled() -> None:
+async def test_a_dialog_no_ask_call_claims_is_an_ask_of_its_own() -> None:
+    """Another extension's select (no "Other (type your own)": not omp's ask) is asked in
+    Compass at once, as one question; notices need nothing. (More: test_lone.py.)"""
     async with harness() as h:
         h.feed(
             {
@@ -335,9 +337,13 @@ async def test_dialogs_the_bridge_cannot_show_are_answered_cancelled() -> None:
             },
             {"type": "extension_ui_request", "id": "n1", "method": "notify", "message": "hi"},
         )
+        await h.settle()
+        (ask_id,) = h.service.ask_ids()
+        assert [o.label for o in h.service.ask(ask_id).questions[0].options] == ["a"]
+        h.service.answer(ask_id, {"select": (["0"], "")})
         (reply,) = await h.replies(1)
-        assert reply == {"type": "extension_ui_response", "id": "s1", "cancelled": True}
-        assert h.bridge.unmapped_counts() == {"extension_ui_request:select": 1}
+        assert reply == {"type": "extension_ui_response", "id": "s1", "value": "a"}
+        assert h.bridge.unmapped_counts() == {}
 
 
 async def test_a_closed_runtime_input_does_not_stop_the_bridge() -> None:

@@ -481,14 +481,6 @@ async def test_a_held_select_the_starting_call_does_not_match_is_cancelled_at_on
         assert reply["cancelled"] is True
 
 
-async def test_another_extensions_dialogs_are_cancelled() -> None:
-    async with harness() as h:
-        h.feed({"type": "extension_ui_request", "id": "e1", "method": "editor", "title": "x"})
-        h.feed({"type": "extension_ui_request", "id": "c1", "method": "confirm", "title": "?"})
-        replies = await h.replies(2)
-        assert {r["id"]: r.get("cancelled") for r in replies} == {"e1": True, "c1": True}
-
-
 async def test_an_ask_request_of_the_newer_protocol_is_held_until_its_call_starts() -> None:
     q1 = ev.gallery_questions()
     async with harness(hold_seconds=2.0) as h:

@@ -13,9 +13,10 @@ from compass_bridge.omp.frames import (
     RECOMMENDED_SUFFIX,
     AskRequest,
     CancelRequest,
+    ConfirmRequest,
     DialogQuestion,
-    DialogRequest,
     EditorRequest,
+    InputRequest,
     NoticeRequest,
     QuestionMatch,
     SelectRequest,
@@ -117,7 +118,29 @@ def test_dialogs_and_notices_are_told_apart() -> None:
         "title": "t",
         "message": "?",
     }
-    assert parse_ui_request(confirm) == DialogRequest(request_id="c", method="confirm")
+    assert parse_ui_request(confirm) == ConfirmRequest(request_id="c", title="t", message="?")
+    # pi's input and prefilled editor (docs/rpc.md; `timeout` in ms, 0 or absent: none).
+    text_input: dict[str, object] = {
+        "type": "extension_ui_request",
+        "id": "i",
+        "method": "input",
+        "title": "Name?",
+        "placeholder": "svc",
+        "timeout": 5000,
+    }
+    assert parse_ui_request(text_input) == InputRequest(
+        request_id="i", title="Name?", placeholder="svc", timeout_ms=5000.0
+    )
+    prefilled: dict[str, object] = {
+        "type": "extension_ui_request",
+        "id": "p",
+        "method": "editor",
+        "title": "t",
+        "prefill": "Line 1\nLine 2",
+    }
+    assert parse_ui_request(prefilled) == EditorRequest(
+        request_id="p", title="t", prefill="Line 1\nLine 2"
+    )
     notify: dict[str, object] = {
         "type": "extension_ui_request",
         "id": "n",

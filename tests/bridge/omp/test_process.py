@@ -169,6 +169,23 @@ def test_the_prompt_is_sent_once_the_runtime_is_ready(tmp_path: Path) -> None:
     assert _run_in_process(tmp_path, script, prompt) == 0
 
 
+def test_a_runtime_without_a_ready_line_is_ready_once_it_answers_a_command(
+    tmp_path: Path,
+) -> None:
+    """pi (`pi --mode rpc`) prints no `ready` line; its answer to the opt-in ("Unknown
+    command: set_ask_dialog") says it reads commands, and the prompt follows it."""
+    script = {
+        "ready": "never",
+        "knows_set_ask_dialog": False,
+        "timeout": 10,
+        "steps": [
+            {"await_command": "prompt"},
+            {"expect_commands": ["set_ask_dialog", "prompt"]},
+        ],
+    }
+    assert _run_in_process(tmp_path, script, "hello") == 0
+
+
 def test_without_a_prompt_none_is_sent(tmp_path: Path) -> None:
     script = {"timeout": 10, "steps": [{"sleep": 0.3}, {"expect_commands": ["set_ask_dialog"]}]}
     assert _run_in_process(tmp_path, script, None) == 0
