@@ -22,9 +22,13 @@ prompt, and answers everything the agent asks until the prompt turn ends:
   permission.py); the chosen option is selected; an answer without a choice rejects once
   (or, with no reject option, is cancelled). Qwen Code's `ask_user_question` arrives this
   way: its questions become one Ask, answered with Submit and the answers in Qwen's own
-  field (qwen.py), its receipt carrying the text the model read (the call's result). A
-  request that expects answers Compass cannot give (`permission.expects_answers`) is
-  cancelled without asking anyone: selecting an option would hand over an empty answer.
+  field (qwen.py). A request that expects answers Compass cannot give
+  (`permission.expects_answers`) is cancelled without asking anyone: selecting an option
+  would hand over an empty answer.
+- receipts: an answer handed over for a tool call the agent announced (an ask call's form,
+  a form naming its call, Qwen Code's questions) is reported when that call ends, with the
+  text the model read, or NOT_DELIVERED when it failed; within a bound (calls.py, one rule
+  for all). Any other answer, and a permission's choice, is reported at the hand-over.
 - file system and terminal requests: not offered in the capabilities; answered with
   JSON-RPC "method not found", never left hanging.
 
@@ -63,10 +67,10 @@ from acp.schema import (
     ElicitationFormRequestMode,
     ElicitationFormSessionMode,
     RequestPermissionResponse,
-    ToolCallProgress,
 )
 
-from compass_bridge.acp.events import AcpTranslator, content_text
+from compass_bridge.acp.calls import CALL_END_SECONDS, CallReceipts
+from compass_bridge.acp.events import AcpTranslator
 from compass_bridge.acp.permission import choose, expects_answers, permission_ask
 from compass_bridge.acp.qwen import QwenQuestions, qwen_reply, read_questions
 from compass_bridge.bridge_core import BridgeCore, Reason
@@ -82,11 +86,9 @@ from compass_bridge.forms import (
 from compass_bridge.held import HOLD_SECONDS, HeldRequests
 from compass_bridge.receipts import (
     DECLINE_PAYLOAD,
-    Receipt,
     delivered,
     not_delivered,
     payload_of,
-    result_text,
 )
 from compass_bridge.replies import runtime_timeout
 from compass_core import ConversationUpdated
@@ -155,9 +157,6 @@ class _AskCall:
     delivered: bool = False
     final: bool = False
     """The ask has its outcome in Compass (declined, expired): nothing to close."""
-    receipt: tuple[str, Receipt] | None = None
-    """The delivered answer's ask id and receipt, reported once the call ends (its result
-    says what the model read) or the turn does."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -171,6 +170,7 @@ class AcpBridge(BridgeCore, Client):
         channel_id: str,
         run_id: str,
         hold_seconds: float = HOLD_SECONDS,
+        call_end_seconds: float = CALL_END_SECONDS,
         max_backoff: float = 5.0,
         initial_backoff: float = 0.2,
     ) -> None:
@@ -189,8 +189,8 @@ class AcpBridge(BridgeCore, Client):
         self._stopping = asyncio.Event()
         self._own_messages = itertools.count(1)
         self._stop_reason: str = Reason.TURN_ENDED
-        self._form_receipts: dict[str, tuple[str, Receipt]] = {}
-        """Receipts of delivered forms whose tool call is still running, by its id."""
+        self._receipts = CallReceipts(self.asks, call_end_seconds)
+        """The agent's tool calls, and the receipts of answers waiting for one to end."""
         self.unmapped = 0
 
     # -- session updates -------------------------------------------------------------------
@@ -200,8 +200,7 @@ class AcpBridge(BridgeCore, Client):
         del session_id
         for event in self._translator.translate(update):
             self._feed(event)
-        if isinstance(update, ToolCallProgress) and update.status in {"completed", "failed"}:
-            self._confirm_form(update)
+        self._receipts.update(update)
 
     def end_turn(self, reason: str = Reason.TURN_ENDED) -> None:
         """The prompt turn ended: settle the open message, stop every wait (the asks still
@@ -213,30 +212,7 @@ class AcpBridge(BridgeCore, Client):
         self._stopping.set()
         for call in self._calls:
             self._end_call(call, self._stop_reason)
-        for ask_id, receipt in self._form_receipts.values():
-            self.asks.report_soon(ask_id, receipt)
-        self._form_receipts.clear()
-
-    def _confirm_form(self, update: ToolCallProgress) -> None:
-        """The tool call a delivered form or question belonged to ended: its receipt now
-        carries what the model reads (the call's `rawOutput`: Claude Code's AskUserQuestion
-        sends its exact tool result there; else its text content: Qwen Code's), or says the
-        call failed."""
-        pending = self._form_receipts.pop(update.tool_call_id, None)
-        if pending is None:
-            return
-        ask_id, receipt = pending
-        if update.status == "failed":
-            receipt = not_delivered(
-                "the agent's tool call failed after the answer was handed to it", receipt.payload
-            )
-        else:
-            raw = update.raw_output
-            text = raw if isinstance(raw, str) and raw else result_text(raw)
-            text = text or content_text(update)
-            if text:
-                receipt = Receipt(receipt.state, receipt.detail, text)
-        self.asks.report_soon(ask_id, receipt)
+        self._receipts.end_turn()
 
     def _feed(self, event: dict[str, object]) -> None:
         for output in self.mapper.map(event):
@@ -275,15 +251,13 @@ class AcpBridge(BridgeCore, Client):
         self.poster.submit(frame)
 
     def _end_call(self, call: _AskCall, reason: str, result: object = None) -> None:
-        """The agent no longer waits for `call`'s ask: close it unless it was answered or
-        has its outcome (TIMED_OUT when `result` shows the agent's own timeout answered)."""
+        """The agent no longer waits for `call`'s ask: close it unless it was answered (its
+        receipt waits for the call's end: calls.py) or has its outcome (TIMED_OUT when
+        `result` shows the agent's own timeout answered)."""
         if call.ended.is_set():
             return
         call.ended.set()
-        if call.delivered:
-            self._confirm(call, reason, result)
-            return
-        if call.final:
+        if call.delivered or call.final:
             return
         timeout = runtime_timeout(call.ask, result) if result is not None else None
         if timeout is None:
@@ -299,22 +273,6 @@ class AcpBridge(BridgeCore, Client):
         for problem in timeout.problems:
             logger.warning("ask %d of message %s: %s", call.ordinal, call.key, problem)
         self.close_ask(call.key, call.ordinal, Reason.RUNTIME_TIMEOUT, timeout.answers)
-
-    def _confirm(self, call: _AskCall, reason: str, result: object) -> None:
-        """Report the receipt of `call`'s delivered answer now that the call ended (`reason`):
-        a completed call's result is what the model read; a failed call did not take it."""
-        if call.receipt is None:
-            return
-        ask_id, receipt = call.receipt
-        if reason == Reason.TOOL_CALL_ABORTED:
-            receipt = not_delivered(
-                "the agent's ask call failed after the answer was handed to it", receipt.payload
-            )
-        elif reason == Reason.TOOL_CALL_ENDED:
-            text = result_text(result)
-            if text is not None:
-                receipt = Receipt(receipt.state, receipt.detail, text)
-        self.asks.report_soon(ask_id, receipt)
 
     # -- elicitation -----------------------------------------------------------------------
 
@@ -387,7 +345,9 @@ class AcpBridge(BridgeCore, Client):
         for problem in changes:
             logger.warning("ask %s: %s", answered.ask_id, problem)
         call.delivered = True
-        call.receipt = (answered.ask_id, delivered(changes, payload_of(content)))
+        self._receipts.report(
+            call.tool_call_id, answered.ask_id, delivered(changes, payload_of(content))
+        )
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent", answered.ask_id)
         return AcceptElicitationResponse(action="accept", content=dict(content))
@@ -421,11 +381,7 @@ class AcpBridge(BridgeCore, Client):
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's form", answered.ask_id)
         receipt = delivered(changes, payload_of(dict(result.content)))
-        if tool_call_id is not None and self._translator.is_other_call(tool_call_id):
-            # Reported when that call ends, with what the model read (else at the turn's end).
-            self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
-        else:
-            self.asks.report_soon(answered.ask_id, receipt)
+        self._receipts.report(tool_call_id, answered.ask_id, receipt)
         return AcceptElicitationResponse(action="accept", content=dict(result.content))
 
     # -- permission ------------------------------------------------------------------------
@@ -488,8 +444,8 @@ class AcpBridge(BridgeCore, Client):
         self, tool_call_id: str, questions: QwenQuestions
     ) -> RequestPermissionResponse:
         """Qwen Code's `ask_user_question`: Submit with the answers in its terms, its Cancel
-        for a decline. The receipt waits for the call's end: its result is what the model
-        read (else the answers sent, at the turn's end)."""
+        for a decline. The receipt waits for the call's end (calls.py): its result is what
+        the model read."""
         key = self._post_own([], questions.ask)
         answered = await self._permission_answer(key, "the agent's questions")
         if answered is None:
@@ -506,8 +462,9 @@ class AcpBridge(BridgeCore, Client):
             logger.warning("ask %s: %s", answered.ask_id, change)
         self.delivered += 1
         logger.info("delivered the answer of ask %s to the agent's questions", answered.ask_id)
-        receipt = delivered(reply.changes, payload_of(reply.answers))
-        self._form_receipts[tool_call_id] = (answered.ask_id, receipt)
+        self._receipts.report(
+            tool_call_id, answered.ask_id, delivered(reply.changes, payload_of(reply.answers))
+        )
         return reply.response
 
     async def _permission_answer(self, key: str, what: str) -> comms_pb2.Ask | None:

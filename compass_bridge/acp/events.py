@@ -12,8 +12,12 @@ this translator rewrites them into that vocabulary:
   begins, and when the prompt turn ends (`end_turn`). Settling per chunk would post one
   update per token.
 - `tool_call` of the ask tool (oh-my-pi titles it `ask` and sends the tool's arguments as
-  `rawInput`; another agent's tool call whose `rawInput` holds a `questions` list is taken
-  as an ask too): `tool_execution_start {toolCallId, toolName: "ask", args: rawInput}`.
+  `rawInput`; another agent's tool call whose `rawInput` is such arguments, a `questions`
+  list EventMapper reads into an Ask, is taken as an ask too):
+  `tool_execution_start {toolCallId, toolName: "ask", args: rawInput}`. Claude Code's
+  AskUserQuestion is not one, whether announced with empty arguments or, when Claude Code's
+  permission callback beats its adapter's stream, with its questions (they carry no ids):
+  its form is what is answered.
   Any tool call settles the text before it (the agent's lead-in is posted before whatever
   the call asks), and its id is remembered: a form or permission request naming a call
   already seen that is not an ask is no ask tool's form (`is_other_call`).
@@ -38,7 +42,8 @@ from acp.schema import (
     ToolCallStart,
 )
 
-from compass_core.jsonvalues import is_object
+from compass_core import build_ask
+from compass_core.jsonvalues import MappingError, is_object
 from compass_core.mapper import ASK_TOOL
 
 if TYPE_CHECKING:
@@ -50,10 +55,17 @@ Event = dict[str, object]
 
 
 def is_ask_call(title: str | None, raw_input: object) -> bool:
-    """Whether a tool call is an ask: titled `ask`, or with `rawInput.questions` a list."""
+    """Whether a tool call is an ask: titled `ask`, or with `rawInput` an ask's arguments
+    (a `questions` list that reads into an Ask)."""
     if title == ASK_TOOL:
         return True
-    return is_object(raw_input) and isinstance(raw_input.get("questions"), list)
+    if not (is_object(raw_input) and isinstance(raw_input.get("questions"), list)):
+        return False
+    try:
+        build_ask(raw_input)
+    except MappingError:
+        return False
+    return True
 
 
 def content_text(update: ToolCallProgress) -> str | None:

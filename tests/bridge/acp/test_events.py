@@ -124,11 +124,21 @@ def test_a_tool_call_without_text_opens_a_message_of_its_own() -> None:
         ("Pick a database", ARGS, True),  # a titled call (intent) whose input is an ask's
         ("bash", {"command": "ls"}, False),
         ("ask", None, True),  # the mapper refuses the input, counted
+        # Claude Code's AskUserQuestion announced with its questions (claude-agent-acp's
+        # ensureToolCallEmitted, when its permission callback beats the stream): no ids, no
+        # Ask maps from them; its form is what is answered.
+        (
+            "Asking for your input",
+            {"questions": [{"question": "Which?", "header": "DB", "multiSelect": False}]},
+            False,
+        ),
     ],
 )
 def test_which_tool_calls_are_asks(title: str, raw: object, is_ask: bool) -> None:
-    events = AcpTranslator().translate(ask_call(title=title, raw=raw))
+    t = AcpTranslator()
+    events = t.translate(ask_call(title=title, raw=raw))
     assert any(e["type"] == "tool_execution_start" for e in events) is is_ask
+    assert t.is_other_call("c1") is not is_ask
 
 
 def test_only_a_finished_ask_call_ends() -> None:
