@@ -123,9 +123,9 @@ class CopilotBridge(BridgeCore):
         self.session_id = ""
         self._questions: dict[str, _Question] = {}
         """The questions still waited for, by request id."""
-        self._results: dict[str, tuple[str, Receipt] | None] = {}
-        """Delivered answers' receipts by tool call id, reported when the call completes
-        (None: the call completed first, its receipt is reported at once)."""
+        self._results: dict[str, tuple[str, Receipt]] = {}
+        """Delivered answers' (ask id, receipt) by tool call id, reported when the call
+        completes (its result is what the model read)."""
         self._asked: set[str] = set()
         """The tool call ids of the questions asked."""
         self._completed: dict[str, str] = {}
@@ -205,10 +205,9 @@ class CopilotBridge(BridgeCore):
         self._stopping.set()
         for question in list(self._questions.values()):
             self._end(question, self._stop_reason)
-        for call_id, pending in list(self._results.items()):
-            if pending is not None:
-                self.asks.report_soon(*pending)
-            del self._results[call_id]
+        for pending in self._results.values():
+            self.asks.report_soon(*pending)
+        self._results.clear()
         self.idle.set()
 
     async def abort(self) -> None:
@@ -257,10 +256,9 @@ class CopilotBridge(BridgeCore):
             self._failed.add(result.tool_call_id)
         self._completed[result.tool_call_id] = result.text
         self._call_ended(result.tool_call_id, Reason.TOOL_CALL_ENDED)
-        if result.tool_call_id in self._results:
-            pending = self._results.pop(result.tool_call_id)
-            if pending is not None:
-                self.asks.report_soon(*self._confirmed(result.tool_call_id, *pending))
+        pending = self._results.pop(result.tool_call_id, None)
+        if pending is not None:
+            self.asks.report_soon(*self._confirmed(result.tool_call_id, *pending))
 
     def _resolved(self, data: JsonObject) -> None:
         """A question was resolved; one the bridge is not answering was resolved another way."""
