@@ -11,12 +11,12 @@ from tests.bridge.copilot._recorded import client_requests
 
 
 def test_the_session_asks_to_hear_questions_as_recorded() -> None:
+    (recorded,) = client_requests("choice", "session.create")
     env = {
-        "COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:37561/v1",
+        "COPILOT_PROVIDER_BASE_URL": recorded["provider"]["baseUrl"],  # the run's model port
         "COPILOT_PROVIDER_API_KEY": "compass-test",
         "COPILOT_MODEL": "scripted-model",
     }
-    (recorded,) = client_requests("choice", "session.create")
     params = create_params(
         session_id=recorded["sessionId"],
         cwd=recorded["workingDirectory"],
