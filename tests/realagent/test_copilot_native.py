@@ -205,7 +205,7 @@ async def test_the_form_variant_takes_choices_and_the_persons_own_words(
         )
         assert [o["label"] for o in db["options"]] == ["Postgres", "SQLite"]
         assert (extras["allowMultiple"], extras["freeText"]) == (True, "FREE_TEXT_ACCEPTED")
-        assert note["options"] == [] if "options" in note else True
+        assert (note.get("options", []), note["freeText"]) == ([], "FREE_TEXT_ACCEPTED")
         await respond(
             comms,
             world.human.token,
