@@ -8,7 +8,8 @@ channel) before it starts; a problem is a usage error (exit 2; `claude-hook` exi
 exit 2 would block Claude Code's tool call or decline its form: claude/hook.py; its
 `install` checks before it writes, unless --no-check, and exits 2). `--protocol` picks the integration that runs the
 agent (`_runner`, a chooser holding no protocol code, as uvicorn's protocols/http/auto.py):
-`omp.process.run` (oh-my-pi's RPC mode) or `acp.process.run` (the Agent Client Protocol).
+`omp.process.run` (oh-my-pi's RPC mode), `acp.process.run` (the Agent Client Protocol) or
+`copilot.process.run` (Copilot CLI under its SDK's JSON-RPC).
 
 Everything heavy (the client, the mapper, the ACP library, the `mcp` SDK) is imported when a
 command runs, not when the parser is built: `compass --help` and the server's commands need
@@ -145,10 +146,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_connection_arguments(parser)
     parser.add_argument(
         "--protocol",
-        choices=("rpc", "acp"),
+        choices=("rpc", "acp", "copilot"),
         default="rpc",
         help="how to talk to the runtime: 'acp' (Agent Client Protocol, preferred: one whole "
-        "form per ask) or 'rpc' (oh-my-pi's JSON-lines RPC mode; default)",
+        "form per ask), 'copilot' (GitHub Copilot CLI, headless under its SDK's JSON-RPC: "
+        "its own ask_user tool) or 'rpc' (oh-my-pi's JSON-lines RPC mode; default)",
     )
     prompt = parser.add_mutually_exclusive_group()
     prompt.add_argument("--prompt", help="the prompt to send the agent once it is ready")
@@ -169,6 +171,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="ACP only, repeatable: a session configuration option to set "
         "(session/set_config_option), e.g. 'collaboration_mode=plan' (Codex)",
+    )
+    parser.add_argument(
+        "--ask-user-variant",
+        choices=("legacy", "elicitation"),
+        help="copilot only: the shape of Copilot's ask_user tool, 'legacy' (one question with "
+        "choices; Copilot's default) or 'elicitation' (a form of several fields)",
     )
     parser.add_argument(
         "--no-ask-dialog",
@@ -210,11 +218,15 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(f"compass agent-bridge: {exc}\n")
         return EXIT_USAGE
     protocol: str = args.protocol
-    if protocol == "acp" and (not args.command or prompt is None):
+    if protocol in {"acp", "copilot"} and (not args.command or prompt is None):
         sys.stderr.write(
-            "compass agent-bridge: --protocol acp needs the agent's COMMAND and a prompt "
-            "(--prompt or --prompt-file)\n"
+            f"compass agent-bridge: --protocol {protocol} needs the agent's COMMAND and a "
+            "prompt (--prompt or --prompt-file)\n"
         )
+        return EXIT_USAGE
+    variant: str | None = args.ask_user_variant
+    if protocol != "copilot" and variant is not None:
+        sys.stderr.write("compass agent-bridge: --ask-user-variant needs --protocol copilot\n")
         return EXIT_USAGE
     mode: str | None = args.mode
     raw_options: list[str] = args.config_option
@@ -251,14 +263,23 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         sys.stderr.write(f"compass agent-bridge: {problem}\n")
         return EXIT_USAGE
-    return asyncio.run(_runner(protocol)(options))
+    return asyncio.run(_runner(protocol, variant)(options))
 
 
-def _runner(protocol: str) -> Callable[[BridgeOptions], Coroutine[object, object, int]]:
+def _runner(
+    protocol: str, variant: str | None = None
+) -> Callable[[BridgeOptions], Coroutine[object, object, int]]:
     """The integration that runs the agent for `--protocol` (imported only now: it brings the
     client, the mapper and, for ACP, the ACP library)."""
     if protocol == "acp":
         from compass_bridge.acp.process import run
+    elif protocol == "copilot":
+        import functools
+
+        from compass_bridge.copilot import process
+        from compass_bridge.copilot.settings import ask_user_variant
+
+        return functools.partial(process.run, ask_user_variant=ask_user_variant(variant))
     else:
         from compass_bridge.omp.process import run
     return run

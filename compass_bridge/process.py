@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Generator
+
+    from compass_bridge.bridge_core import BridgeCore
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "EXIT_FATAL",
@@ -155,3 +160,34 @@ class CaughtSignals:
                     child.send_signal(signum)
                 else:
                     child.kill()
+
+
+async def stop_agent(process: asyncio.subprocess.Process) -> None:
+    """End an agent run as a child process: close its input, then SIGTERM, then SIGKILL (2 s
+    apart)."""
+    if process.stdin is not None and not process.stdin.is_closing():
+        process.stdin.close()
+    for stop in (None, process.terminate, process.kill):
+        if process.returncode is not None:
+            return
+        if stop is not None:
+            with contextlib.suppress(ProcessLookupError):
+                stop()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), timeout=2.0)
+
+
+async def drain(bridge: BridgeCore, limit: float | None) -> bool:
+    """Post what the bridge still has queued, within `limit` seconds; False if it could not all
+    be posted (said in the log)."""
+    if bridge.poster.pending:
+        logger.info("posting %d queued message(s) before exiting", bridge.poster.pending)
+    try:
+        await asyncio.wait_for(bridge.poster.drain(), timeout=limit)
+    except TimeoutError:
+        logger.error("gave up posting %d queued message(s); they are lost", bridge.poster.pending)
+        return False
+    if bridge.failure.done():
+        logger.error("compass agent-bridge: %s", bridge.failure.result())
+        return False
+    return True

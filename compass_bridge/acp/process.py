@@ -45,7 +45,14 @@ from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.acp.settings import SessionSettings
 from compass_bridge.bridge_core import Reason
 from compass_bridge.client import AgentClient, FatalServerError
-from compass_bridge.process import EXIT_FATAL, EXIT_USAGE, MAX_LINE_BYTES, CaughtSignals
+from compass_bridge.process import (
+    EXIT_FATAL,
+    EXIT_USAGE,
+    MAX_LINE_BYTES,
+    CaughtSignals,
+    drain,
+    stop_agent,
+)
 from compass_core.jsonvalues import is_object
 
 if TYPE_CHECKING:
@@ -132,14 +139,14 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
                 command=options.command,
             )
             code = await turn.run(prompt)
-            if (code == 0 or signals) and not await _drain(bridge, options.drain_timeout):
+            if (code == 0 or signals) and not await drain(bridge, options.drain_timeout):
                 return EXIT_FATAL
             if not bridge.failure.done():
                 await bridge.asks.settle()
             return code
         finally:
             await conn.close()
-            await _stop(process)
+            await stop_agent(process)
 
 
 class _AgentGoneError(Exception):
@@ -422,32 +429,3 @@ class _Turn:
                 future.cancel()
             if not task.done():
                 task.cancel()
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    """End the agent: close its input, then SIGTERM, then SIGKILL (2 s apart)."""
-    if process.stdin is not None and not process.stdin.is_closing():
-        process.stdin.close()
-    for stop in (None, process.terminate, process.kill):
-        if process.returncode is not None:
-            return
-        if stop is not None:
-            with contextlib.suppress(ProcessLookupError):
-                stop()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), timeout=2.0)
-
-
-async def _drain(bridge: AcpBridge, limit: float | None) -> bool:
-    """Post what is still queued; False if it could not all be posted."""
-    if bridge.poster.pending:
-        logger.info("posting %d queued message(s) before exiting", bridge.poster.pending)
-    try:
-        await asyncio.wait_for(bridge.poster.drain(), timeout=limit)
-    except TimeoutError:
-        logger.error("gave up posting %d queued message(s); they are lost", bridge.poster.pending)
-        return False
-    if bridge.failure.done():
-        logger.error("compass agent-bridge: %s", bridge.failure.result())
-        return False
-    return True

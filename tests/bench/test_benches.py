@@ -88,6 +88,13 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"  answer -> receipt stored: p50 {NUMBER} ms"
         ],
     ),
+    "next_agents_copilot": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"(?s)copilot: .*ratio copilot's ask_user / floor: p50/p50 {NUMBER}x, "
+            rf"p99/p99 {NUMBER}x\n  answer -> receipt stored: p50 {NUMBER} ms"
+        ],
+    ),
     "webhooks": (
         ["--rounds", "1", "--body-mib", "8"],
         [

@@ -1,0 +1,1 @@
+"""GitHub Copilot CLI, run headless under its SDK's JSON-RPC (`agent-bridge --protocol copilot`)."""
