@@ -2,7 +2,8 @@
 Compass's plugin installed by `compass opencode install` (run as docs/agents/opencode.md
 gives it, into a throwaway HOME) and its model a scripted chat-completions server on
 127.0.0.1 (wire_models.ChatModel); every other request goes to the refusing proxy. Shared by
-tests/realagent/test_opencode.py and bench/opencode_question_latency.py.
+tests/realagent/test_opencode.py and bench/opencode_question_latency.py. `opencode_tui` runs
+its TUI instead, in a pseudo-terminal, as a person runs it.
 
 Why `opencode serve` and not `opencode run`: `opencode run` creates its session with
 `permission: [{permission: "question", action: "deny"}]` (unless `--mini`, which needs a
@@ -23,11 +24,16 @@ OPENCODE_DISABLE_DEFAULT_PLUGINS; Compass's part is only what the install comman
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import pty
 import re
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +48,7 @@ if TYPE_CHECKING:
 
     from tests.realagent.wire_models import ChatModel
 
-__all__ = ["MODEL", "OpenCode", "install_compass", "served_opencode"]
+__all__ = ["MODEL", "OpenCode", "install_compass", "opencode_tui", "served_opencode"]
 
 MODEL = "scripted-model"
 _LISTENING = re.compile(rb"listening on (http://127\.0\.0\.1:\d+)")
@@ -138,31 +144,37 @@ def install_compass(
     )
 
 
-@contextlib.contextmanager
-def served_opencode(
-    *,
+@dataclass(frozen=True)
+class _Setup:
+    """A fresh HOME with Compass's plugin installed, and OpenCode's environment."""
+
+    bin_dir: Path
+    workspace: Path
+    env: dict[str, str]
+    config_path: Path
+
+
+def _setup(
     tmp: Path,
     model: ChatModel,
     proxy_env: Mapping[str, str],
+    *,
     server_url: str,
     channel_id: str,
     token: str,
-    config: Mapping[str, Any] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Generator[OpenCode]:
-    """`opencode serve` in a fresh HOME under `tmp` with Compass's plugin installed for
-    `channel_id`; killed afterwards if still running. `config` is merged into the test bed's
-    OPENCODE_CONFIG_CONTENT, `env` into its environment."""
+    config: Mapping[str, Any] | None,
+    env: Mapping[str, str] | None,
+    install: Sequence[str] = (),
+) -> _Setup:
     home, workspace = tmp / "home", tmp / "workspace"
     home.mkdir(parents=True, exist_ok=True)
     workspace.mkdir(parents=True, exist_ok=True)
     token_file = tmp / "agent.token"
     token_file.write_text(token + "\n", encoding="utf-8")
     done = install_compass(
-        home, server_url=server_url, channel_id=channel_id, token_file=token_file
+        home, server_url=server_url, channel_id=channel_id, token_file=token_file, extra=install
     )
     assert done.returncode == 0, done.stderr
-    config_path = Path(json.loads(done.stdout)["config"])
     bin_dir = ensure_npm("opencode")
     bed: dict[str, Any] = {
         "provider": {
@@ -185,28 +197,125 @@ def served_opencode(
         "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
         **(env or {}),
     }
+    return _Setup(bin_dir, workspace, launch_env, Path(json.loads(done.stdout)["config"]))
+
+
+@contextlib.contextmanager
+def served_opencode(
+    *,
+    tmp: Path,
+    model: ChatModel,
+    proxy_env: Mapping[str, str],
+    server_url: str,
+    channel_id: str,
+    token: str,
+    config: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    install: Sequence[str] = (),
+) -> Generator[OpenCode]:
+    """`opencode serve` in a fresh HOME under `tmp` with Compass's plugin installed for
+    `channel_id` (`install`: more arguments of the install command); killed afterwards if
+    still running. `config` is merged into the test bed's OPENCODE_CONFIG_CONTENT, `env` into
+    its environment."""
+    setup = _setup(
+        tmp,
+        model,
+        proxy_env,
+        server_url=server_url,
+        channel_id=channel_id,
+        token=token,
+        config=config,
+        env=env,
+        install=install,
+    )
     log_path = tmp / "opencode.log"
-    argv = [str(bin_dir / "opencode"), "serve", "--hostname", "127.0.0.1", "--port", "0"]
+    argv = [str(setup.bin_dir / "opencode"), "serve", "--hostname", "127.0.0.1", "--port", "0"]
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [*argv, "--print-logs", "--log-level", "INFO"],
-            cwd=workspace,
-            env=launch_env,
+            cwd=setup.workspace,
+            env=setup.env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
     try:
         url = _listening(process, log_path)
-        yield OpenCode(process, url, log_path, model, config_path)
+        yield OpenCode(process, url, log_path, model, setup.config_path)
     finally:
-        if process.poll() is None:
-            process.terminate()
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def opencode_tui(
+    *,
+    tmp: Path,
+    model: ChatModel,
+    proxy_env: Mapping[str, str],
+    server_url: str,
+    channel_id: str,
+    token: str,
+    prompt: str,
+) -> Generator[Path]:
+    """OpenCode's TUI (`opencode --prompt PROMPT`, a person's way of running it) in a
+    terminal of 120x40 (a pseudo-terminal: its screen goes to the file yielded), in a fresh
+    HOME with Compass's plugin installed; ended afterwards (SIGTERM, then SIGKILL)."""
+    setup = _setup(
+        tmp,
+        model,
+        proxy_env,
+        server_url=server_url,
+        channel_id=channel_id,
+        token=token,
+        config=None,
+        env={"TERM": "xterm-256color"},
+    )
+    screen = tmp / "tui.out"
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(
+        [str(setup.bin_dir / "opencode"), "--prompt", prompt],
+        cwd=setup.workspace,
+        env=setup.env,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        start_new_session=True,
+    )
+    os.close(follower)
+    drain = threading.Thread(target=_drain, args=(leader, screen), daemon=True)
+    drain.start()
+    try:
+        yield screen
+    finally:
+        _stop(process)
+        os.close(leader)
+        drain.join(5)
+
+
+def _drain(leader: int, screen: Path) -> None:
+    """Copy the terminal's output to `screen` until it closes (a terminal nobody reads
+    blocks its program)."""
+    with screen.open("wb") as out:
+        while True:
             try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the program and its terminal are gone
+                return
+            if not data:
+                return
+            out.write(data)
+            out.flush()
 
 
 def _listening(process: subprocess.Popen[bytes], log_path: Path, within: float = 60) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,7 +28,7 @@ from tests.realagent.harness import (
 )
 from tests.realagent.model_server import Turn
 from tests.realagent.proxy import RefusingProxy
-from tests.realagent.served_opencode import served_opencode
+from tests.realagent.served_opencode import opencode_tui, served_opencode
 from tests.realagent.wire_models import ChatModel
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def opencode(
     plugin installed for this test's world and its model scripted with `turns`."""
 
     @contextlib.contextmanager
-    def run(turns: list[Turn], **kwargs: Any) -> Generator[OpenCode]:
+    def run(turns: list[Turn], *, token: str = "", **kwargs: Any) -> Generator[OpenCode]:
         with (
             ChatModel(turns) as model,
             served_opencode(
@@ -102,7 +103,7 @@ def opencode(
                 proxy_env=proxy.env(),
                 server_url=module_server.url,
                 channel_id=world.channel_id,
-                token=world.agent.token,
+                token=token or world.agent.token,
                 **kwargs,
             ) as served,
         ):
@@ -333,3 +334,65 @@ async def test_opencodes_own_question_refuses_free_text(
     assert read == "User approved switching to build agent. Wait for further instructions."
     found = await receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", read)
+
+
+async def test_the_tui_asks_in_compass_too(
+    tmp_path: Path,
+    proxy: RefusingProxy,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+    comms: httpx.AsyncClient,
+) -> None:
+    """OpenCode as a person runs it: its TUI in a terminal. The question shows there (with
+    its own "Type your own answer") and in Compass; answered in Compass, the model reads it."""
+    with (
+        ChatModel(ask_turns(QUESTIONS[0])) as model,
+        opencode_tui(
+            tmp=tmp_path,
+            model=model,
+            proxy_env=proxy.env(),
+            server_url=module_server.url,
+            channel_id=world.channel_id,
+            token=world.agent.token,
+            prompt=PROMPT,
+        ) as screen,
+    ):
+
+        async def posted() -> dict[str, Any] | None:
+            found = asks_of(await messages(comms, world.human.token, world.channel_id))
+            return found[0] if found else None
+
+        ask = await eventually(posted, "the plugin's ask", within=90, every=0.1)
+        (question,) = ask["questions"]
+        await respond(comms, world.human.token, ask["askId"], answer(question["questionId"], "1"))
+        read = model.wait_for_turns(2)[1].tool_result(CALL)
+    assert read == answered(f'"{DATABASE}"="SQLite"')
+    found = await receipt(comms, world, ask["askId"])
+    assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", read)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.read_text(errors="replace"))
+    assert DATABASE in shown
+    assert "Type your own answer" in shown
+
+
+async def test_a_command_that_cannot_ask_leaves_opencodes_own_prompt(
+    opencode: Any, world: _server.SeededWorld, comms: httpx.AsyncClient
+) -> None:
+    """A token the server refuses (installed with --no-check): the plugin's command says why
+    in one line, which the plugin writes to OpenCode's log; the question stays OpenCode's."""
+    with opencode(
+        ask_turns(QUESTIONS[0]), token="cmp_" + "x" * 43, install=["--no-check"]
+    ) as served:
+        served.prompt(served.session(), PROMPT)
+        problem = (
+            "compass opencode ask: cannot ask in Compass: the server did not accept the token "
+            "(unknown, or its account is disabled)"
+        )
+
+        async def logged() -> bool:
+            return problem in served.log()
+
+        await eventually(logged, "the plugin's log line", within=60, every=0.1)
+        (pending,) = served.questions()
+        assert pending["tool"]["callID"] == CALL
+        assert len(served.model.turns) == 1
+    assert await messages(comms, world.human.token, world.channel_id) == []
