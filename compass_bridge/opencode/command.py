@@ -3,9 +3,8 @@
 compass_bridge/cli.py registers `opencode` and reads the connection (--server, --channel and
 the token, from --token-file or $COMPASS_TOKEN) as for every agent command; the rest is here.
 
-- `ask` is the plugin's command (relay.py): exit 0 whatever the person did, or when there is
-  nothing to ask; 1 when it cannot ask in Compass (one line on stderr, the last: the plugin
-  shows it); 2 for a usage error.
+- `ask` is the plugin's command (relay.py): exit 0 whatever the person did; 1 when it cannot
+  ask in Compass (one line on stderr, the last: the plugin shows it); 2 for a usage error.
 - `install` is a person's command: it reads and merges the config file first, then checks
   the token and the channel with the server (unless --no-check), then writes. Any problem is
   one line on stderr, exit 2, and nothing written. `--print` prints the entry and writes

@@ -23,10 +23,10 @@ The lines between the plugin and this process, one JSON object each:
 
 Per question:
 
-0. The event is read (questions.read_request); one that cannot be asked is said on stderr
-   (exit 0: OpenCode's own prompt stays). The token and the channel are checked
-   (startup.start_problem): a problem is one line on stderr and exit 1, which the plugin
-   writes to OpenCode's log and shows as a toast.
+0. The event is read (questions.read_request) and the token and the channel are checked
+   (startup.start_problem). A question Compass cannot hold, or a problem with the token or
+   the channel, is one line on stderr and exit 1, which the plugin writes to OpenCode's log
+   and shows as a toast; OpenCode's own prompt stays.
 1. The Ask is posted alone in a message of its own (AgentAsks.post: never doubled) and
    followed (AgentAsks.until_final), with no deadline: OpenCode waits for as long as it takes.
 2. ANSWERED: the reply is printed; DECLINED: the rejection. Then the receipt is reported once
@@ -193,23 +193,20 @@ def _tool_end(item: JsonObject, request: QuestionRequest) -> tuple[str, str] | N
     return None
 
 
-def _request(line: bytes) -> QuestionRequest | None:
-    """The plugin's first line as a question; None (said why on stderr) when there is
-    nothing to ask."""
+def _request(line: bytes) -> QuestionRequest | str:
+    """The plugin's first line as a question, or why there is nothing Compass can ask."""
     try:
         event: object = json.loads(line)
     except (ValueError, RecursionError):
-        logger.error("the first line from the plugin is not a JSON event")
-        return None
+        return "the plugin's first line is not a JSON event"
     if not is_object(event) or event.get("type") != ASKED_EVENT:
-        logger.error("the first line from the plugin is not a %s event", ASKED_EVENT)
-        return None
+        return f"the plugin's first line is not a {ASKED_EVENT} event"
     try:
         return read_request(event.get("properties"))
-    except (MappingError, RecursionError) as exc:
-        why = exc.reason if isinstance(exc, MappingError) else "nested too deeply"
-        logger.error("cannot ask this question in Compass: %s", why)
-        return None
+    except MappingError as exc:
+        return f"the question is not one Compass can hold ({exc.reason})"
+    except RecursionError:
+        return "the question is nested too deeply"
 
 
 async def run(options: AskOptions) -> int:
@@ -220,11 +217,10 @@ async def run(options: AskOptions) -> int:
     try:
         first = await reader.readline()
     except (ValueError, asyncio.LimitOverrunError):
-        logger.error("the event from the plugin is longer than %d bytes", MAX_LINE_BYTES)
-        return 0
+        return _cannot_ask(f"the question is longer than {MAX_LINE_BYTES} bytes")
     request = _request(first)
-    if request is None:
-        return 0
+    if isinstance(request, str):
+        return _cannot_ask(request)
     inbox: Inbox = asyncio.Queue()
     feeder = asyncio.ensure_future(_feed(reader, inbox))
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -266,6 +266,7 @@ def opencode_tui(
     channel_id: str,
     token: str,
     prompt: str,
+    install: Sequence[str] = (),
 ) -> Generator[Path]:
     """OpenCode's TUI (`opencode --prompt PROMPT`, a person's way of running it) in a
     terminal of 120x40 (a pseudo-terminal: its screen goes to the file yielded), in a fresh
@@ -279,8 +280,10 @@ def opencode_tui(
         token=token,
         config=None,
         env={"TERM": "xterm-256color"},
+        install=install,
     )
     screen = tmp / "tui.out"
+    screen.write_bytes(b"")
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     process = subprocess.Popen(
@@ -306,7 +309,7 @@ def opencode_tui(
 def _drain(leader: int, screen: Path) -> None:
     """Copy the terminal's output to `screen` until it closes (a terminal nobody reads
     blocks its program)."""
-    with screen.open("wb") as out:
+    with screen.open("ab") as out:
         while True:
             try:
                 data = os.read(leader, 65536)

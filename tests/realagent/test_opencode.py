@@ -369,9 +369,47 @@ async def test_the_tui_asks_in_compass_too(
     assert read == answered(f'"{DATABASE}"="SQLite"')
     found = await receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", read)
-    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.read_text(errors="replace"))
+    shown = _text_of(screen)
     assert DATABASE in shown
     assert "Type your own answer" in shown
+
+
+def _text_of(screen: Path) -> str:
+    """What the terminal showed, its escape sequences taken out."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.read_text(errors="replace"))
+
+
+async def test_the_tui_shows_why_compass_cannot_ask(
+    tmp_path: Path,
+    proxy: RefusingProxy,
+    module_server: _server.RunningServer,
+    world: _server.SeededWorld,
+) -> None:
+    """A token the server refuses (installed with --no-check): the TUI shows the command's
+    line as a toast titled Compass, and its own prompt for the question."""
+    with (
+        ChatModel(ask_turns(QUESTIONS[0])) as model,
+        opencode_tui(
+            tmp=tmp_path,
+            model=model,
+            proxy_env=proxy.env(),
+            server_url=module_server.url,
+            channel_id=world.channel_id,
+            token="cmp_" + "x" * 43,
+            prompt=PROMPT,
+            install=["--no-check"],
+        ) as screen,
+    ):
+
+        async def shown() -> bool:
+            return "cannot ask in Compass" in _text_of(screen)
+
+        await eventually(shown, "the toast", within=90, every=0.1)
+    text = " ".join(_text_of(screen).replace("┃", " ").split())
+    assert (
+        "Compass compass opencode ask: cannot ask in Compass: the server did not accept the" in text
+    )
+    assert "Type your own answer" in text
 
 
 async def test_a_command_that_cannot_ask_leaves_opencodes_own_prompt(

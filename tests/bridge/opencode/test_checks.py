@@ -119,7 +119,7 @@ async def test_ask_fails_loudly_when_it_cannot_post(
     assert await list_messages(comms, world.human.token, world.channel_id) == []
 
 
-async def test_ask_with_nothing_to_ask_says_so_and_exits_0(
+async def test_a_question_compass_cannot_hold_is_one_line_and_exit_1(
     module_server: RunningServer, world: SeededWorld
 ) -> None:
     bad = b'{"type": "question.asked", "properties": {"id": "q", "sessionID": "s", "questions": "x"}}\n'
@@ -128,10 +128,10 @@ async def test_ask_with_nothing_to_ask_says_so_and_exits_0(
         stdin=bad,
         token=world.agent.token,
     )
-    assert (code, out) == (0, "")
+    assert (code, out) == (1, "")
     assert err.splitlines() == [
-        "ERROR compass_bridge.opencode.relay: cannot ask this question in Compass: "
-        "properties.questions is not an array (got string)"
+        "compass opencode ask: cannot ask in Compass: the question is not one Compass can "
+        "hold (properties.questions is not an array (got string))"
     ]
 
 
