@@ -66,6 +66,7 @@ function ask(client, command, event, done) {
   const requestID = event.properties.id
   const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "pipe"] })
   let open = true
+  let failed = false // it did not start: said once, by "error"
   let stderr = ""
   const send = (line) => {
     if (!open) return
@@ -85,6 +86,7 @@ function ask(client, command, event, done) {
   })
   child.on("error", (error) => {
     open = false
+    failed = true
     void problem(client, `cannot run ${command[0]}: ${error.message}`)
     done()
   })
@@ -95,7 +97,7 @@ function ask(client, command, event, done) {
   child.on("close", (code) => {
     open = false
     done()
-    if (code !== 0) {
+    if (code !== 0 && !failed) {
       const last = stderr.trim().split("\n").pop() || `compass exited with status ${code}`
       void problem(client, last)
     }
