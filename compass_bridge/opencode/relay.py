@@ -148,7 +148,9 @@ def stop_reason(item: JsonObject | _Eof | Stopped, request: QuestionRequest) -> 
         )
     if kind == "message.part.updated":
         return "OpenCode ended the question's tool call" if _tool_end(item, request) else None
-    if properties.get("sessionID") != request.session_id:
+    info = properties.get("info")
+    session = properties.get("sessionID", info.get("id") if is_object(info) else None)
+    if session != request.session_id:
         return None
     if kind == "session.error":
         error = properties.get("error")

@@ -266,6 +266,14 @@ def test_what_each_stop_says(event: dict[str, Any], reason: str) -> None:
     assert stop_reason(event, request) == reason
 
 
+def test_a_session_named_by_its_info_is_the_question_s_too() -> None:
+    request = Plugin().request
+    deleted = {"type": "session.deleted", "properties": {"info": {"id": request.session_id}}}
+    assert stop_reason(deleted, request) == "the OpenCode session was deleted"
+    deleted["properties"]["info"]["id"] = "ses_other"
+    assert stop_reason(deleted, request) is None
+
+
 async def test_an_ask_that_ended_otherwise_sends_nothing() -> None:
     service, plugin = FakeAgentService(), Plugin()
     run, ask_id = await _started(service, plugin)
