@@ -1,5 +1,6 @@
 """The agent commands: argparse and main for `compass agent-bridge`, `compass mcp` and
-`compass claude-hook` (with its `install`), and the token they read.
+`compass claude-hook` (with its `install`), the registration of `compass opencode` (its
+`install` and `ask`: compass_bridge/opencode/command.py), and the token they read.
 
 `register(commands)` adds the three to a parent parser's subcommands (compass_server's CLI
 calls it); each subcommand's `handler` runs it and returns the exit status. Every command
@@ -19,6 +20,7 @@ none of it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sys
@@ -50,6 +52,7 @@ __all__ = [
     "claude_hook_main",
     "main",
     "mcp_main",
+    "opencode_main",
     "read_token",
     "register",
 ]
@@ -580,7 +583,7 @@ def _prompt(args: argparse.Namespace) -> str | None:
 
 
 def register(commands: Subcommands) -> None:
-    """Add `agent-bridge`, `mcp` and `claude-hook` to a parent parser's subcommands, each with
+    """Add `agent-bridge`, `mcp`, `claude-hook` and `opencode` to a parent parser's subcommands, each with
     `handler` set to what runs it (given the parsed arguments, it returns the exit status).
     Each is a client of some server: the server's own COMPASS_* settings are not its own."""
     bridge = commands.add_parser(
@@ -600,3 +603,43 @@ def register(commands: Subcommands) -> None:
     )
     add_claude_hook_arguments(hook)
     hook.set_defaults(handler=claude_hook_main)
+    opencode = commands.add_parser(
+        "opencode",
+        help="answer OpenCode's own questions (its question tool) in Compass: `opencode "
+        "install` puts Compass's plugin into its config; `opencode ask` is the plugin's command",
+    )
+    from compass_bridge.opencode.command import add_arguments as add_opencode_arguments
+
+    token_help = f"file holding the agent account's token (default: ${TOKEN_ENV})"
+    add_opencode_arguments(
+        opencode, functools.partial(add_connection_arguments, token_help=token_help)
+    )
+    opencode.set_defaults(handler=opencode_main)
+
+
+def opencode_main(args: argparse.Namespace) -> int:
+    """Run `compass opencode ask` or `install` with parsed `args`: the connection is read
+    here, as for every agent command; the rest is compass_bridge/opencode/command.py's."""
+    from compass_bridge.opencode import command
+
+    name = f"opencode {args.opencode_action}"
+    if args.opencode_action == "ask":
+        connection = _connection(args, name, token_env=TOKEN_ENV)
+        if connection is None:
+            return EXIT_USAGE
+        return command.ask_main(args, *connection)
+    target = _target(args, name)
+    if target is None:
+        return EXIT_USAGE
+    token_file: Path | None = args.token_file
+    try:
+        if token_file is not None:
+            token = read_token(token_file)  # a wrong path fails now, not at the first question
+        elif os.environ.get(TOKEN_ENV):
+            token = _checked_token(os.environ[TOKEN_ENV].encode(), f"${TOKEN_ENV}")
+        else:
+            token = None
+    except TokenFileError as exc:
+        sys.stderr.write(f"compass {name}: {exc}\n")
+        return EXIT_USAGE
+    return command.install_main(args, *target, token=token, token_env=TOKEN_ENV)

@@ -71,6 +71,14 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
         ],
     ),
+    "opencode_question_latency": (
+        ["--asks", "1", "--warmup", "0", "--think", "0"],
+        [
+            rf"ratio plugin\+OpenCode / floor: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+            rf"question -> ask in Compass: p50 {NUMBER} ms, max {NUMBER} ms",
+            rf"answer -> receipt stored: p50 {NUMBER} ms, p99 {NUMBER} ms",
+        ],
+    ),
     "next_agents_mcp": (
         ["--asks", "1", "--warmup", "0", "--think", "0"],
         [

@@ -76,23 +76,25 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
     return dict(action.choices)  # pyright: ignore[reportUnknownArgumentType] - argparse's own typing
 
 
-def test_register_adds_the_three_agent_commands_with_their_handlers() -> None:
+def test_register_adds_the_agent_commands_with_their_handlers() -> None:
     parser = argparse.ArgumentParser(prog="compass")
     agent_cli.register(parser.add_subparsers(dest="command"))
     commands = _subcommands(parser)
-    assert list(commands) == ["agent-bridge", "mcp", "claude-hook"]
+    assert list(commands) == ["agent-bridge", "mcp", "claude-hook", "opencode"]
     handlers = {
         name: parser.parse_args([name, *extra]).handler
         for name, extra in (
             ("agent-bridge", ["--server", "s", "--channel", "c", "--token-file", "t"]),
             ("mcp", ["--server", "s", "--channel", "c", "--token-file", "t"]),
             ("claude-hook", []),
+            ("opencode", ["ask", "--server", "s", "--channel", "c"]),
         )
     }
     assert handlers == {
         "agent-bridge": agent_cli.main,
         "mcp": agent_cli.mcp_main,
         "claude-hook": agent_cli.claude_hook_main,
+        "opencode": agent_cli.opencode_main,
     }
 
 
