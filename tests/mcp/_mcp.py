@@ -18,6 +18,7 @@ from tests._wait import eventually
 from tests.e2e import _connect
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import AsyncGenerator, Mapping
 
     from mcp_types import CallToolResult
@@ -113,18 +114,25 @@ class Person:
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def pending(self, *, count: int = 1) -> list[dict[str, Any]]:
-        """The pending asks of the person's channels, once there are `count` of them."""
+    async def pending(
+        self, *, count: int = 1, within: float = 20, agent: asyncio.subprocess.Process | None = None
+    ) -> list[dict[str, Any]]:
+        """The pending asks of the person's channels, once there are `count` of them. With
+        `agent` (the process that asks), failing at once if it exits first."""
 
         async def found() -> list[dict[str, Any]] | None:
+            if agent is not None and agent.returncode is not None:
+                raise AssertionError(f"the agent exited ({agent.returncode}) before it asked")
             reply = await _connect.call(self._http, "ListPendingAsks", {}, self._token)
             asks = reply.body.get("asks", [])
             return asks if isinstance(asks, list) and len(asks) >= count else None  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] - JSON
 
-        return await eventually(found, f"{count} pending ask(s)", within=20)
+        return await eventually(found, f"{count} pending ask(s)", within=within)
 
-    async def one_pending_id(self) -> str:
-        [pending] = await self.pending()
+    async def one_pending_id(
+        self, *, within: float = 20, agent: asyncio.subprocess.Process | None = None
+    ) -> str:
+        [pending] = await self.pending(within=within, agent=agent)
         return str(pending["ask"]["askId"])
 
     async def respond(self, ask_id: str, *answers: dict[str, Any]) -> None:

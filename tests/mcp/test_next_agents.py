@@ -51,6 +51,10 @@ REFUSED_HOSTS: dict[str, set[str]] = {
 }
 """What each agent tried to reach outside 127.0.0.1 (refused), with telemetry off."""
 
+AGENT_START_SECONDS = 120.0
+"""How long an agent may take to start and make its first model request before it asks: a
+Node.js agent's start-up alone took over 20 s on a loaded 2-core machine (a wait fails at
+once if the agent exits first)."""
 DECLINED = "Ada declined to answer (not now). Do not ask the same again; carry on without it."
 ANSWERED = "User answers:\ndb: Postgres\nfeatures: [Email, SSO]\n(answered by Ada in Compass)"
 
@@ -167,7 +171,7 @@ async def test_the_model_reads_every_answer(
     tmp_path: Path,
 ) -> None:
     async with _agent_run(name, server, world, tmp_path) as (process, model, proxy):
-        ask_id = await person.one_pending_id()
+        ask_id = await person.one_pending_id(within=AGENT_START_SECONDS, agent=process)
         await person.respond(ask_id, answer("db", "0"), answer("features", "0", "2"))
         out = await _finish(process)
         read = _read(model, name).tool_result("call_1")
@@ -196,7 +200,7 @@ async def test_the_model_reads_the_decline(
     # Configured the other way each doc gives (`qwen mcp add`, OpenCode's global config
     # file, `copilot mcp add`, `cline mcp add`), so both are verified.
     async with _agent_run(name, server, world, tmp_path, command=True) as (process, model, _):
-        ask_id = await person.one_pending_id()
+        ask_id = await person.one_pending_id(within=AGENT_START_SECONDS, agent=process)
         await person.decline(ask_id, "not now")
         await _finish(process)
         read = _read(model, name).tool_result("call_1")
