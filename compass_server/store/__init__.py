@@ -24,18 +24,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol
 
-# The rows live in rows.py; the port is where they are imported from.
+# The rows live in rows.py, Web Push's half of the port in push.py; the port is where they
+# are imported from.
+from compass_server.store.push import PushOutbox, PushStore
 from compass_server.store.rows import (
     AccountKind,
     AccountRow,
+    AnswerTokenRow,
     AskRow,
     ChangeEvent,
     ChannelRow,
     DueDelivery,
+    DuePush,
     MessagePage,
     MessageRow,
     PendingAskPage,
     PendingAskRow,
+    PushSubscriptionRow,
     ReplayBatch,
     WorkspaceRow,
     account_kind_proto,
@@ -55,16 +60,21 @@ __all__ = [
     "MAX_REPLAY_LIMIT",
     "AccountKind",
     "AccountRow",
+    "AnswerTokenRow",
     "AskRow",
     "AskStore",
     "ChangeEvent",
     "ChannelRow",
     "DueDelivery",
+    "DuePush",
     "McpStore",
     "MessagePage",
     "MessageRow",
     "PendingAskPage",
     "PendingAskRow",
+    "PushOutbox",
+    "PushStore",
+    "PushSubscriptionRow",
     "ReplayBatch",
     "Store",
     "WebhookOutbox",
@@ -410,6 +420,16 @@ class Store(AskStore, McpStore, Protocol):
         worker that delivers it; None when it keeps none (then no worker runs)."""
         ...
 
+    def push(self) -> PushStore:
+        """People's devices for Web Push, the VAPID key and the answer tokens
+        (docs/answering/push.md)."""
+        ...
+
+    def push_outbox(self) -> PushOutbox | None:
+        """The push outbox it fills as asks change, for the worker that sends it; None when it
+        keeps none (then no push worker runs)."""
+        ...
+
     async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
         """An ask a webhook tells of, whoever may see it: the ask with its channel and author,
         its workspace id, and the author's kind; None when it is gone."""
@@ -487,7 +507,8 @@ class Store(AskStore, McpStore, Protocol):
 
     async def revoke_sessions(self, account_id: str) -> tuple[int, int]:
         """End every session of an account and void its unused sign-in codes; its ordinary
-        tokens stay.
+        tokens stay. Its devices stop being pushed to (their subscriptions are removed) and
+        the answer tokens already pushed to them stop working.
 
         Returns:
             (sessions ended, codes voided).

@@ -1,4 +1,5 @@
-"""The webhook worker's HTTP transport: it connects only where domain/webhook_targets.py says.
+"""The notifiers' HTTP transport (webhooks, Web Push): it connects only where
+domain/webhook_targets.py says, and `post` is one bounded attempt over it.
 
 A URL's host is judged when the endpoint is registered, but a name can resolve anywhere,
 and differently each time (DNS rebinding). So the check is made again when connecting, on
@@ -7,6 +8,11 @@ checked (no second lookup): an httpcore network backend wrapping the default one
 names the URL's host (httpcore takes SNI and certificate checks from the request, not from the
 socket). Proxies from the environment are not used: the address checked must be the one
 reached.
+
+`checked_client` is the client every notifier sends with (no redirects followed, no proxies,
+no decompression asked for); `post` makes one attempt within one deadline (connecting,
+sending, the status line and headers, however slowly they trickle) and reads at most
+MAX_RESPONSE_BYTES of the answer, as sent (never decompressed), and drops it.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 import httpcore
 import httpx
@@ -22,9 +29,12 @@ import httpx
 from compass_server.domain.webhook_targets import refusal
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from compass_server.domain.webhook_targets import AllowList
+
+MAX_RESPONSE_BYTES: Final = 64 * 1024
+"""Of a response's body, at most this much is read (and dropped); the rest is not read."""
 
 
 class RefusedAddressError(httpcore.ConnectError):
@@ -98,3 +108,64 @@ class CheckedTransport(httpx.AsyncHTTPTransport):
             keepalive_expiry=5.0,
             network_backend=_CheckedBackend(allow),
         )
+
+
+def checked_client(
+    allow: AllowList,
+    *,
+    timeout: float,
+    user_agent: str,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """The client a notifier sends with: over `CheckedTransport(allow)` (or `transport`, a
+    test's), redirects not followed, no proxy from the environment, identity encoding."""
+    return httpx.AsyncClient(
+        transport=transport or CheckedTransport(allow),
+        timeout=timeout,
+        follow_redirects=False,
+        headers={"user-agent": user_agent, "accept-encoding": "identity"},
+        trust_env=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """How one POST went."""
+
+    outcome: str
+    """For the log: "http 201", "timeout", "connection failed", "refused: internal address"."""
+    status: int | None
+    """The response's status; None when none came."""
+
+
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    content: bytes,
+    headers: Mapping[str, str],
+    timeout: float,
+) -> Posted:
+    """One POST of `content` to `url`, all of it within `timeout` seconds; of the response
+    only the status counts (at most MAX_RESPONSE_BYTES of its body are read, as sent)."""
+    try:
+        async with asyncio.timeout(timeout):  # the whole attempt, not each read
+            request = client.build_request("POST", url, content=content, headers=headers)
+            response = await client.send(request, stream=True)
+            try:
+                read = 0
+                async for chunk in response.aiter_raw():  # as sent: never decompressed
+                    read += len(chunk)
+                    if read >= MAX_RESPONSE_BYTES:
+                        break
+            finally:
+                await response.aclose()
+    except (TimeoutError, httpx.TimeoutException):
+        return Posted("timeout", None)
+    except httpx.ConnectError as exc:
+        if isinstance(exc.__cause__, RefusedAddressError):
+            return Posted("refused: internal address", None)
+        return Posted("connection failed", None)
+    except httpx.HTTPError:
+        return Posted("connection failed", None)
+    return Posted(f"http {response.status_code}", response.status_code)
