@@ -310,7 +310,8 @@ class AnswerTokenRow:
     """What a notification's answer token stands for (`PushStore.answer_token`)."""
 
     ask_id: str
-    account_id: str
+    account: AccountRow
+    """Whom it answers as (disabled or not: the caller judges)."""
     used: bool
 
 

@@ -24,7 +24,6 @@ how a receiver verifies them.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -41,6 +40,7 @@ from compass_server.domain.webhook_targets import AllowList, check_url
 from compass_server.webhooks.transport import MAX_RESPONSE_BYTES, checked_client, post
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable, Sequence
     from datetime import datetime
 

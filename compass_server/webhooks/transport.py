@@ -144,7 +144,7 @@ async def post(
     *,
     content: bytes,
     headers: Mapping[str, str],
-    timeout: float,
+    timeout: float,  # noqa: ASYNC109 - one deadline for the whole attempt, as the caller says
 ) -> Posted:
     """One POST of `content` to `url`, all of it within `timeout` seconds; of the response
     only the status counts (at most MAX_RESPONSE_BYTES of its body are read, as sent)."""

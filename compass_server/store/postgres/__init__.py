@@ -39,8 +39,8 @@ from compass_server.store.postgres.base import PAGE_BYTES, REPLAY_BYTES, TOKEN_P
 from compass_server.store.postgres.listener import ListenerMixin
 from compass_server.store.postgres.mcp import McpMixin
 from compass_server.store.postgres.messages import MessagesMixin
-from compass_server.store.postgres.sql import SWEEPER_LOCK_KEY
 from compass_server.store.postgres.push import PostgresPushStore
+from compass_server.store.postgres.sql import SWEEPER_LOCK_KEY
 from compass_server.store.postgres.webhooks import WebhookStore
 
 __all__ = [

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime, timedelta
-
     from typing import TypeAlias
 
     import asyncpg

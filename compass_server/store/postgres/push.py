@@ -17,6 +17,8 @@ from compass_server.domain.errors import NotFoundError, ResourceExhaustedError
 from compass_server.store import AnswerTokenRow, DuePush, PushOutbox, PushStore, PushSubscriptionRow
 from compass_server.store.postgres import outbox
 from compass_server.store.postgres.base import new_id, token_hash
+from compass_server.store.postgres.rows import account_row
+from compass_server.store.postgres.sql import ACCOUNT_COLUMNS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -82,8 +84,7 @@ class PostgresPushStore(PushStore, PushOutbox):
             )
             if int(held) >= most:
                 raise ResourceExhaustedError(
-                    f"this account already has {most} devices for notifications; "
-                    "remove one first"
+                    f"this account already has {most} devices for notifications; remove one first"
                 )
             subscription_id = new_id("psub")
             await conn.execute(
@@ -135,13 +136,15 @@ class PostgresPushStore(PushStore, PushOutbox):
     async def answer_token(self, token: str) -> AnswerTokenRow | None:
         async with self._store.connection() as conn:
             row = await conn.fetchrow(
-                """SELECT ask_id, account_id, used_at IS NOT NULL AS used
-                   FROM push_answer_tokens WHERE token_hash = $1""",
+                f"""SELECT t.ask_id, t.used_at IS NOT NULL AS used,
+                           {", ".join(f"a.{c.strip()}" for c in ACCOUNT_COLUMNS.split(","))}
+                    FROM push_answer_tokens t JOIN accounts a ON a.account_id = t.account_id
+                    WHERE t.token_hash = $1""",  # noqa: S608 - a constant
                 token_hash(token),
             )
         if row is None:
             return None
-        return AnswerTokenRow(ask_id=row["ask_id"], account_id=row["account_id"], used=row["used"])
+        return AnswerTokenRow(ask_id=row["ask_id"], account=account_row(row), used=row["used"])
 
     async def spend_answer_token(self, token: str) -> bool:
         async with self._store.connection() as conn:
