@@ -72,19 +72,19 @@ CREATE TABLE push_answer_tokens (
 CREATE INDEX push_answer_tokens_ask_idx ON push_answer_tokens (ask_id);
 CREATE INDEX push_answer_tokens_account_idx ON push_answer_tokens (account_id);
 
--- 'ask': every enabled participant's devices but the asker's; any other kind: the devices
--- that were told of the ask.
-CREATE FUNCTION compass_enqueue_push(ask asks, kind text) RETURNS void
+-- 'ask': every enabled participant's devices but the asker's; any other event: the devices
+-- that were told of the ask. (The parameter is `event`, not `kind`: accounts.kind would win.)
+CREATE FUNCTION compass_enqueue_push(ask asks, event text) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO push_deliveries (delivery_id, subscription_id, event_type, ask_id)
-    SELECT 'pushmsg_' || replace(gen_random_uuid()::text, '-', ''), s.subscription_id, kind,
-           ask.ask_id
+    SELECT 'pushmsg_' || replace(gen_random_uuid()::text, '-', ''), s.subscription_id,
+           compass_enqueue_push.event, ask.ask_id
     FROM push_subscriptions s
     JOIN channel_participants p ON p.account_id = s.account_id AND p.channel_id = ask.channel_id
     JOIN accounts a ON a.account_id = s.account_id AND NOT a.disabled
     WHERE s.account_id <> (SELECT m.author_account_id FROM messages m
                            WHERE m.message_id = ask.message_id)
-      AND (kind = 'ask' OR EXISTS (
+      AND (compass_enqueue_push.event = 'ask' OR EXISTS (
           SELECT 1 FROM push_deliveries d
           WHERE d.ask_id = ask.ask_id AND d.subscription_id = s.subscription_id
             AND d.event_type = 'ask'));
