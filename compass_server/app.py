@@ -4,6 +4,7 @@ probes and the UI."""
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
@@ -126,10 +127,12 @@ def create_app(
     )
     metrics.watch_webhook_worker(None if webhooks is None else webhooks.alive)
     vapid = VapidSource(store.push(), settings.vapid_private_key)
+    base_url = BaseUrl(settings.base_url)
     pushes = push_sender(
         settings,
         store,
         vapid,
+        public_url=base_url,
         on_outcome=metrics.push_outcome,
         on_latency=metrics.push_latency.observe,
         on_error=metrics.push_worker_errors.inc,
@@ -205,6 +208,8 @@ def create_app(
         tracing.install(app)
     app.state.change_hub = hub
     app.state.metrics = metrics
+    app.state.base_url = base_url
+    app.state.public_url_set = bool(settings.public_url)
     return app
 
 
@@ -215,6 +220,25 @@ ServerApp: TypeAlias = Starlette
 def metrics_only_app(app: Starlette) -> Starlette:
     """A tiny app serving `app`'s /metrics without a token (for COMPASS_METRICS_PORT)."""
     return Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))])
+
+
+@dataclass(slots=True)
+class BaseUrl:
+    """Where people open Compass, with a trailing slash: COMPASS_PUBLIC_URL, else where this
+    server listens (`listening` sets it once the port is known: `--port 0` picks one)."""
+
+    url: str
+
+    def __call__(self) -> str:
+        return self.url
+
+
+def listening(app: Starlette, url: str) -> None:
+    """The server of an app made by `create_app` listens at `url` (the links a push carries
+    point there unless COMPASS_PUBLIC_URL says otherwise)."""
+    base_url: object = app.state.base_url
+    if isinstance(base_url, BaseUrl) and not app.state.public_url_set:
+        base_url.url = url if url.endswith("/") else url + "/"
 
 
 def begin_shutdown(app: Starlette) -> None:

@@ -95,12 +95,15 @@ def from_settings(
     store: Store,
     keys: VapidSource,
     *,
+    public_url: Callable[[], str] | None = None,
     on_outcome: Callable[[PushResult], None] | None = None,
     on_latency: Callable[[float], None] | None = None,
     on_error: Callable[[], None] | None = None,
 ) -> PushSender | None:
     """The push worker of `store`, as `settings` say (its poll, timeout and retry schedule
-    are the webhooks'); None when the store keeps no push outbox (the in-memory one)."""
+    are the webhooks'); None when the store keeps no push outbox (the in-memory one).
+    `public_url` says where people open Compass when it is known only once the server
+    listens (else `settings.base_url`)."""
     outbox = store.push_outbox()
     if outbox is None:
         return None
@@ -108,7 +111,7 @@ def from_settings(
         outbox,
         store,
         keys,
-        public_url=settings.base_url,
+        public_url=public_url or (lambda: settings.base_url),
         subject=settings.vapid_subject or default_subject(settings.base_url),
         poll_seconds=settings.webhook_poll_seconds,
         timeout_seconds=settings.webhook_timeout_seconds,
@@ -129,7 +132,7 @@ class PushSender:
         asks: AskSource,
         keys: VapidSource,
         *,
-        public_url: str,
+        public_url: Callable[[], str],
         subject: str,
         poll_seconds: float = 1.0,
         timeout_seconds: float = 10.0,
@@ -144,7 +147,8 @@ class PushSender:
         self._outbox = outbox
         self._asks = asks
         self._keys = keys
-        self._public_url = public_url if public_url.endswith("/") else public_url + "/"
+        self._public_url = public_url
+        """Where people open Compass (with a trailing slash): the links and answer_url."""
         self._subject = subject
         self._timeout = timeout_seconds
         self._backoff = tuple(backoff)
@@ -210,7 +214,7 @@ class PushSender:
                 ask,
                 asker=row.author_name,
                 channel=row.channel_name,
-                public_url=self._public_url,
+                public_url=self._public_url(),
                 answer_token=token,
             )
             urgency, ttl = "high", self._ask_ttl(ask)
