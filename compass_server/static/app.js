@@ -8481,6 +8481,212 @@ function sleep(ms, signal) {
   });
 }
 
+// ui/src/push.js
+function pushSupport(env) {
+  if (!env.secure) {
+    return {
+      state: "insecure",
+      text: "Notifications need Compass on https:// (or on this computer). Ask whoever runs it to serve it over HTTPS."
+    };
+  }
+  if (env.ios && !env.standalone && !env.pushManager) {
+    return {
+      state: "ios-install",
+      text: "On iPhone and iPad, add Compass to your Home Screen first (Share, then “Add to Home Screen”), open it from there, and turn notifications on."
+    };
+  }
+  if (!env.serviceWorker || !env.pushManager || !env.notification) {
+    return { state: "unsupported", text: "This browser cannot show notifications from Compass when it is closed." };
+  }
+  if (env.permission === "denied") {
+    return {
+      state: "denied",
+      text: "Notifications are blocked for this site. Allow them in your browser's site settings, then try again."
+    };
+  }
+  if (env.subscribed && env.permission === "granted") {
+    return { state: "on", text: "This device is notified of new asks, even with Compass closed." };
+  }
+  return { state: "off", text: "" };
+}
+function applicationServerKey(base64url) {
+  const base64 = base64url.replace(/-/g, "+").replace(/_/g, "/");
+  const padded = base64 + "=".repeat((4 - base64.length % 4) % 4);
+  const binary = atob(padded);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+function deviceName(userAgent) {
+  const os = /Android/.test(userAgent) ? "Android" : /iPhone|iPad|iPod/.test(userAgent) ? "iOS" : /Mac OS X/.test(userAgent) ? "macOS" : /Windows/.test(userAgent) ? "Windows" : /Linux/.test(userAgent) ? "Linux" : "";
+  const browser = /Edg\//.test(userAgent) ? "Edge" : /Firefox\//.test(userAgent) ? "Firefox" : /Chrome\/|Chromium\//.test(userAgent) ? "Chrome" : /Safari\//.test(userAgent) ? "Safari" : "Browser";
+  return (os ? `${browser} on ${os}` : browser).slice(0, 200);
+}
+function subscriptionFields(json, name) {
+  return {
+    endpoint: json.endpoint ?? "",
+    p256dh: json.keys?.p256dh ?? "",
+    auth: json.keys?.auth ?? "",
+    deviceName: name.slice(0, 200)
+  };
+}
+
+// ui/src/devices.js
+var THIS_DEVICE_KEY = "compass.pushDevice";
+async function registerServiceWorker() {
+  if (!("serviceWorker" in navigator) || !window.isSecureContext) return null;
+  try {
+    return await navigator.serviceWorker.register("sw.js", { scope: "./" });
+  } catch (error) {
+    console.warn("the service worker could not be registered", error);
+    return null;
+  }
+}
+function environment(subscribed) {
+  const standalone = window.matchMedia?.("(display-mode: standalone)").matches || /** @type {{standalone?: boolean}} */
+  navigator.standalone === true;
+  return {
+    secure: window.isSecureContext,
+    serviceWorker: "serviceWorker" in navigator,
+    pushManager: "PushManager" in window,
+    notification: "Notification" in window,
+    permission: "Notification" in window ? Notification.permission : "default",
+    ios: /iPhone|iPad|iPod/.test(navigator.userAgent) || navigator.platform === "MacIntel" && navigator.maxTouchPoints > 1,
+    standalone,
+    subscribed
+  };
+}
+var Devices = class {
+  /** @param {{token: string}} options */
+  constructor({ token }) {
+    this.token = token;
+    this.stopped = false;
+    this.devices = [];
+  }
+  stop() {
+    this.stopped = true;
+  }
+  async start() {
+    byId("push-enable").onclick = () => {
+      this.enable();
+    };
+    await this.refresh();
+  }
+  /** The subscription this browser holds, if any. */
+  async current() {
+    if (!("serviceWorker" in navigator) || !("PushManager" in window)) return null;
+    const registration = await navigator.serviceWorker.getRegistration();
+    return await registration?.pushManager.getSubscription() ?? null;
+  }
+  async refresh() {
+    let listed = this.devices;
+    try {
+      listed = (await unary(comms(this.token).listPushSubscriptions({}))).subscriptions;
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+    }
+    if (this.stopped) return;
+    this.devices = listed;
+    const mine = localStorage.getItem(THIS_DEVICE_KEY);
+    const subscribed = Boolean(mine && listed.some((d) => d.subscriptionId === mine) && await this.current());
+    this.render(subscribed);
+  }
+  /** @param {boolean} subscribed */
+  render(subscribed, error = "") {
+    const support = pushSupport(environment(subscribed));
+    const button = (
+      /** @type {HTMLButtonElement} */
+      byId("push-enable")
+    );
+    button.hidden = support.state !== "off";
+    const note = byId("push-note");
+    note.textContent = error || support.text;
+    note.hidden = !note.textContent;
+    note.classList.toggle("form-error", Boolean(error));
+    const mine = localStorage.getItem(THIS_DEVICE_KEY);
+    byId("devices-empty").hidden = this.devices.length > 0;
+    byId("devices-list").replaceChildren(...this.devices.map((device) => this.item(device, device.subscriptionId === mine)));
+  }
+  /**
+   * @param {Device} device
+   * @param {boolean} here
+   */
+  item(device, here) {
+    const remove = h("button", { type: "button", class: "button button-quiet device-remove" }, "Remove");
+    remove.addEventListener("click", () => {
+      this.remove(device.subscriptionId);
+    });
+    return h(
+      "li",
+      { class: "device", dataset: { subscriptionId: device.subscriptionId } },
+      h("span", { class: "device-name" }, untrusted("bdi", {}, device.deviceName || "A device"), here ? " (this device)" : ""),
+      h(
+        "span",
+        { class: "device-meta" },
+        device.lastSuccessAt ? ["Last notified ", timeNode(device.lastSuccessAt)] : "Not notified yet"
+      ),
+      device.lastError ? h("span", { class: "device-error" }, "Last error: ", untrusted("bdi", {}, device.lastError)) : null,
+      remove
+    );
+  }
+  async enable() {
+    const button = (
+      /** @type {HTMLButtonElement} */
+      byId("push-enable")
+    );
+    button.disabled = true;
+    try {
+      const permission = await Notification.requestPermission();
+      if (permission !== "granted") {
+        this.render(false);
+        return;
+      }
+      const registration = await navigator.serviceWorker.ready;
+      const key = (await unary(comms(this.token).getPushConfig({}))).vapidPublicKey;
+      const serverKey = applicationServerKey(key);
+      let subscription = await registration.pushManager.getSubscription();
+      if (subscription && !sameKey(subscription, serverKey)) {
+        await subscription.unsubscribe();
+        subscription = null;
+      }
+      subscription ??= await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: serverKey });
+      const fields = subscriptionFields(subscription.toJSON(), deviceName(navigator.userAgent));
+      const added = await unary(comms(this.token).addPushSubscription(fields));
+      localStorage.setItem(THIS_DEVICE_KEY, added.subscriptionId);
+      await this.refresh();
+    } catch (error) {
+      const words = error instanceof RpcError ? `Compass refused this device: ${error.message}` : "The browser could not subscribe to notifications (its push service may be unreachable). Try again later.";
+      console.warn("push subscription failed", error);
+      this.render(false, words);
+    } finally {
+      button.disabled = false;
+    }
+  }
+  /** @param {string} subscriptionId */
+  async remove(subscriptionId) {
+    try {
+      await unary(comms(this.token).removePushSubscription({ subscriptionId }));
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+      if (error.code !== "not_found") {
+        this.render(false, `Could not remove the device: ${error.message}`);
+        return;
+      }
+    }
+    if (localStorage.getItem(THIS_DEVICE_KEY) === subscriptionId) {
+      localStorage.removeItem(THIS_DEVICE_KEY);
+      await (await this.current())?.unsubscribe();
+    }
+    await this.refresh();
+  }
+};
+function sameKey(subscription, key) {
+  const held = subscription.options.applicationServerKey;
+  if (!held) return true;
+  const bytes = new Uint8Array(held);
+  return bytes.length === key.length && bytes.every((byte, i) => byte === key[i]);
+}
+
 // ui/src/app.js
 var TOKEN_KEY = "compass.token";
 var SESSION_KEY = "compass.session";
@@ -8492,6 +8698,7 @@ var app = {
   me: null,
   channels: [],
   view: null,
+  devices: null,
   inbox: { asks: [], known: null, timer: void 0, running: false, again: false }
 };
 function showSignin(message = "") {
@@ -8499,6 +8706,8 @@ function showSignin(message = "") {
   app.me = null;
   app.view?.stop();
   app.view = null;
+  app.devices?.stop();
+  app.devices = null;
   stopInbox();
   byId("app-view").hidden = true;
   byId("sign-out").hidden = true;
@@ -8531,6 +8740,9 @@ async function enter(token, { fromForm }) {
   route();
   startInbox();
   showMe(token);
+  app.devices?.stop();
+  app.devices = new Devices({ token });
+  app.devices.start();
   return true;
 }
 async function showMe(token) {
@@ -8857,7 +9069,17 @@ function confirmSwitch(current, incoming) {
     stay.focus();
   });
 }
+function watchConnection() {
+  const show = () => {
+    byId("offline-banner").hidden = navigator.onLine;
+  };
+  window.addEventListener("online", show);
+  window.addEventListener("offline", show);
+  show();
+}
 function init() {
+  registerServiceWorker();
+  watchConnection();
   const link = signInCode(location.hash);
   const stripped = link ? false : stripTokenFromUrl();
   byId("signin-form").addEventListener("submit", (event) => {
