@@ -174,21 +174,8 @@ async def measure(admin: str, where: str, args: argparse.Namespace) -> int:
                 _push_service.serving() as pushes,
                 _server.in_process(receiver) as receiver_url,
             ):
-                reply = await call(http, "GetPushConfig", {}, world.human.token)
-                pushes.key = str(reply.body["vapidPublicKey"])
-                device, subscriber = pushes.subscribe()
-                added = await call(
-                    http,
-                    "AddPushSubscription",
-                    {
-                        "endpoint": device,
-                        "p256dh": subscriber.p256dh,
-                        "auth": _push_service.b64(subscriber.auth),
-                        "deviceName": "bench",
-                    },
-                    world.human.token,
-                )
-                assert added.ok, added
+                await pushes.learn_key(http, world.human.token)
+                _, device, _ = await pushes.add_device(http, world.human.token, name="bench")
                 await asyncio.to_thread(
                     _admin,
                     dsn,

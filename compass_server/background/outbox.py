@@ -1,9 +1,9 @@
 """The round loop every notifier's worker shares: claim due deliveries from its outbox, run an
 attempt for each beside those still running, again (docs/webhooks.md, docs/answering/push.md).
 
-A notifier (webhooks/sender.py, push/sender.py; email next) says how to claim (its outbox's
-`claim`, store/postgres/outbox.py) and how to attempt one delivery (send it and record what
-happened); `OutboxWorker` does the rest:
+A notifier (webhooks/sender.py, push/sender.py; email next) subclasses `OutboxWorker` with
+its outbox (its claims: store/postgres/outbox.py) and says how to attempt one delivery (send
+it and record what happened); `OutboxWorker` does the rest:
 
 - rounds every `poll_seconds` on `background/periodic.every` (its log policy and `Health`,
   which /readyz and the `*_worker_up` gauges read), at once again while rounds find work;
@@ -21,9 +21,10 @@ written to the outbox row, not a retry loop), or None when the schedule is spent
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from compass_server.background.periodic import STALLED_SECONDS, Health, every
 from compass_server.domain.errors import CompassError
@@ -31,7 +32,9 @@ from compass_server.transport.netguard import RateLimitedLog
 
 if TYPE_CHECKING:
     import logging
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
+
+    from compass_server.store import Claims
 
 MAX_IN_FLIGHT: Final = 20
 """Attempts one process runs at once, per notifier."""
@@ -39,7 +42,6 @@ JITTER: Final = 0.2
 """A retry waits its delay and up to this fraction more, so retries do not come in step."""
 
 D = TypeVar("D")
-D_co = TypeVar("D_co", covariant=True)
 
 
 def utc_now() -> datetime:
@@ -56,62 +58,41 @@ def retry_time(schedule: Sequence[float], attempts: int, sent_at: datetime) -> d
     return sent_at + timedelta(seconds=delay)
 
 
-class Claims(Protocol[D_co]):
-    """An outbox's claim (`WebhookOutbox.claim`, `PushOutbox.claim`)."""
-
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> Sequence[D_co]: ...
-
-
 class OutboxWorker(Generic[D]):
-    """Runs one notifier's attempts, until cancelled."""
+    """Runs one notifier's attempts, until cancelled. A notifier subclasses it: `destination`
+    (the key its per-destination count is kept by) and `attempt` (one attempt at one
+    delivery, recording its outcome); `before_claim` (run first in each round) and `session`
+    (open around the rounds) when it needs them."""
 
     def __init__(
         self,
         outbox: Claims[D],
-        attempt: Callable[[D], Awaitable[None]],
         *,
-        destination: Callable[[D], str],
         name: str,
         logger: logging.Logger,
         poll_seconds: float,
         timeout_seconds: float,
         per_endpoint: int,
         max_in_flight: int = MAX_IN_FLIGHT,
-        before_claim: Callable[[datetime], Awaitable[object]] | None = None,
         clock: Callable[[], datetime] = utc_now,
         on_error: Callable[[], None] | None = None,
     ) -> None:
         """
         Args:
             outbox: where due deliveries are claimed.
-            attempt: one attempt at one delivery, recording its outcome; what it raises is
-                logged (a `CompassError`: the database went away while recording, and the
-                lease will end) and counted (`on_error`), never the worker's end.
-            destination: the key its per-destination count is kept by.
             name: what the deliveries are, for the log ("webhook delivery").
             poll_seconds: the pause after a round that found nothing.
             timeout_seconds: an attempt's deadline (its lease outlasts it).
             per_endpoint: attempts in flight here to one destination, at most.
-            before_claim: run first in each round, with the round's time (reminders).
+            on_error: told of each unexpected error of a round or an attempt (a metric).
         """
         self._outbox = outbox
-        self._attempt = attempt
-        self._destination = destination
         self._name = name
         self._logger = logger
         self._poll = poll_seconds
         self._timeout = timeout_seconds
         self._per_endpoint = per_endpoint
         self._max_in_flight = max_in_flight
-        self._before_claim = before_claim
         self._clock = clock
         self._on_error = on_error
         self._busy: dict[str, int] = {}
@@ -123,6 +104,27 @@ class OutboxWorker(Generic[D]):
         self.idle = asyncio.Event()
         """Set whenever a round found nothing due and nothing in flight (tests wait on it)."""
 
+    # -- what a notifier says ----------------------------------------------------------------
+
+    def destination(self, delivery: D) -> str:
+        """The destination of `delivery` (its attempts in flight are counted by it)."""
+        raise NotImplementedError
+
+    async def attempt(self, delivery: D) -> None:
+        """One attempt at `delivery`, its outcome recorded. What it raises is logged (a
+        `CompassError`: the database went away while recording; the lease will end) and
+        counted, never the worker's end."""
+        raise NotImplementedError
+
+    async def before_claim(self, now: datetime) -> None:
+        """Run first in each round, with the round's time (reminders)."""
+
+    def session(self) -> contextlib.AbstractAsyncContextManager[object]:
+        """Opened around the rounds (an HTTP client)."""
+        return contextlib.nullcontext()
+
+    # -- the rounds --------------------------------------------------------------------------
+
     @property
     def first_round(self) -> asyncio.Event:
         """Set once the first round has ended (/readyz waits a moment for it at start)."""
@@ -133,7 +135,12 @@ class OutboxWorker(Generic[D]):
         return self.health.alive()
 
     async def run(self) -> None:
-        """Rounds (`tick`) until cancelled; then the attempts in flight are cancelled."""
+        """Rounds (`tick`) until cancelled, in `session`; then the attempts in flight are
+        cancelled."""
+        async with self.session():
+            await self._rounds()
+
+    async def _rounds(self) -> None:
         try:
             await every(
                 self._poll,
@@ -154,8 +161,7 @@ class OutboxWorker(Generic[D]):
         """One round: `before_claim`, then an attempt for each due delivery there is room
         for; True if any were started."""
         now = self._clock()
-        if self._before_claim is not None:
-            await self._before_claim(now)
+        await self.before_claim(now)
         room = self._max_in_flight - len(self._attempts)
         if room <= 0:
             return False
@@ -168,7 +174,7 @@ class OutboxWorker(Generic[D]):
         if due:
             self.idle.clear()
         for delivery in due:
-            key = self._destination(delivery)
+            key = self.destination(delivery)
             self._busy[key] = self._busy.get(key, 0) + 1
             task = asyncio.create_task(
                 self._attempt_safely(delivery, key), name=f"compass-{self._name}"
@@ -193,7 +199,7 @@ class OutboxWorker(Generic[D]):
 
     async def _attempt_safely(self, delivery: D, key: str) -> None:
         try:
-            await self._attempt(delivery)
+            await self.attempt(delivery)
         except CompassError as exc:  # the database went away while recording: the lease ends
             self._logger.warning("%s not recorded: %s", self._name, exc.message)
         except Exception:  # one delivery's trouble is not the worker's

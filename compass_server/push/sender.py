@@ -35,24 +35,24 @@ from typing import TYPE_CHECKING, Final
 import http_ece
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from compass_server.background.outbox import OutboxWorker, retry_time, utc_now
+from compass_server.background.outbox import retry_time, utc_now
 from compass_server.domain.errors import InvalidArgumentError
 from compass_server.domain.push import PUSH_SETTING, ask_payload, closed_payload
 from compass_server.domain.vapid import b64url, b64url_decode, default_subject
 from compass_server.domain.webhook_targets import AllowList, check_url
+from compass_server.store import DuePush
 from compass_server.webhooks.sender import BACKOFF
-from compass_server.webhooks.transport import checked_client, post
+from compass_server.webhooks.transport import HttpOutboxWorker
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import Callable, Sequence
 
     import httpx
 
     from compass_server.config import Settings
     from compass_server.push.keys import VapidSource
-    from compass_server.store import DuePush, PushOutbox, Store
+    from compass_server.store import PushOutbox, Store
     from compass_server.store.push import PushResult
     from compass_server.webhooks.sender import AskSource
 
@@ -123,8 +123,9 @@ def from_settings(
     )
 
 
-class PushSender:
-    """Sends the push outbox of one database, until cancelled."""
+class PushSender(HttpOutboxWorker[DuePush]):
+    """Sends the push outbox of one database, until cancelled (its rounds:
+    background/outbox.OutboxWorker; its client: webhooks/transport.HttpOutboxWorker)."""
 
     def __init__(
         self,
@@ -144,72 +145,53 @@ class PushSender:
         on_latency: Callable[[float], None] | None = None,
         on_error: Callable[[], None] | None = None,
     ) -> None:
-        self._outbox = outbox
+        super().__init__(
+            outbox,
+            allow=allow or AllowList(setting=PUSH_SETTING),
+            user_agent=USER_AGENT,
+            timeout_seconds=timeout_seconds,
+            transport=transport,
+            name="push",
+            logger=logger,
+            poll_seconds=poll_seconds,
+            per_endpoint=PER_DEVICE,
+            clock=clock,
+            on_error=on_error,
+        )
+        self._pushes = outbox
         self._asks = asks
         self._keys = keys
         self._public_url = public_url
         """Where people open Compass (with a trailing slash): the links and answer_url."""
         self._subject = subject
-        self._timeout = timeout_seconds
         self._backoff = tuple(backoff)
-        self._allow = allow or AllowList(setting=PUSH_SETTING)
-        self._clock = clock
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
         self._on_outcome = on_outcome
         self._on_latency = on_latency
         self._purged: datetime | None = None
-        self.rounds = OutboxWorker(
-            outbox,
-            self._attempt,
-            destination=lambda push: push.subscription_id,
-            name="push",
-            logger=logger,
-            poll_seconds=poll_seconds,
-            timeout_seconds=timeout_seconds,
-            per_endpoint=PER_DEVICE,
-            before_claim=self._purge,
-            clock=clock,
-            on_error=on_error,
-        )
-        self.health = self.rounds.health
-        """Whether the rounds run (/readyz "push" and `compass_push_worker_up`)."""
-        self.idle = self.rounds.idle
 
-    @property
-    def first_round(self) -> asyncio.Event:
-        return self.rounds.first_round
+    def destination(self, delivery: DuePush) -> str:
+        return delivery.subscription_id
 
-    def alive(self) -> bool:
-        return self.rounds.alive()
-
-    async def run(self) -> None:
-        """Push until cancelled (background/outbox.py: the rounds)."""
-        async with checked_client(
-            self._allow, timeout=self._timeout, user_agent=USER_AGENT, transport=self._transport
-        ) as client:
-            self._client = client
-            await self.rounds.run()
-
-    async def _purge(self, now: datetime) -> None:
+    async def before_claim(self, now: datetime) -> None:
+        """Now and then, forget the answer tokens of asks that ended a while ago."""
         if self._purged is None or now - self._purged >= PURGE_EVERY:
             self._purged = now
-            await self._outbox.purge(now - TOKEN_KEEP)
+            await self._pushes.purge(now - TOKEN_KEEP)
 
-    async def _attempt(self, push: DuePush) -> None:
-        found = await self._asks.notified_ask(push.ask_id)
+    async def attempt(self, delivery: DuePush) -> None:
+        found = await self._asks.notified_ask(delivery.ask_id)
         if found is None:
-            await self._settle(push, "skipped", "ask not found")
+            await self._settle(delivery, "skipped", "ask not found")
             return
         row = found[0]
         ask = row.ask.ask
-        if push.event_type == "ask_closed":
+        if delivery.event_type == "ask_closed":
             body, urgency, ttl = closed_payload(ask), "normal", CLOSED_TTL_SECONDS
         elif ask.status != comms_pb2.ASK_STATUS_PENDING:
-            await self._settle(push, "skipped", "the ask ended before its push left")
+            await self._settle(delivery, "skipped", "the ask ended before its push left")
             return
         else:
-            token = await self._outbox.new_answer_token(ask.ask_id, push.account_id)
+            token = await self._pushes.new_answer_token(ask.ask_id, delivery.account_id)
             body = ask_payload(
                 ask,
                 asker=row.author_name,
@@ -219,11 +201,11 @@ class PushSender:
             )
             urgency, ttl = "high", self._ask_ttl(ask)
         try:
-            url = check_url(push.endpoint, self._allow, https_only=True)
+            url = check_url(delivery.endpoint, self._allow, https_only=True)
         except InvalidArgumentError as exc:
             # Stored before the allow list changed: an internal host may be allowed again.
             result: PushResult = "retried" if "internal" in exc.message else "failed"
-            await self._settle(push, result, f"refused: {exc.message}")
+            await self._settle(delivery, result, f"refused: {exc.message}")
             return
         key = await self._keys.key()
         sent_at = self._clock()
@@ -235,27 +217,21 @@ class PushSender:
             "topic": topic(ask.ask_id),
             "authorization": key.authorization(url, self._subject, time.time()),
         }
-        if self._client is None:
-            raise RuntimeError("the push worker is not running")
-        posted = await post(
-            self._client,
-            url,
-            content=encrypt(body, push.p256dh, push.auth),
-            headers=headers,
-            timeout=self._timeout,
+        posted = await self.post(
+            url, content=encrypt(body, delivery.p256dh, delivery.auth), headers=headers
         )
         status = posted.status
         if status is not None and 200 <= status < 300:
             result = "sent"
-            if push.event_type == "ask" and self._on_latency is not None:
-                self._on_latency(max(0.0, (self._clock() - push.occurred_at).total_seconds()))
+            if delivery.event_type == "ask" and self._on_latency is not None:
+                self._on_latency(max(0.0, (self._clock() - delivery.occurred_at).total_seconds()))
         elif status in {404, 410}:
             result = "gone"
         elif status is None or status == 429 or status >= 500:
             result = "retried"
         else:  # 400 (a malformed push), 401/403 (its VAPID refused), 413 (too large)
             result = "failed"
-        await self._settle(push, result, posted.outcome, sent_at=sent_at)
+        await self._settle(delivery, result, posted.outcome, sent_at=sent_at)
 
     async def _settle(
         self,
@@ -270,7 +246,7 @@ class PushSender:
             retry_at = retry_time(self._backoff, push.attempts, sent_at or self._clock())
             if retry_at is None:
                 result = "failed"
-        await self._outbox.record(push, result=result, outcome=outcome, retry_at=retry_at)
+        await self._pushes.record(push, result=result, outcome=outcome, retry_at=retry_at)
         if self._on_outcome is not None:
             self._on_outcome(result)
         logger.info(

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol
 
-# The rows live in rows.py, Web Push's half of the port in push.py; the port is where they
-# are imported from.
-from compass_server.store.push import PushOutbox, PushStore
+# The rows live in rows.py, the notifiers' outboxes in outboxes.py, Web Push's devices in
+# push.py; the port is where they are imported from.
+from compass_server.store.outboxes import Claims, PushOutbox, WebhookOutbox
+from compass_server.store.push import PushStore
 from compass_server.store.rows import (
     AccountKind,
     AccountRow,
@@ -47,7 +48,7 @@ from compass_server.store.rows import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
 
     from compass_server.domain.verdicts import DeliveryJudge, Judge, UpdateRule
@@ -65,6 +66,7 @@ __all__ = [
     "AskStore",
     "ChangeEvent",
     "ChannelRow",
+    "Claims",
     "DueDelivery",
     "DuePush",
     "McpStore",
@@ -578,41 +580,4 @@ class Store(AskStore, McpStore, Protocol):
         called when the subscription is lost (/readyz says the listener is down until the
         next `on_resync`). The callbacks run on the event loop and must not block.
         """
-        ...
-
-
-class WebhookOutbox(Protocol):
-    """What the webhook worker (`webhooks/sender.py`) needs of the outbox: the deliveries due,
-    leased to one process at a time, the record of each attempt, and the reminders."""
-
-    async def remind(self, now: datetime, after: timedelta, most: int) -> Sequence[str]:
-        """Enqueue ask.reminder for the asks pending longer than `after` since they were asked
-        or last reminded, at most `most` times per ask. Returns the ask ids reminded of."""
-        ...
-
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> Sequence[DueDelivery]:
-        """Take up to `limit` due deliveries for one attempt each, leased until now + lease, at
-        most `per_endpoint` per endpoint counting the `busy` ones (in flight here)."""
-        ...
-
-    async def record(
-        self,
-        delivery: DueDelivery,
-        *,
-        payload: str,
-        duration_ms: int,
-        outcome: str,
-        delivered: bool,
-        retry_at: datetime | None,
-    ) -> None:
-        """Log one attempt and settle the delivery: delivered, retried at `retry_at`, or
-        failed (not delivered and no `retry_at`)."""
         ...

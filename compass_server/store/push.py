@@ -1,8 +1,8 @@
-"""The Web Push half of the Store port (docs/answering/push.md): people's devices, the VAPID
-key, the answer tokens (`PushStore`, for the application's push use cases,
-`service/push.py`), and the push outbox (`PushOutbox`, for the worker, `push/sender.py`).
+"""Web Push's half of the Store port (docs/answering/push.md): people's devices, the VAPID
+key and the answer tokens (`PushStore`, for the application's push use cases,
+`service/push.py`). The push outbox the worker sends is in `outboxes.py`.
 
-`compass_server.store` re-exports both: import them from there.
+`compass_server.store` re-exports them: import them from there.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from datetime import datetime, timedelta
+    from collections.abc import Sequence
 
     from compass_server.domain.push import NewSubscription
-    from compass_server.store.rows import AccountRow, AnswerTokenRow, DuePush, PushSubscriptionRow
+    from compass_server.store.rows import AccountRow, AnswerTokenRow, PushSubscriptionRow
 
 PushResult: TypeAlias = Literal["sent", "skipped", "retried", "failed", "gone"]
 """How one push attempt ended (also the label of `compass_push_deliveries_total`)."""
@@ -63,40 +62,4 @@ class PushStore(VapidKeys, Protocol):
     async def spend_answer_token(self, token: str) -> bool:
         """Mark a token used; False when it was unknown or used already (of racing calls one
         wins)."""
-        ...
-
-
-class PushOutbox(VapidKeys, Protocol):
-    """What the push worker needs: the due pushes, leased to one process at a time
-    (store/postgres/outbox.py), answer tokens for them, and the record of each attempt."""
-
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> Sequence[DuePush]:
-        """Take up to `limit` due pushes for one attempt each, leased until now + lease, at
-        most `per_endpoint` per device counting the `busy` ones (in flight here)."""
-        ...
-
-    async def new_answer_token(self, ask_id: str, account_id: str) -> str:
-        """A new one-time token answering `ask_id` as `account_id` (only its hash is kept)."""
-        ...
-
-    async def record(
-        self, push: DuePush, *, result: PushResult, outcome: str, retry_at: datetime | None
-    ) -> None:
-        """Settle one attempt: "sent" (the device's last success is now), "skipped" (nothing
-        to tell any more: the ask ended before its push left), "retried" (due again at
-        `retry_at`), "failed" (given up); both of these keep `outcome` as the device's last
-        error; "gone" removes the device with its pushes (its push service said 404 or 410)."""
-        ...
-
-    async def purge(self, before: datetime) -> int:
-        """Forget the answer tokens of asks that ended, made before `before`. Returns how
-        many."""
         ...

@@ -33,27 +33,21 @@ from typing import TYPE_CHECKING, Final, Protocol
 from standardwebhooks.webhooks import Webhook
 
 from compass_core.ask_status import status_name
-from compass_server.background.outbox import OutboxWorker, retry_time, utc_now
+from compass_server.background.outbox import retry_time, utc_now
 from compass_server.domain.errors import InvalidArgumentError
 from compass_server.domain.limits import DELIVERY_STATE_NAMES
 from compass_server.domain.webhook_targets import AllowList, check_url
-from compass_server.webhooks.transport import MAX_RESPONSE_BYTES, checked_client, post
+from compass_server.store import DueDelivery
+from compass_server.webhooks.transport import MAX_RESPONSE_BYTES, HttpOutboxWorker
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
     import httpx
 
     from compass_server.config import Settings
-    from compass_server.store import (
-        AccountKind,
-        DueDelivery,
-        PendingAskRow,
-        Store,
-        WebhookOutbox,
-    )
+    from compass_server.store import AccountKind, PendingAskRow, Store, WebhookOutbox
     from gen.compass.v1 import comms_pb2
 
 __all__ = ["BACKOFF", "MAX_RESPONSE_BYTES", "PER_ENDPOINT", "WebhookSender", "event_payload"]
@@ -104,9 +98,9 @@ def from_settings(
     )
 
 
-class WebhookSender:
+class WebhookSender(HttpOutboxWorker[DueDelivery]):
     """Delivers the outbox of one database, until cancelled (its rounds:
-    background/outbox.OutboxWorker)."""
+    background/outbox.OutboxWorker; its client: webhooks/transport.HttpOutboxWorker)."""
 
     def __init__(
         self,
@@ -125,64 +119,40 @@ class WebhookSender:
         on_outcome: Callable[[str], None] | None = None,
         on_error: Callable[[], None] | None = None,
     ) -> None:
-        self._outbox = outbox
-        self._asks = asks
-        self._public_url = public_url if public_url.endswith("/") else public_url + "/"
-        self._timeout = timeout_seconds
-        self._backoff = tuple(backoff)
-        self._reminder_after = reminder_after
-        self._reminder_max = reminder_max
-        self._allow = allow or AllowList()
-        self._clock = clock
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        self._on_outcome = on_outcome
-        self.rounds = OutboxWorker(
+        super().__init__(
             outbox,
-            self._attempt,
-            destination=lambda delivery: delivery.webhook_id,
+            allow=allow or AllowList(),
+            user_agent=USER_AGENT,
+            timeout_seconds=timeout_seconds,
+            transport=transport,
             name="webhook delivery",
             logger=logger,
             poll_seconds=poll_seconds,
-            timeout_seconds=timeout_seconds,
             per_endpoint=PER_ENDPOINT,
-            before_claim=self._remind if reminder_after is not None else None,
             clock=clock,
             on_error=on_error,
         )
-        self.health = self.rounds.health
-        """Whether the rounds run (/readyz and `compass_webhook_worker_up`)."""
-        self.idle = self.rounds.idle
-        """Set whenever a round found nothing due and nothing in flight (tests wait on it)."""
+        self._webhooks = outbox
+        self._asks = asks
+        self._public_url = public_url if public_url.endswith("/") else public_url + "/"
+        self._backoff = tuple(backoff)
+        self._reminder_after = reminder_after
+        self._reminder_max = reminder_max
+        self._on_outcome = on_outcome
 
-    @property
-    def first_round(self) -> asyncio.Event:
-        """Set once the first round has ended (/readyz waits a moment for it at start)."""
-        return self.rounds.first_round
+    def destination(self, delivery: DueDelivery) -> str:
+        return delivery.webhook_id
 
-    def alive(self) -> bool:
-        """Whether the worker runs and finished a round lately (for /readyz and /metrics)."""
-        return self.rounds.alive()
-
-    async def run(self) -> None:
-        """Deliver until cancelled: a round every `poll_seconds`, at once again while rounds
-        find work (background/outbox.py)."""
-        async with checked_client(
-            self._allow, timeout=self._timeout, user_agent=USER_AGENT, transport=self._transport
-        ) as client:
-            self._client = client
-            await self.rounds.run()
-
-    async def _remind(self, now: datetime) -> None:
+    async def before_claim(self, now: datetime) -> None:
         """Reminders are enqueued on the same rounds, for every notifier (the outbox's
         `remind`: webhooks' ask.reminder, a re-push to devices)."""
         if self._reminder_after is not None:
-            await self._outbox.remind(now, self._reminder_after, self._reminder_max)
+            await self._webhooks.remind(now, self._reminder_after, self._reminder_max)
 
-    async def _attempt(self, delivery: DueDelivery) -> None:
+    async def attempt(self, delivery: DueDelivery) -> None:
         payload = delivery.payload or await self._payload(delivery)
         if payload is None:  # the ask is gone: nothing to tell
-            await self._outbox.record(
+            await self._webhooks.record(
                 delivery,
                 payload="{}",
                 duration_ms=0,
@@ -198,7 +168,7 @@ class WebhookSender:
         retry_at = None
         if not delivered and not final:
             retry_at = retry_time(self._backoff, delivery.attempts, sent_at)
-        await self._outbox.record(
+        await self._webhooks.record(
             delivery,
             payload=payload,
             duration_ms=duration_ms,
@@ -237,11 +207,7 @@ class WebhookSender:
                 delivery.delivery_id, sent_at, payload
             ),
         }
-        if self._client is None:
-            raise RuntimeError("the webhook worker is not running")
-        posted = await post(
-            self._client, url, content=payload.encode(), headers=headers, timeout=self._timeout
-        )
+        posted = await self.post(url, content=payload.encode(), headers=headers)
         delivered = posted.status is not None and 200 <= posted.status < 300
         return posted.outcome, delivered, False
 

@@ -9,7 +9,9 @@ names the URL's host (httpcore takes SNI and certificate checks from the request
 socket). Proxies from the environment are not used: the address checked must be the one
 reached.
 
-`checked_client` is the client every notifier sends with (no redirects followed, no proxies,
+`HttpOutboxWorker` is the worker of a notifier that sends over HTTP: the shared rounds
+(background/outbox.py) with one such client. `checked_client` is the client every notifier
+sends with (no redirects followed, no proxies,
 no decompression asked for); `post` makes one attempt within one deadline (connecting,
 sending, the status line and headers, however slowly they trickle) and reads at most
 MAX_RESPONSE_BYTES of the answer, as sent (never decompressed), and drops it.
@@ -18,20 +20,27 @@ MAX_RESPONSE_BYTES of the answer, as sent (never decompressed), and drops it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import httpcore
 import httpx
 
+from compass_server.background.outbox import OutboxWorker
 from compass_server.domain.webhook_targets import refusal
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    import logging
+    from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+    from datetime import datetime
 
     from compass_server.domain.webhook_targets import AllowList
+    from compass_server.store import Claims
+
+D = TypeVar("D")
 
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 """Of a response's body, at most this much is read (and dropped); the rest is not read."""
@@ -169,3 +178,63 @@ async def post(
     except httpx.HTTPError:
         return Posted("connection failed", None)
     return Posted(f"http {response.status_code}", response.status_code)
+
+
+class HttpOutboxWorker(OutboxWorker[D]):
+    """A notifier's worker that sends over HTTP (webhooks, Web Push): its rounds run with one
+    `checked_client` (the allow list `allow`, `timeout_seconds` per attempt), and `post`
+    makes one bounded attempt with it."""
+
+    def __init__(
+        self,
+        outbox: Claims[D],
+        *,
+        allow: AllowList,
+        user_agent: str,
+        transport: httpx.AsyncBaseTransport | None,
+        name: str,
+        logger: logging.Logger,
+        poll_seconds: float,
+        timeout_seconds: float,
+        per_endpoint: int,
+        clock: Callable[[], datetime],
+        on_error: Callable[[], None] | None,
+    ) -> None:
+        """`allow`, `user_agent` and `transport` (a test's) make the client; the rest are
+        OutboxWorker's."""
+        super().__init__(
+            outbox,
+            name=name,
+            logger=logger,
+            poll_seconds=poll_seconds,
+            timeout_seconds=timeout_seconds,
+            per_endpoint=per_endpoint,
+            clock=clock,
+            on_error=on_error,
+        )
+        self._allow = allow
+        self._user_agent = user_agent
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncGenerator[object]:
+        async with checked_client(
+            self._allow,
+            timeout=self._timeout,
+            user_agent=self._user_agent,
+            transport=self._transport,
+        ) as client:
+            self._client = client
+            try:
+                yield client
+            finally:
+                self._client = None
+
+    async def post(self, url: str, *, content: bytes, headers: Mapping[str, str]) -> Posted:
+        """One attempt (`post` above) with the rounds' client."""
+        if self._client is None:
+            raise RuntimeError(f"the {self._name} worker is not running")
+        return await post(
+            self._client, url, content=content, headers=headers, timeout=self._timeout
+        )

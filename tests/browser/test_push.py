@@ -75,27 +75,14 @@ async def pushes(ui: UI) -> AsyncGenerator[PushService]:
         httpx.AsyncClient(base_url=ui.server.url, timeout=30) as http,
         _push_service.serving() as service,
     ):
-        reply = await call(http, "GetPushConfig", {}, ui.world.human.token)
-        service.key = str(reply.body["vapidPublicKey"])
+        await service.learn_key(http, ui.world.human.token)
         yield service
 
 
 async def _device(ui: UI, pushes: PushService, name: str = "Test phone") -> str:
     """Ada's device on the stand-in (what the page would register after subscribe())."""
-    endpoint, subscriber = pushes.subscribe()
     async with httpx.AsyncClient(base_url=ui.server.url, timeout=30) as http:
-        reply = await call(
-            http,
-            "AddPushSubscription",
-            {
-                "endpoint": endpoint,
-                "p256dh": subscriber.p256dh,
-                "auth": _push_service.b64(subscriber.auth),
-                "deviceName": name,
-            },
-            ui.world.human.token,
-        )
-    assert reply.ok, reply
+        _, endpoint, _ = await pushes.add_device(http, ui.world.human.token, name=name)
     return endpoint
 
 

@@ -39,10 +39,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tests import _server
+from tests.e2e._connect import call
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
 
+    import httpx
     from starlette.requests import Request
 
 HANG = -1
@@ -131,6 +133,9 @@ class Received:
     """time.monotonic() when it arrived."""
     sender: object = None
     """Who sent it, as `PushService.who` tells from the connection's port."""
+    while_hanging: int = 0
+    """How many pushes to other endpoints were hanging (unanswered, their sender still
+    waiting) when this one arrived."""
 
     @property
     def type(self) -> object:
@@ -151,6 +156,8 @@ class PushService:
     rejected: list[str] = field(default_factory=list[str])
     attempts: dict[str, int] = field(default_factory=dict[str, int])
     """Endpoint id -> pushes that reached it (answered or not)."""
+    hanging: int = 0
+    """Pushes held unanswered now whose sender has not given up."""
     who: Callable[[int, int], object] | None = None
     """(the sender's port, this service's port) -> who sent a push (e.g. which worker)."""
     _ids: itertools.count[int] = field(default_factory=itertools.count)
@@ -163,6 +170,33 @@ class PushService:
         self.subscribers[channel] = Subscriber()
         self.scripts[channel] = list(script)
         return f"{self.url}wpush/{channel}", self.subscribers[channel]
+
+    async def learn_key(self, http: httpx.AsyncClient, token: str) -> None:
+        """Take the server's VAPID public key (GetPushConfig, as a browser does)."""
+        reply = await call(http, "GetPushConfig", {}, token)
+        assert reply.ok, reply
+        self.key = str(reply.body["vapidPublicKey"])
+
+    async def add_device(
+        self, http: httpx.AsyncClient, token: str, *script: int, name: str = "phone"
+    ) -> tuple[str, str, Subscriber]:
+        """A device of the token's person on this service, registered with the server
+        (AddPushSubscription, as the page does after subscribe()): (its id, its endpoint,
+        its keys); its pushes are answered with `script`, then 201."""
+        endpoint, subscriber = self.subscribe(*script)
+        reply = await call(
+            http,
+            "AddPushSubscription",
+            {
+                "endpoint": endpoint,
+                "p256dh": subscriber.p256dh,
+                "auth": b64(subscriber.auth),
+                "deviceName": name,
+            },
+            token,
+        )
+        assert reply.ok, reply
+        return str(reply.body["subscriptionId"]), endpoint, subscriber
 
     def of(self, channel_or_endpoint: str) -> list[Received]:
         channel = channel_or_endpoint.rsplit("/", 1)[-1]
@@ -187,7 +221,14 @@ class PushService:
         script = self.scripts.get(channel)
         if script and script[0] == HANG:
             script.pop(0)
-            await self._closing.wait()
+            self.hanging += 1
+            try:  # until the sender gives up (its timeout) or the service closes
+                while not self._closing.is_set() and not await request.is_disconnected():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._closing.wait(), 0.05)
+            finally:
+                self.hanging -= 1
+                self._changed.set()
             return Response(status_code=503)
         subscriber = self.subscribers.get(channel)
         try:
@@ -213,7 +254,15 @@ class PushService:
             if self.who is not None and request.client is not None:
                 sender = self.who(request.client.port, int(request.url.port or 0))
             self.received.append(
-                Received(channel, payload, dict(request.headers), claims, time.monotonic(), sender)
+                Received(
+                    channel,
+                    payload,
+                    dict(request.headers),
+                    claims,
+                    time.monotonic(),
+                    sender,
+                    self.hanging,
+                )
             )
             self._changed.set()
         return Response(status_code=status, headers={"location": f"{self.url}msg/{channel}"})

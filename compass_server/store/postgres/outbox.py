@@ -27,7 +27,9 @@ Table and column names come from the `Outbox` constants below, never from input.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
+
+from compass_server.store import Claims
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     from compass_server.store.postgres import PostgresStore
 
     _Conn: TypeAlias = PoolConnectionProxy[asyncpg.Record]
+
+D = TypeVar("D")
 
 REMINDER_LOCK_KEY: Final = 0x636D7072656D64
 """pg_try_advisory_xact_lock key: one process at a time enqueues reminders."""
@@ -171,6 +175,36 @@ async def record(
         payload,
         retry_at,
     )
+
+
+class OutboxTable(Claims[D], Generic[D]):
+    """A notifier's outbox on one PostgresStore (sharing its pool): its claims, as the port's
+    `Claims` says (store/postgres/webhooks.py and push.py subclass it)."""
+
+    table: Outbox
+    """The table it claims from."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    def due(self, row: asyncpg.Record) -> D:
+        """A claimed row (`table.returning`) as the worker's delivery."""
+        raise NotImplementedError
+
+    async def claim(
+        self,
+        now: datetime,
+        lease: timedelta,
+        limit: int,
+        *,
+        per_endpoint: int,
+        busy: Mapping[str, int] | None = None,
+    ) -> list[D]:
+        async with self._store.transaction() as conn:
+            rows = await claim(
+                conn, self.table, now, lease, limit, per_endpoint=per_endpoint, busy=busy
+            )
+        return [self.due(row) for row in rows]
 
 
 def settled_state(*, delivered: bool, retry_at: datetime | None) -> str:

@@ -21,14 +21,12 @@ from compass_server.store.postgres.rows import account_row
 from compass_server.store.postgres.sql import ACCOUNT_COLUMNS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from datetime import datetime, timedelta
+    from datetime import datetime
 
     import asyncpg
 
     from compass_server.domain.push import NewSubscription
     from compass_server.store import AccountRow
-    from compass_server.store.postgres import PostgresStore
     from compass_server.store.push import PushResult
 
 ANSWER_TOKEN_PREFIX: Final = "cmpa_"  # noqa: S105 - a public prefix, not a secret
@@ -38,11 +36,11 @@ _COLUMNS: Final = (
 )
 
 
-class PostgresPushStore(PushStore, PushOutbox):
-    """The push tables of one PostgresStore (sharing its pool)."""
+class PostgresPushStore(outbox.OutboxTable[DuePush], PushStore, PushOutbox):
+    """The push tables of one PostgresStore (sharing its pool); its outbox's claims:
+    store/postgres/outbox.py."""
 
-    def __init__(self, store: PostgresStore) -> None:
-        self._store = store
+    table = outbox.PUSH
 
     # -- the VAPID key -------------------------------------------------------------------------
 
@@ -166,34 +164,19 @@ class PostgresPushStore(PushStore, PushOutbox):
 
     # -- the outbox ----------------------------------------------------------------------------
 
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> list[DuePush]:
-        async with self._store.transaction() as conn:
-            rows = await outbox.claim(
-                conn, outbox.PUSH, now, lease, limit, per_endpoint=per_endpoint, busy=busy
-            )
-        return [
-            DuePush(
-                delivery_id=r["delivery_id"],
-                subscription_id=r["subscription_id"],
-                account_id=r["account_id"],
-                endpoint=r["endpoint"],
-                p256dh=r["p256dh"],
-                auth=r["auth"],
-                event_type=r["event_type"],
-                ask_id=r["ask_id"],
-                occurred_at=r["occurred_at"],
-                attempts=int(r["attempts"]),
-            )
-            for r in rows
-        ]
+    def due(self, row: asyncpg.Record) -> DuePush:
+        return DuePush(
+            delivery_id=row["delivery_id"],
+            subscription_id=row["subscription_id"],
+            account_id=row["account_id"],
+            endpoint=row["endpoint"],
+            p256dh=row["p256dh"],
+            auth=row["auth"],
+            event_type=row["event_type"],
+            ask_id=row["ask_id"],
+            occurred_at=row["occurred_at"],
+            attempts=int(row["attempts"]),
+        )
 
     async def record(
         self, push: DuePush, *, result: PushResult, outcome: str, retry_at: datetime | None

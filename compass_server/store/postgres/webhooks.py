@@ -27,11 +27,9 @@ from compass_server.store.postgres import outbox
 from compass_server.store.postgres.base import new_id
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     import asyncpg
-
-    from compass_server.store.postgres import PostgresStore
 
 EVENT_TYPES: Final = (
     "ask.created",
@@ -115,12 +113,12 @@ def check_events(events: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
-class WebhookStore(WebhookOutbox):
+class WebhookStore(outbox.OutboxTable[DueDelivery], WebhookOutbox):
     """The webhook tables of one PostgresStore (sharing its pool): the outbox the worker
-    delivers (`PostgresStore.webhooks()`), and the endpoints `compass admin` registers."""
+    delivers (`PostgresStore.webhooks()`; its claims: store/postgres/outbox.py), and the
+    endpoints `compass admin` registers."""
 
-    def __init__(self, store: PostgresStore) -> None:
-        self._store = store
+    table = outbox.WEBHOOKS
 
     async def add(
         self,
@@ -213,37 +211,18 @@ class WebhookStore(WebhookOutbox):
             for r in rows
         ]
 
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> list[DueDelivery]:
-        """Take up to `limit` due deliveries for one attempt each, leased until now + lease,
-        oldest first but at most `per_endpoint` per endpoint, counting the `busy` ones (its
-        attempts already in flight in this process): one endpoint with a backlog, or a slow
-        one, cannot take every attempt the worker makes (store/postgres/outbox.py)."""
-        async with self._store.transaction() as conn:
-            rows = await outbox.claim(
-                conn, outbox.WEBHOOKS, now, lease, limit, per_endpoint=per_endpoint, busy=busy
-            )
-        return [
-            DueDelivery(
-                delivery_id=r["delivery_id"],
-                webhook_id=r["webhook_id"],
-                url=r["url"],
-                secret=r["secret"],
-                event_type=r["event_type"],
-                ask_id=r["ask_id"],
-                occurred_at=r["occurred_at"],
-                payload=r["payload"],
-                attempts=int(r["attempts"]),
-            )
-            for r in rows
-        ]
+    def due(self, row: asyncpg.Record) -> DueDelivery:
+        return DueDelivery(
+            delivery_id=row["delivery_id"],
+            webhook_id=row["webhook_id"],
+            url=row["url"],
+            secret=row["secret"],
+            event_type=row["event_type"],
+            ask_id=row["ask_id"],
+            occurred_at=row["occurred_at"],
+            payload=row["payload"],
+            attempts=int(row["attempts"]),
+        )
 
     async def record(
         self,
