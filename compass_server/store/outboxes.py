@@ -46,8 +46,10 @@ class WebhookOutbox(Claims[DueDelivery], Protocol):
     leased to one process at a time, the record of each attempt, and the reminders."""
 
     async def remind(self, now: datetime, after: timedelta, most: int) -> Sequence[str]:
-        """Enqueue ask.reminder for the asks pending longer than `after` since they were asked
-        or last reminded, at most `most` times per ask. Returns the ask ids reminded of."""
+        """Enqueue reminders for the asks pending longer than `after` since they were asked
+        or last reminded, at most `most` times per ask, for every notifier (ask.reminder to
+        webhooks, a re-push to devices: store/postgres/outbox.remind). Returns the ask ids
+        reminded of."""
         ...
 
     async def record(
