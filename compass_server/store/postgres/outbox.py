@@ -8,7 +8,7 @@ A notifier (webhooks, Web Push; email next) keeps its outbox in a table of one s
     state text ('pending' | 'delivered' | 'failed'), attempts integer,
     next_attempt_at timestamptz (when due; while in flight, the claim's lease)
 
-filled by triggers on `asks` in the transaction of the change (migrations 0005, 0008), and
+filled by triggers on `asks` in the transaction of the change (migrations 0005, 0009), and
 described here by an `Outbox`. Its worker (background/outbox.py) claims due rows with
 `claim`: FOR UPDATE SKIP LOCKED, each leased for one attempt (several processes never attempt
 one row at once, and a row whose process died is attempted again when its lease ends),

@@ -1,4 +1,4 @@
-"""Web Push on PostgreSQL (migrations/0008_push.sql): people's devices, the VAPID key kept
+"""Web Push on PostgreSQL (migrations/0009_push.sql): people's devices, the VAPID key kept
 when none is configured, the one-time answer tokens, and the push outbox, which shares the
 webhooks' claim and record statements (store/postgres/outbox.py).
 

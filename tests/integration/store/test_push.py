@@ -1,4 +1,4 @@
-"""Web Push on PostgreSQL (migrations/0008_push.sql, store/postgres/push.py): devices, the one
+"""Web Push on PostgreSQL (migrations/0009_push.sql, store/postgres/push.py): devices, the one
 VAPID key, answer tokens, and the push outbox its triggers fill and the shared outbox
 statements claim (store/postgres/outbox.py)."""
 

@@ -1,4 +1,4 @@
--- Compass schema, version 8: Web Push (docs/answering/push.md). People's devices
+-- Compass schema, version 9: Web Push (docs/answering/push.md). People's devices
 -- (`push_subscriptions`), the VAPID key every process signs with when COMPASS_VAPID_PRIVATE_KEY
 -- is unset (`push_vapid_keys`, one row, written once), the push outbox (`push_deliveries`,
 -- claimed and retried by the same statements as `webhook_deliveries`:
@@ -11,6 +11,7 @@
 -- declined, withdrawn, timed out, expired) is pushed again ('ask_closed') to the devices that
 -- were told of it, so each replaces its notice; reminders ('ask.reminder') go to the same
 -- devices (store/postgres/outbox.py, `remind`).
+-- Version 9, not 8: 0008 is the MCP front door's (landed beside this on main).
 -- Forward-only: never edit this file once applied (the runner records its checksum).
 
 CREATE TABLE push_subscriptions (
