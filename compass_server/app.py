@@ -4,6 +4,7 @@ probes and the UI."""
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
@@ -21,9 +22,13 @@ from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADA
 from compass_server.observe import tracing as telemetry
 from compass_server.observe.access_log import RpcObserver
 from compass_server.observe.metrics import Metrics, metrics_endpoint, open_metrics_endpoint
+from compass_server.push.answer import PATH as PUSH_ANSWER_PATH, answer_endpoint
+from compass_server.push.keys import VapidSource
+from compass_server.push.sender import from_settings as push_sender
 from compass_server.quota import PostQuota
 from compass_server.service.asks import McpAsks
 from compass_server.service.handlers import AgentHandlers, CommsHandlers
+from compass_server.service.push import Push
 from compass_server.signin import sign_in_endpoint
 from compass_server.store import AccountKind, AccountRow, Store
 from compass_server.store.postgres import PostgresStore
@@ -121,6 +126,18 @@ def create_app(
         on_error=metrics.webhook_worker_errors.inc,
     )
     metrics.watch_webhook_worker(None if webhooks is None else webhooks.alive)
+    vapid = VapidSource(store.push(), settings.vapid_private_key)
+    base_url = BaseUrl(settings.base_url)
+    pushes = push_sender(
+        settings,
+        store,
+        vapid,
+        public_url=base_url,
+        on_outcome=metrics.push_outcome,
+        on_latency=metrics.push_latency.observe,
+        on_error=metrics.push_worker_errors.inc,
+    )
+    metrics.watch_push_worker(None if pushes is None else pushes.alive)
     # -- the front doors: both Connect services and /mcp on one application API, which they
     # share with its post quota and its cap of an account's open streams --
     asks = McpAsks(
@@ -131,6 +148,7 @@ def create_app(
         revocations=revocations,
         max_streams_per_account=settings.max_streams_per_account,
     )
+    push = Push(store.push(), asks, vapid, allow=settings.push_allow)
     options = wire.app_options(settings.max_request_bytes, responses)
     interceptors = [RpcObserver(metrics, auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
@@ -138,7 +156,9 @@ def create_app(
     )
     mcp = McpFront(settings=settings, asks=asks, authenticate=store.authenticate)
     comms_rpc = CommsServiceASGIApplication(
-        CommsHandlers(asks, auth, responses=responses), interceptors=interceptors, **options
+        CommsHandlers(asks, auth, push=push, responses=responses),
+        interceptors=interceptors,
+        **options,
     )
     # -- readiness, the jobs beside the requests, the routes --
     readiness = Readiness(
@@ -146,6 +166,7 @@ def create_app(
             DatabaseHealth(store.ping),
             ListenerHealth(feed),
             JobHealth("webhooks", None if webhooks is None else webhooks.health),
+            JobHealth("push", None if pushes is None else pushes.health),
         ]
     )
     jobs = {
@@ -155,6 +176,8 @@ def create_app(
     }
     if webhooks is not None:
         jobs["compass-webhooks"] = webhooks.run
+    if pushes is not None:
+        jobs["compass-push"] = pushes.run
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -172,6 +195,7 @@ def create_app(
         Route("/readyz", readiness.readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
         Route("/auth/sign-in", sign_in_endpoint(store), methods=["POST"]),
+        Route(PUSH_ANSWER_PATH, answer_endpoint(push), methods=["POST"]),
         Route(MCP_PATH, mcp),  # every method: its gate answers 405 to all but POST
         Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
         Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
@@ -184,6 +208,8 @@ def create_app(
         tracing.install(app)
     app.state.change_hub = hub
     app.state.metrics = metrics
+    app.state.base_url = base_url
+    app.state.public_url_set = bool(settings.public_url)
     return app
 
 
@@ -194,6 +220,25 @@ ServerApp: TypeAlias = Starlette
 def metrics_only_app(app: Starlette) -> Starlette:
     """A tiny app serving `app`'s /metrics without a token (for COMPASS_METRICS_PORT)."""
     return Starlette(routes=[Route("/metrics", open_metrics_endpoint(app.state.metrics))])
+
+
+@dataclass(slots=True)
+class BaseUrl:
+    """Where people open Compass, with a trailing slash: COMPASS_PUBLIC_URL, else where this
+    server listens (`listening` sets it once the port is known: `--port 0` picks one)."""
+
+    url: str
+
+    def __call__(self) -> str:
+        return self.url
+
+
+def listening(app: Starlette, url: str) -> None:
+    """The server of an app made by `create_app` listens at `url` (the links a push carries
+    point there unless COMPASS_PUBLIC_URL says otherwise)."""
+    base_url: object = app.state.base_url
+    if isinstance(base_url, BaseUrl) and not app.state.public_url_set:
+        base_url.url = url if url.endswith("/") else url + "/"
 
 
 def begin_shutdown(app: Starlette) -> None:

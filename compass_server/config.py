@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from compass_server.domain.vapid import VapidKey, check_subject
 from compass_server.domain.webhook_targets import AllowList
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ WEBHOOK_POLL: Final = "COMPASS_WEBHOOK_POLL_SECONDS"
 WEBHOOK_TIMEOUT: Final = "COMPASS_WEBHOOK_TIMEOUT_SECONDS"
 WEBHOOK_BACKOFF: Final = "COMPASS_WEBHOOK_BACKOFF_SECONDS"
 WEBHOOK_ALLOW_HOSTS: Final = "COMPASS_WEBHOOK_ALLOW_HOSTS"
+VAPID_PRIVATE_KEY: Final = "COMPASS_VAPID_PRIVATE_KEY"
+VAPID_SUBJECT: Final = "COMPASS_VAPID_SUBJECT"
+PUSH_ALLOW_HOSTS: Final = "COMPASS_PUSH_ALLOW_HOSTS"
 REMINDER_AFTER: Final = "COMPASS_REMINDER_AFTER_SECONDS"
 REMINDER_MAX: Final = "COMPASS_REMINDER_MAX"
 LOG_FORMAT: Final = "COMPASS_LOG_FORMAT"
@@ -71,6 +75,9 @@ ENV_VARS: Final = frozenset(
         WEBHOOK_TIMEOUT,
         WEBHOOK_BACKOFF,
         WEBHOOK_ALLOW_HOSTS,
+        VAPID_PRIVATE_KEY,
+        VAPID_SUBJECT,
+        PUSH_ALLOW_HOSTS,
         REMINDER_AFTER,
         REMINDER_MAX,
         LOG_FORMAT,
@@ -147,6 +154,15 @@ class Settings:
     webhook_allow: AllowList = field(default_factory=AllowList)
     """Internal hosts (names, addresses, networks) webhooks may reach; every other internal
     address is refused (domain/webhook_targets.py)."""
+    vapid_private_key: str | None = field(default=None, repr=False)
+    """The key Web Push is signed with (base64url of the P-256 scalar, or PEM); None: one
+    generated once and kept in the database (domain/vapid.py)."""
+    vapid_subject: str | None = None
+    """The contact in each push's VAPID JWT (mailto: or https:); None: the public URL's
+    origin."""
+    push_allow: AllowList = field(default_factory=lambda: AllowList(setting=PUSH_ALLOW_HOSTS))
+    """Internal hosts push endpoints may be on (names, addresses, networks), and the hosts
+    they may be plain http on; every other internal address is refused."""
     reminder_after_seconds: float = 900.0
     """ask.reminder after an ask has waited this long (and again each time); 0: none."""
     reminder_max: int = 3
@@ -175,6 +191,12 @@ class Settings:
     the call (`wait_seconds`) nor the client (header X-Compass-Wait-Seconds) says."""
     mcp_progress_seconds: float = 15.0
     """How often a waiting MCP call sends a progress notification (and renews its wait)."""
+
+    @property
+    def base_url(self) -> str:
+        """The URL people open, with a trailing slash: `public_url`, else http://host:port/."""
+        url = self.public_url or f"http://{self.host}:{self.port}/"
+        return url if url.endswith("/") else url + "/"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -209,7 +231,10 @@ class Settings:
             webhook_poll_seconds=_float(source, WEBHOOK_POLL, 1.0, low=0.01, high=60.0),
             webhook_timeout_seconds=_float(source, WEBHOOK_TIMEOUT, 10.0, low=0.1, high=120.0),
             webhook_backoff_seconds=_backoff(source.get(WEBHOOK_BACKOFF)),
-            webhook_allow=_allow_list(source.get(WEBHOOK_ALLOW_HOSTS) or ""),
+            webhook_allow=_allow_list(source.get(WEBHOOK_ALLOW_HOSTS) or "", WEBHOOK_ALLOW_HOSTS),
+            vapid_private_key=_vapid_key(source.get(VAPID_PRIVATE_KEY) or ""),
+            vapid_subject=_vapid_subject(source.get(VAPID_SUBJECT) or ""),
+            push_allow=_allow_list(source.get(PUSH_ALLOW_HOSTS) or "", PUSH_ALLOW_HOSTS),
             reminder_after_seconds=_float(source, REMINDER_AFTER, 900.0, low=0.0, high=604800.0),
             reminder_max=_int(source, REMINDER_MAX, 3, low=0, high=100),
             log_format=_log_format(source.get(LOG_FORMAT) or "text"),
@@ -274,11 +299,30 @@ def _log_format(raw: str) -> str:
     return raw
 
 
-def _allow_list(raw: str) -> AllowList:
+def _allow_list(raw: str, setting: str) -> AllowList:
     try:
-        return AllowList.parse(raw)
+        return AllowList.parse(raw, setting)
     except ValueError as exc:
-        raise ConfigError(f"{WEBHOOK_ALLOW_HOSTS}: {exc}") from None
+        raise ConfigError(f"{setting}: {exc}") from None
+
+
+def _vapid_key(raw: str) -> str | None:
+    if not raw.strip():
+        return None
+    try:
+        VapidKey.parse(raw)
+    except ValueError as exc:  # the message never quotes the key
+        raise ConfigError(f"{VAPID_PRIVATE_KEY}: {exc}") from None
+    return raw.strip()
+
+
+def _vapid_subject(raw: str) -> str | None:
+    if not raw:
+        return None
+    try:
+        return check_subject(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{VAPID_SUBJECT} {exc}") from None
 
 
 def _backoff(raw: str | None) -> tuple[float, ...] | None:

@@ -53,6 +53,7 @@ from compass_server.store.blocks import (
     same_content,
 )
 from gen.compass.v1 import comms_pb2
+from tests.memory_push import MemoryPushStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -114,6 +115,7 @@ class MemoryStore:
     _asks: dict[str, _Ask] = field(default_factory=dict[str, _Ask])
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _push: MemoryPushStore | None = None
 
     # -- seeding (the admin side of `Store`, as far as `tests/.../_seed.seed` needs it) -----
 
@@ -392,6 +394,15 @@ class MemoryStore:
 
     def webhooks(self) -> None:
         return None  # no outbox: no webhook worker
+
+    def push(self) -> MemoryPushStore:
+        """People's devices and answer tokens (tests/memory_push.py), one per store."""
+        if self._push is None:
+            self._push = MemoryPushStore(self._accounts.__getitem__)
+        return self._push
+
+    def push_outbox(self) -> None:
+        return None  # no outbox: no push worker
 
     async def listen(
         self,

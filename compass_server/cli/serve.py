@@ -316,13 +316,16 @@ class _AnnouncingServer(uvicorn.Server):
         from compass_server.allocator import freeze_startup
 
         freeze_startup()
-        if self.worker is not None:
-            self.worker.started(asyncio.get_running_loop(), stop=self._stop_now)
-            return
+        from compass_server.app import listening
+
         port = self.config.port
         for server in self.servers:
             for sock in server.sockets:
                 port = int(sock.getsockname()[1])  # the real port when asked for port 0
+        listening(self._app, public_url(self._settings, self.config.host, port))
+        if self.worker is not None:
+            self.worker.started(asyncio.get_running_loop(), stop=self._stop_now)
+            return
         await announce(self._settings, self._dsn, self.config.host, port, demo=self._demo)
 
 

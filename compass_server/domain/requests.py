@@ -18,8 +18,11 @@ from compass_server.domain.deliveries import check_delivery_request
 from compass_server.domain.errors import FieldViolation, InvalidArgumentError
 from compass_server.domain.limits import check_text
 from compass_server.domain.outcomes import check_close_request, check_decline_request
+from compass_server.domain.push import check_subscription
 
 if TYPE_CHECKING:
+    from compass_server.domain.push import NewSubscription
+    from compass_server.domain.webhook_targets import AllowList
     from gen.compass.v1 import agent_pb2, comms_pb2
 
 
@@ -71,6 +74,18 @@ def check_respond_to_ask(request: comms_pb2.RespondToAskRequest) -> None:
 
 def check_decline_ask(request: comms_pb2.DeclineAskRequest) -> None:
     check_decline_request(request.ask_id, request.reason)
+
+
+def check_add_push_subscription(
+    request: comms_pb2.AddPushSubscriptionRequest, allow: AllowList
+) -> NewSubscription:
+    """The endpoint (https, or http to a host `allow` names; no internal address unless
+    allowed), the subscriber's keys and the device's name (domain/push.py)."""
+    return check_subscription(request, allow)
+
+
+def check_remove_push_subscription(request: comms_pb2.RemovePushSubscriptionRequest) -> None:
+    check_id("subscription_id", request.subscription_id)
 
 
 # -- AgentService --------------------------------------------------------------------------

@@ -13,6 +13,9 @@ is judged as the IPv4 one), as GitLab and the Standard Webhooks guidance advise.
 metadata services (169.254.169.254, fd00:ec2::254, 100.100.100.200) are all inside those. The
 worker checks the addresses a name resolves to when it connects (compass_server/webhooks/transport.py),
 so DNS cannot smuggle one in. `COMPASS_WEBHOOK_ALLOW_HOSTS` names the exceptions.
+
+Web Push endpoints are judged by the same rules (`check_url(..., https_only=True)`), with
+their own allow list, `COMPASS_PUSH_ALLOW_HOSTS` (`AllowList.setting` names it in messages).
 """
 
 from __future__ import annotations
@@ -39,18 +42,24 @@ Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+WEBHOOK_SETTING: Final = "COMPASS_WEBHOOK_ALLOW_HOSTS"
+
+
 @dataclass(frozen=True, slots=True)
 class AllowList:
-    """Hosts a webhook may reach although they are internal (COMPASS_WEBHOOK_ALLOW_HOSTS)."""
+    """Hosts a webhook (or a push) may reach although they are internal
+    (COMPASS_WEBHOOK_ALLOW_HOSTS; COMPASS_PUSH_ALLOW_HOSTS)."""
 
     names: frozenset[str] = frozenset()
     """Host names, lower case, without a trailing dot: a URL naming one may go wherever it
     resolves."""
     networks: tuple[Network, ...] = ()
     """Addresses and networks: a delivery may connect inside them."""
+    setting: str = WEBHOOK_SETTING
+    """The environment variable that names them, for the messages that say how to allow one."""
 
     @classmethod
-    def parse(cls, raw: str) -> AllowList:
+    def parse(cls, raw: str, setting: str = WEBHOOK_SETTING) -> AllowList:
         """A comma-separated list of host names, IP addresses and networks (CIDR).
 
         Raises:
@@ -70,13 +79,18 @@ class AllowList:
             if not name or not _is_host_name(name):
                 raise ValueError(f"{entry!r} is not a host name, an IP address or a network")
             names.add(name)
-        return cls(frozenset(names), tuple(networks))
+        return cls(frozenset(names), tuple(networks), setting)
 
     def allows_name(self, host: str) -> bool:
         return _name(host) in self.names
 
     def allows_address(self, address: Address) -> bool:
         return any(address in network for network in self.networks)
+
+    def allows_host(self, host: str) -> bool:
+        """Whether a URL's host is named here: its name, or the address it spells."""
+        address = _address(host)
+        return self.allows_name(host) if address is None else self.allows_address(address)
 
 
 def refusal(address: Address, allow: AllowList) -> str | None:
@@ -86,11 +100,15 @@ def refusal(address: Address, allow: AllowList) -> str | None:
     judged = _embedded_ipv4(address) or address
     if judged.is_global and not judged.is_multicast:
         return None
-    return f"{address} is an internal address (allow it with COMPASS_WEBHOOK_ALLOW_HOSTS)"
+    return f"{address} is an internal address (allow it with {allow.setting})"
 
 
-def check_url(url: str, allow: AllowList) -> str:
+def check_url(url: str, allow: AllowList, *, https_only: bool = False) -> str:
     """The endpoint URL to store: `url` with its scheme in lower case.
+
+    Args:
+        https_only: refuse http:// unless `allow` names the host (a Web Push endpoint: the
+            push services are https; a stand-in on an allowed host may be plain http).
 
     Raises:
         InvalidArgumentError: not an http(s) URL with a host that the client can reach, or
@@ -127,6 +145,10 @@ def check_url(url: str, allow: AllowList) -> str:
         )
     if port == 0:
         raise InvalidArgumentError("the URL's port must be between 1 and 65535")
+    if https_only and scheme != "https" and not allow.allows_host(host):
+        raise InvalidArgumentError(
+            f"the URL must start with https:// (http:// only to a host named in {allow.setting})"
+        )
     if _DOTTED_QUAD.match(host):
         try:
             ipaddress.IPv4Address(host)
@@ -145,7 +167,7 @@ def check_url(url: str, allow: AllowList) -> str:
             raise InvalidArgumentError(f"the URL's host {host!r} is not a valid host name")
         if name in INTERNAL_NAMES or name.endswith((".localhost", ".internal")):
             raise InvalidArgumentError(
-                f"the URL's host {name} is internal (allow it with COMPASS_WEBHOOK_ALLOW_HOSTS)"
+                f"the URL's host {name} is internal (allow it with {allow.setting})"
             )
     return urlunsplit(parts._replace(scheme=scheme))
 

@@ -39,6 +39,9 @@ _ASK_BUCKETS: Final = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24
 _RECEIPT_BUCKETS: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
 """A receipt normally follows its answer within a second (the bridge reports as it hands
 the answer over); the long tail is a bridge that was away."""
+_PUSH_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600)
+"""An ask's push normally leaves within the worker's poll interval; the tail is retries."""
+PUSH_RESULTS: Final = ("sent", "skipped", "retried", "failed", "gone")
 _PENDING_CACHE_SECONDS: Final = 5.0
 REMEMBERED_ASKS: Final = 100_000
 """Ask ids kept per table (created, viewed, final): about 10 MB at most."""
@@ -148,6 +151,32 @@ class Metrics:
             "Unexpected errors in the webhook worker's rounds and attempts (it carries on)",
             registry=r,
         )
+        self.pushes = Counter(
+            "compass_push_deliveries",
+            "Web Push attempts by outcome (sent: the push service took it; skipped: its ask "
+            "ended first; retried; failed; gone: the device was unsubscribed, 404/410)",
+            ["outcome"],
+            registry=r,
+        )
+        for outcome in PUSH_RESULTS:
+            self.pushes.labels(outcome=outcome)
+        self.push_latency = Histogram(
+            "compass_push_latency_seconds",
+            "From an ask's storing to its push service accepting its push (each device)",
+            buckets=_PUSH_BUCKETS,
+            registry=r,
+        )
+        self.push_worker_up = Gauge(
+            "compass_push_worker_up",
+            "1 while this process's push worker runs and ends its rounds; 0 when it stopped "
+            "or stalled (no worker: 0)",
+            registry=r,
+        )
+        self.push_worker_errors = Counter(
+            "compass_push_worker_errors",
+            "Unexpected errors in the push worker's rounds and attempts (it carries on)",
+            registry=r,
+        )
         self.time_to_answer = Histogram(
             "compass_ask_time_to_answer_seconds",
             "From an ask's creation to its answer (asks created by this process)",
@@ -255,6 +284,15 @@ class Metrics:
     def webhook_outcome(self, outcome: str) -> None:
         """One webhook delivery attempt ended: "delivered", "retry" or "failed"."""
         self.webhook_deliveries.labels(outcome=outcome).inc()
+
+    def watch_push_worker(self, alive: Callable[[], bool] | None) -> None:
+        """`compass_push_worker_up` reads `alive` at each scrape (None: no worker, 0)."""
+        if alive is not None:
+            self.push_worker_up.set_function(lambda: 1.0 if alive() else 0.0)
+
+    def push_outcome(self, outcome: str) -> None:
+        """One push attempt ended (PUSH_RESULTS)."""
+        self.pushes.labels(outcome=outcome).inc()
 
     def swept(self, ask_ids: Iterable[str] | None) -> None:
         """After a sweep: the asks it closed as EXPIRED (None: the sweep failed)."""

@@ -1,5 +1,5 @@
-"""Connect handlers: decode a request, call the application API (`service/asks.py`) as the
-caller, encode its result. No store, no rules, no SQL, no HTTP.
+"""Connect handlers: decode a request, call the application API (`service/asks.py`, and
+`service/push.py` for a person's devices) as the caller, encode its result. No store, no rules, no SQL, no HTTP.
 
 Authentication and the human/agent split happen in the gate before a handler runs; the
 handlers take the caller (and, for a stream, the token it was admitted with) from
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from connectrpc.request import RequestContext
 
     from compass_server.service.asks import Asks
+    from compass_server.service.push import Push
     from compass_server.store import AccountRow
     from compass_server.transport.auth import AuthContext
 
@@ -45,9 +46,15 @@ class CommsHandlers(_Handlers, CommsService):
     """CommsService: what participants (human accounts) call from the browser."""
 
     def __init__(
-        self, asks: Asks, auth: AuthContext[AccountRow], *, responses: SharedResponses | None = None
+        self,
+        asks: Asks,
+        auth: AuthContext[AccountRow],
+        *,
+        push: Push,
+        responses: SharedResponses | None = None,
     ) -> None:
         super().__init__(asks, auth)
+        self._push = push
         self._responses = responses or SharedResponses()
 
     async def get_me(self, request: comms_pb2.GetMeRequest, ctx: Ctx) -> comms_pb2.GetMeResponse:
@@ -117,6 +124,32 @@ class CommsHandlers(_Handlers, CommsService):
     ) -> comms_pb2.DeclineAskResponse:
         await self._asks.decline_ask(self._auth.current(), request)
         return comms_pb2.DeclineAskResponse()
+
+    async def get_push_config(
+        self, request: comms_pb2.GetPushConfigRequest, ctx: Ctx
+    ) -> comms_pb2.GetPushConfigResponse:
+        key = await self._push.vapid_public_key(self._auth.current())
+        return comms_pb2.GetPushConfigResponse(vapid_public_key=key)
+
+    async def add_push_subscription(
+        self, request: comms_pb2.AddPushSubscriptionRequest, ctx: Ctx
+    ) -> comms_pb2.AddPushSubscriptionResponse:
+        subscription_id = await self._push.add_subscription(self._auth.current(), request)
+        return comms_pb2.AddPushSubscriptionResponse(subscription_id=subscription_id)
+
+    async def remove_push_subscription(
+        self, request: comms_pb2.RemovePushSubscriptionRequest, ctx: Ctx
+    ) -> comms_pb2.RemovePushSubscriptionResponse:
+        await self._push.remove_subscription(self._auth.current(), request)
+        return comms_pb2.RemovePushSubscriptionResponse()
+
+    async def list_push_subscriptions(
+        self, request: comms_pb2.ListPushSubscriptionsRequest, ctx: Ctx
+    ) -> comms_pb2.ListPushSubscriptionsResponse:
+        rows = await self._push.list_subscriptions(self._auth.current())
+        return comms_pb2.ListPushSubscriptionsResponse(
+            subscriptions=[row.to_proto() for row in rows]
+        )
 
 
 class AgentHandlers(_Handlers, AgentService):

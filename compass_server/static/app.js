@@ -5685,7 +5685,7 @@ function serviceDesc(file, path, ...paths) {
 }
 
 // ui/gen/compass/v1/comms_pb.js
-var file_compass_v1_comms = /* @__PURE__ */ fileDesc("ChZjb21wYXNzL3YxL2NvbW1zLnByb3RvEgpjb21wYXNzLnYxIl4KDE1lc3NhZ2VCbG9jaxIlCgR0ZXh0GAEgASgLMhUuY29tcGFzcy52MS5UZXh0QmxvY2tIABIeCgNhc2sYAiABKAsyDy5jb21wYXNzLnYxLkFza0gAQgcKBWJsb2NrIhkKCVRleHRCbG9jaxIMCgR0ZXh0GAEgASgJIsYECgNBc2sSDgoGYXNrX2lkGAEgASgJEioKCXF1ZXN0aW9ucxgGIAMoCzIXLmNvbXBhc3MudjEuQXNrUXVlc3Rpb24SHgoWYW5zd2VyZWRfYnlfYWNjb3VudF9pZBgHIAEoCRIvCgthbnN3ZXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYW5zd2VyZWRfYnlfbmFtZRgJIAEoCRIlCgZzdGF0dXMYCiABKA4yFS5jb21wYXNzLnYxLkFza1N0YXR1cxIsCghkZWFkbGluZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoKb25fdGltZW91dBgMIAEoDjIcLmNvbXBhc3MudjEuQXNrVGltZW91dFBvbGljeRIcChRjbG9zZWRfYnlfYWNjb3VudF9pZBgNIAEoCRItCgljbG9zZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNsb3NlZF9ieV9uYW1lGA8gASgJEhQKDGNsb3NlX3JlYXNvbhgQIAEoCRIpCghkZWxpdmVyeRgRIAEoCzIXLmNvbXBhc3MudjEuQXNrRGVsaXZlcnkSLwoLd2l0aGRyYXdfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSgQIAhAGUghxdWVzdGlvblIHb3B0aW9uc1IOYWxsb3dfbXVsdGlwbGVSEWNob3Nlbl9vcHRpb25faWRzIsMBCgtBc2tEZWxpdmVyeRIoCgVzdGF0ZRgBIAEoDjIZLmNvbXBhc3MudjEuRGVsaXZlcnlTdGF0ZRIOCgZkZXRhaWwYAiABKAkSDwoHcGF5bG9hZBgDIAEoCRIeChZyZXBvcnRlZF9ieV9hY2NvdW50X2lkGAQgASgJEhgKEHJlcG9ydGVkX2J5X25hbWUYBSABKAkSLwoLcmVwb3J0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrMCCgtBc2tRdWVzdGlvbhITCgtxdWVzdGlvbl9pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRIOCgZoZWFkZXIYAyABKAkSJgoHb3B0aW9ucxgEIAMoCzIVLmNvbXBhc3MudjEuQXNrT3B0aW9uEhYKDmFsbG93X211bHRpcGxlGAUgASgIEhgKC3JlY29tbWVuZGVkGAYgASgFSACIAQESGQoRY2hvc2VuX29wdGlvbl9pZHMYByADKAkSEwoLY3VzdG9tX3RleHQYCCABKAkSEQoJdGltZWRfb3V0GAkgASgIEicKCWZyZWVfdGV4dBgKIAEoDjIULmNvbXBhc3MudjEuRnJlZVRleHQSFwoPYW5zd2VyX3JlcXVpcmVkGAsgASgIQg4KDF9yZWNvbW1lbmRlZCJMCglBc2tPcHRpb24SCgoCaWQYASABKAkSDQoFbGFiZWwYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSDwoHcHJldmlldxgEIAEoCSJpCg5NZXNzYWdlVXBkYXRlZBISCgptZXNzYWdlX2lkGAEgASgJEhkKEWNsaWVudF9tZXNzYWdlX2lkGAIgASgJEigKBmJsb2NrcxgDIAMoCzIYLmNvbXBhc3MudjEuTWVzc2FnZUJsb2NrIsYCCgdNZXNzYWdlEhIKCm1lc3NhZ2VfaWQYASABKAkSEgoKY2hhbm5lbF9pZBgCIAEoCRIZChFhdXRob3JfYWNjb3VudF9pZBgDIAEoCRIZChFjbGllbnRfbWVzc2FnZV9pZBgEIAEoCRIoCgZibG9ja3MYBSADKAsyGC5jb21wYXNzLnYxLk1lc3NhZ2VCbG9jaxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghyZXZpc2lvbhgIIAEoAxITCgthdXRob3JfbmFtZRgJIAEoCRIsCgthdXRob3Jfa2luZBgKIAEoDjIXLmNvbXBhc3MudjEuQWNjb3VudEtpbmQiLwoJV29ya3NwYWNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIMCgRuYW1lGAIgASgJIkEKB0NoYW5uZWwSEgoKY2hhbm5lbF9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDAoEbmFtZRgDIAEoCSIVChNMaXN0Q2hhbm5lbHNSZXF1ZXN0Ij0KFExpc3RDaGFubmVsc1Jlc3BvbnNlEiUKCGNoYW5uZWxzGAEgAygLMhMuY29tcGFzcy52MS5DaGFubmVsIlAKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEgoKY2hhbm5lbF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJWChRMaXN0TWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLmNvbXBhc3MudjEuTWVzc2FnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiDgoMR2V0TWVSZXF1ZXN0IoMBCg1HZXRNZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSJQoEa2luZBgCIAEoDjIXLmNvbXBhc3MudjEuQWNjb3VudEtpbmQSDAoEbmFtZRgDIAEoCRIpCgp3b3Jrc3BhY2VzGAQgAygLMhUuY29tcGFzcy52MS5Xb3Jrc3BhY2UiPwoWTGlzdFBlbmRpbmdBc2tzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSLGAQoKUGVuZGluZ0FzaxIcCgNhc2sYASABKAsyDy5jb21wYXNzLnYxLkFzaxISCgptZXNzYWdlX2lkGAIgASgJEhIKCmNoYW5uZWxfaWQYAyABKAkSFAoMY2hhbm5lbF9uYW1lGAQgASgJEhkKEWF1dGhvcl9hY2NvdW50X2lkGAUgASgJEhMKC2F1dGhvcl9uYW1lGAYgASgJEiwKCGFza2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJYChdMaXN0UGVuZGluZ0Fza3NSZXNwb25zZRIkCgRhc2tzGAEgAygLMhYuY29tcGFzcy52MS5QZW5kaW5nQXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIfCg1HZXRBc2tSZXF1ZXN0Eg4KBmFza19pZBgBIAEoCSJWCg5HZXRBc2tSZXNwb25zZRIcCgNhc2sYASABKAsyDy5jb21wYXNzLnYxLkFzaxISCgptZXNzYWdlX2lkGAIgASgJEhIKCmNoYW5uZWxfaWQYAyABKAkiQQoTV2F0Y2hDaGFubmVsUmVxdWVzdBISCgpjaGFubmVsX2lkGAEgASgJEhYKDmFmdGVyX3JldmlzaW9uGAIgASgDIk8KFFdhdGNoQ2hhbm5lbFJlc3BvbnNlEiQKB21lc3NhZ2UYASABKAsyEy5jb21wYXNzLnYxLk1lc3NhZ2USEQoJY2F1Z2h0X3VwGAIgASgIIm4KE1Jlc3BvbmRUb0Fza1JlcXVlc3QSDgoGYXNrX2lkGAEgASgJEi4KB2Fuc3dlcnMYAyADKAsyHS5jb21wYXNzLnYxLkFza1F1ZXN0aW9uQW5zd2VySgQIAhADUhFjaG9zZW5fb3B0aW9uX2lkcyJYChFBc2tRdWVzdGlvbkFuc3dlchITCgtxdWVzdGlvbl9pZBgBIAEoCRIZChFjaG9zZW5fb3B0aW9uX2lkcxgCIAMoCRITCgtjdXN0b21fdGV4dBgDIAEoCSIWChRSZXNwb25kVG9Bc2tSZXNwb25zZSIzChFEZWNsaW5lQXNrUmVxdWVzdBIOCgZhc2tfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIhQKEkRlY2xpbmVBc2tSZXNwb25zZSI5Cg1JbnZhbGlkRmllbGRzEigKBmZpZWxkcxgBIAMoCzIYLmNvbXBhc3MudjEuSW52YWxpZEZpZWxkIkcKDEludmFsaWRGaWVsZBINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRITCgtxdWVzdGlvbl9pZBgDIAEoCSq9AQoJQXNrU3RhdHVzEhoKFkFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJBU0tfU1RBVFVTX1BFTkRJTkcQARIXChNBU0tfU1RBVFVTX0FOU1dFUkVEEAISFwoTQVNLX1NUQVRVU19ERUNMSU5FRBADEhgKFEFTS19TVEFUVVNfV0lUSERSQVdOEAQSGAoUQVNLX1NUQVRVU19USU1FRF9PVVQQBRIWChJBU0tfU1RBVFVTX0VYUElSRUQQBip8ChBBc2tUaW1lb3V0UG9saWN5EiIKHkFTS19USU1FT1VUX1BPTElDWV9VTlNQRUNJRklFRBAAEicKI0FTS19USU1FT1VUX1BPTElDWV9QSUNLX1JFQ09NTUVOREVEEAESGwoXQVNLX1RJTUVPVVRfUE9MSUNZX0ZBSUwQAip0CghGcmVlVGV4dBIZChVGUkVFX1RFWFRfVU5TUEVDSUZJRUQQABIWChJGUkVFX1RFWFRfQUNDRVBURUQQARIVChFGUkVFX1RFWFRfUkVGVVNFRBACEh4KGkZSRUVfVEVYVF9JTlNURUFEX09GX1BJQ0tTEAMqmgEKDURlbGl2ZXJ5U3RhdGUSHgoaREVMSVZFUllfU1RBVEVfVU5TUEVDSUZJRUQQABIcChhERUxJVkVSWV9TVEFURV9ERUxJVkVSRUQQARIpCiVERUxJVkVSWV9TVEFURV9ERUxJVkVSRURfV0lUSF9DSEFOR0VTEAISIAocREVMSVZFUllfU1RBVEVfTk9UX0RFTElWRVJFRBADKlsKC0FjY291bnRLaW5kEhwKGEFDQ09VTlRfS0lORF9VTlNQRUNJRklFRBAAEhYKEkFDQ09VTlRfS0lORF9IVU1BThABEhYKEkFDQ09VTlRfS0lORF9BR0VOVBACMoQFCgxDb21tc1NlcnZpY2USPAoFR2V0TWUSGC5jb21wYXNzLnYxLkdldE1lUmVxdWVzdBoZLmNvbXBhc3MudjEuR2V0TWVSZXNwb25zZRJRCgxMaXN0Q2hhbm5lbHMSHy5jb21wYXNzLnYxLkxpc3RDaGFubmVsc1JlcXVlc3QaIC5jb21wYXNzLnYxLkxpc3RDaGFubmVsc1Jlc3BvbnNlEloKD0xpc3RQZW5kaW5nQXNrcxIiLmNvbXBhc3MudjEuTGlzdFBlbmRpbmdBc2tzUmVxdWVzdBojLmNvbXBhc3MudjEuTGlzdFBlbmRpbmdBc2tzUmVzcG9uc2USUQoMTGlzdE1lc3NhZ2VzEh8uY29tcGFzcy52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0GiAuY29tcGFzcy52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRI/CgZHZXRBc2sSGS5jb21wYXNzLnYxLkdldEFza1JlcXVlc3QaGi5jb21wYXNzLnYxLkdldEFza1Jlc3BvbnNlElMKDFdhdGNoQ2hhbm5lbBIfLmNvbXBhc3MudjEuV2F0Y2hDaGFubmVsUmVxdWVzdBogLmNvbXBhc3MudjEuV2F0Y2hDaGFubmVsUmVzcG9uc2UwARJRCgxSZXNwb25kVG9Bc2sSHy5jb21wYXNzLnYxLlJlc3BvbmRUb0Fza1JlcXVlc3QaIC5jb21wYXNzLnYxLlJlc3BvbmRUb0Fza1Jlc3BvbnNlEksKCkRlY2xpbmVBc2sSHS5jb21wYXNzLnYxLkRlY2xpbmVBc2tSZXF1ZXN0Gh4uY29tcGFzcy52MS5EZWNsaW5lQXNrUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+var file_compass_v1_comms = /* @__PURE__ */ fileDesc("ChZjb21wYXNzL3YxL2NvbW1zLnByb3RvEgpjb21wYXNzLnYxIl4KDE1lc3NhZ2VCbG9jaxIlCgR0ZXh0GAEgASgLMhUuY29tcGFzcy52MS5UZXh0QmxvY2tIABIeCgNhc2sYAiABKAsyDy5jb21wYXNzLnYxLkFza0gAQgcKBWJsb2NrIhkKCVRleHRCbG9jaxIMCgR0ZXh0GAEgASgJIsYECgNBc2sSDgoGYXNrX2lkGAEgASgJEioKCXF1ZXN0aW9ucxgGIAMoCzIXLmNvbXBhc3MudjEuQXNrUXVlc3Rpb24SHgoWYW5zd2VyZWRfYnlfYWNjb3VudF9pZBgHIAEoCRIvCgthbnN3ZXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYW5zd2VyZWRfYnlfbmFtZRgJIAEoCRIlCgZzdGF0dXMYCiABKA4yFS5jb21wYXNzLnYxLkFza1N0YXR1cxIsCghkZWFkbGluZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoKb25fdGltZW91dBgMIAEoDjIcLmNvbXBhc3MudjEuQXNrVGltZW91dFBvbGljeRIcChRjbG9zZWRfYnlfYWNjb3VudF9pZBgNIAEoCRItCgljbG9zZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNsb3NlZF9ieV9uYW1lGA8gASgJEhQKDGNsb3NlX3JlYXNvbhgQIAEoCRIpCghkZWxpdmVyeRgRIAEoCzIXLmNvbXBhc3MudjEuQXNrRGVsaXZlcnkSLwoLd2l0aGRyYXdfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSgQIAhAGUghxdWVzdGlvblIHb3B0aW9uc1IOYWxsb3dfbXVsdGlwbGVSEWNob3Nlbl9vcHRpb25faWRzIsMBCgtBc2tEZWxpdmVyeRIoCgVzdGF0ZRgBIAEoDjIZLmNvbXBhc3MudjEuRGVsaXZlcnlTdGF0ZRIOCgZkZXRhaWwYAiABKAkSDwoHcGF5bG9hZBgDIAEoCRIeChZyZXBvcnRlZF9ieV9hY2NvdW50X2lkGAQgASgJEhgKEHJlcG9ydGVkX2J5X25hbWUYBSABKAkSLwoLcmVwb3J0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrMCCgtBc2tRdWVzdGlvbhITCgtxdWVzdGlvbl9pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRIOCgZoZWFkZXIYAyABKAkSJgoHb3B0aW9ucxgEIAMoCzIVLmNvbXBhc3MudjEuQXNrT3B0aW9uEhYKDmFsbG93X211bHRpcGxlGAUgASgIEhgKC3JlY29tbWVuZGVkGAYgASgFSACIAQESGQoRY2hvc2VuX29wdGlvbl9pZHMYByADKAkSEwoLY3VzdG9tX3RleHQYCCABKAkSEQoJdGltZWRfb3V0GAkgASgIEicKCWZyZWVfdGV4dBgKIAEoDjIULmNvbXBhc3MudjEuRnJlZVRleHQSFwoPYW5zd2VyX3JlcXVpcmVkGAsgASgIQg4KDF9yZWNvbW1lbmRlZCJMCglBc2tPcHRpb24SCgoCaWQYASABKAkSDQoFbGFiZWwYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSDwoHcHJldmlldxgEIAEoCSJpCg5NZXNzYWdlVXBkYXRlZBISCgptZXNzYWdlX2lkGAEgASgJEhkKEWNsaWVudF9tZXNzYWdlX2lkGAIgASgJEigKBmJsb2NrcxgDIAMoCzIYLmNvbXBhc3MudjEuTWVzc2FnZUJsb2NrIsYCCgdNZXNzYWdlEhIKCm1lc3NhZ2VfaWQYASABKAkSEgoKY2hhbm5lbF9pZBgCIAEoCRIZChFhdXRob3JfYWNjb3VudF9pZBgDIAEoCRIZChFjbGllbnRfbWVzc2FnZV9pZBgEIAEoCRIoCgZibG9ja3MYBSADKAsyGC5jb21wYXNzLnYxLk1lc3NhZ2VCbG9jaxIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghyZXZpc2lvbhgIIAEoAxITCgthdXRob3JfbmFtZRgJIAEoCRIsCgthdXRob3Jfa2luZBgKIAEoDjIXLmNvbXBhc3MudjEuQWNjb3VudEtpbmQiLwoJV29ya3NwYWNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIMCgRuYW1lGAIgASgJIkEKB0NoYW5uZWwSEgoKY2hhbm5lbF9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDAoEbmFtZRgDIAEoCSIVChNMaXN0Q2hhbm5lbHNSZXF1ZXN0Ij0KFExpc3RDaGFubmVsc1Jlc3BvbnNlEiUKCGNoYW5uZWxzGAEgAygLMhMuY29tcGFzcy52MS5DaGFubmVsIlAKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEgoKY2hhbm5lbF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJWChRMaXN0TWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLmNvbXBhc3MudjEuTWVzc2FnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiDgoMR2V0TWVSZXF1ZXN0IoMBCg1HZXRNZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSJQoEa2luZBgCIAEoDjIXLmNvbXBhc3MudjEuQWNjb3VudEtpbmQSDAoEbmFtZRgDIAEoCRIpCgp3b3Jrc3BhY2VzGAQgAygLMhUuY29tcGFzcy52MS5Xb3Jrc3BhY2UiPwoWTGlzdFBlbmRpbmdBc2tzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSLGAQoKUGVuZGluZ0FzaxIcCgNhc2sYASABKAsyDy5jb21wYXNzLnYxLkFzaxISCgptZXNzYWdlX2lkGAIgASgJEhIKCmNoYW5uZWxfaWQYAyABKAkSFAoMY2hhbm5lbF9uYW1lGAQgASgJEhkKEWF1dGhvcl9hY2NvdW50X2lkGAUgASgJEhMKC2F1dGhvcl9uYW1lGAYgASgJEiwKCGFza2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJYChdMaXN0UGVuZGluZ0Fza3NSZXNwb25zZRIkCgRhc2tzGAEgAygLMhYuY29tcGFzcy52MS5QZW5kaW5nQXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIfCg1HZXRBc2tSZXF1ZXN0Eg4KBmFza19pZBgBIAEoCSJWCg5HZXRBc2tSZXNwb25zZRIcCgNhc2sYASABKAsyDy5jb21wYXNzLnYxLkFzaxISCgptZXNzYWdlX2lkGAIgASgJEhIKCmNoYW5uZWxfaWQYAyABKAkiQQoTV2F0Y2hDaGFubmVsUmVxdWVzdBISCgpjaGFubmVsX2lkGAEgASgJEhYKDmFmdGVyX3JldmlzaW9uGAIgASgDIk8KFFdhdGNoQ2hhbm5lbFJlc3BvbnNlEiQKB21lc3NhZ2UYASABKAsyEy5jb21wYXNzLnYxLk1lc3NhZ2USEQoJY2F1Z2h0X3VwGAIgASgIIm4KE1Jlc3BvbmRUb0Fza1JlcXVlc3QSDgoGYXNrX2lkGAEgASgJEi4KB2Fuc3dlcnMYAyADKAsyHS5jb21wYXNzLnYxLkFza1F1ZXN0aW9uQW5zd2VySgQIAhADUhFjaG9zZW5fb3B0aW9uX2lkcyJYChFBc2tRdWVzdGlvbkFuc3dlchITCgtxdWVzdGlvbl9pZBgBIAEoCRIZChFjaG9zZW5fb3B0aW9uX2lkcxgCIAMoCRITCgtjdXN0b21fdGV4dBgDIAEoCSIWChRSZXNwb25kVG9Bc2tSZXNwb25zZSIzChFEZWNsaW5lQXNrUmVxdWVzdBIOCgZhc2tfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIhQKEkRlY2xpbmVBc2tSZXNwb25zZSI5Cg1JbnZhbGlkRmllbGRzEigKBmZpZWxkcxgBIAMoCzIYLmNvbXBhc3MudjEuSW52YWxpZEZpZWxkIkcKDEludmFsaWRGaWVsZBINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRITCgtxdWVzdGlvbl9pZBgDIAEoCSIWChRHZXRQdXNoQ29uZmlnUmVxdWVzdCIxChVHZXRQdXNoQ29uZmlnUmVzcG9uc2USGAoQdmFwaWRfcHVibGljX2tleRgBIAEoCSJhChpBZGRQdXNoU3Vic2NyaXB0aW9uUmVxdWVzdBIQCghlbmRwb2ludBgBIAEoCRIOCgZwMjU2ZGgYAiABKAkSDAoEYXV0aBgDIAEoCRITCgtkZXZpY2VfbmFtZRgEIAEoCSI2ChtBZGRQdXNoU3Vic2NyaXB0aW9uUmVzcG9uc2USFwoPc3Vic2NyaXB0aW9uX2lkGAEgASgJIjgKHVJlbW92ZVB1c2hTdWJzY3JpcHRpb25SZXF1ZXN0EhcKD3N1YnNjcmlwdGlvbl9pZBgBIAEoCSIgCh5SZW1vdmVQdXNoU3Vic2NyaXB0aW9uUmVzcG9uc2UiHgocTGlzdFB1c2hTdWJzY3JpcHRpb25zUmVxdWVzdCJUCh1MaXN0UHVzaFN1YnNjcmlwdGlvbnNSZXNwb25zZRIzCg1zdWJzY3JpcHRpb25zGAEgAygLMhwuY29tcGFzcy52MS5QdXNoU3Vic2NyaXB0aW9uIrkBChBQdXNoU3Vic2NyaXB0aW9uEhcKD3N1YnNjcmlwdGlvbl9pZBgBIAEoCRITCgtkZXZpY2VfbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg9sYXN0X3N1Y2Nlc3NfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxhc3RfZXJyb3IYBSABKAkqvQEKCUFza1N0YXR1cxIaChZBU0tfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSQVNLX1NUQVRVU19QRU5ESU5HEAESFwoTQVNLX1NUQVRVU19BTlNXRVJFRBACEhcKE0FTS19TVEFUVVNfREVDTElORUQQAxIYChRBU0tfU1RBVFVTX1dJVEhEUkFXThAEEhgKFEFTS19TVEFUVVNfVElNRURfT1VUEAUSFgoSQVNLX1NUQVRVU19FWFBJUkVEEAYqfAoQQXNrVGltZW91dFBvbGljeRIiCh5BU0tfVElNRU9VVF9QT0xJQ1lfVU5TUEVDSUZJRUQQABInCiNBU0tfVElNRU9VVF9QT0xJQ1lfUElDS19SRUNPTU1FTkRFRBABEhsKF0FTS19USU1FT1VUX1BPTElDWV9GQUlMEAIqdAoIRnJlZVRleHQSGQoVRlJFRV9URVhUX1VOU1BFQ0lGSUVEEAASFgoSRlJFRV9URVhUX0FDQ0VQVEVEEAESFQoRRlJFRV9URVhUX1JFRlVTRUQQAhIeChpGUkVFX1RFWFRfSU5TVEVBRF9PRl9QSUNLUxADKpoBCg1EZWxpdmVyeVN0YXRlEh4KGkRFTElWRVJZX1NUQVRFX1VOU1BFQ0lGSUVEEAASHAoYREVMSVZFUllfU1RBVEVfREVMSVZFUkVEEAESKQolREVMSVZFUllfU1RBVEVfREVMSVZFUkVEX1dJVEhfQ0hBTkdFUxACEiAKHERFTElWRVJZX1NUQVRFX05PVF9ERUxJVkVSRUQQAypbCgtBY2NvdW50S2luZBIcChhBQ0NPVU5UX0tJTkRfVU5TUEVDSUZJRUQQABIWChJBQ0NPVU5UX0tJTkRfSFVNQU4QARIWChJBQ0NPVU5UX0tJTkRfQUdFTlQQAjKhCAoMQ29tbXNTZXJ2aWNlEjwKBUdldE1lEhguY29tcGFzcy52MS5HZXRNZVJlcXVlc3QaGS5jb21wYXNzLnYxLkdldE1lUmVzcG9uc2USUQoMTGlzdENoYW5uZWxzEh8uY29tcGFzcy52MS5MaXN0Q2hhbm5lbHNSZXF1ZXN0GiAuY29tcGFzcy52MS5MaXN0Q2hhbm5lbHNSZXNwb25zZRJaCg9MaXN0UGVuZGluZ0Fza3MSIi5jb21wYXNzLnYxLkxpc3RQZW5kaW5nQXNrc1JlcXVlc3QaIy5jb21wYXNzLnYxLkxpc3RQZW5kaW5nQXNrc1Jlc3BvbnNlElEKDExpc3RNZXNzYWdlcxIfLmNvbXBhc3MudjEuTGlzdE1lc3NhZ2VzUmVxdWVzdBogLmNvbXBhc3MudjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2USPwoGR2V0QXNrEhkuY29tcGFzcy52MS5HZXRBc2tSZXF1ZXN0GhouY29tcGFzcy52MS5HZXRBc2tSZXNwb25zZRJTCgxXYXRjaENoYW5uZWwSHy5jb21wYXNzLnYxLldhdGNoQ2hhbm5lbFJlcXVlc3QaIC5jb21wYXNzLnYxLldhdGNoQ2hhbm5lbFJlc3BvbnNlMAESUQoMUmVzcG9uZFRvQXNrEh8uY29tcGFzcy52MS5SZXNwb25kVG9Bc2tSZXF1ZXN0GiAuY29tcGFzcy52MS5SZXNwb25kVG9Bc2tSZXNwb25zZRJLCgpEZWNsaW5lQXNrEh0uY29tcGFzcy52MS5EZWNsaW5lQXNrUmVxdWVzdBoeLmNvbXBhc3MudjEuRGVjbGluZUFza1Jlc3BvbnNlElQKDUdldFB1c2hDb25maWcSIC5jb21wYXNzLnYxLkdldFB1c2hDb25maWdSZXF1ZXN0GiEuY29tcGFzcy52MS5HZXRQdXNoQ29uZmlnUmVzcG9uc2USZgoTQWRkUHVzaFN1YnNjcmlwdGlvbhImLmNvbXBhc3MudjEuQWRkUHVzaFN1YnNjcmlwdGlvblJlcXVlc3QaJy5jb21wYXNzLnYxLkFkZFB1c2hTdWJzY3JpcHRpb25SZXNwb25zZRJvChZSZW1vdmVQdXNoU3Vic2NyaXB0aW9uEikuY29tcGFzcy52MS5SZW1vdmVQdXNoU3Vic2NyaXB0aW9uUmVxdWVzdBoqLmNvbXBhc3MudjEuUmVtb3ZlUHVzaFN1YnNjcmlwdGlvblJlc3BvbnNlEmwKFUxpc3RQdXNoU3Vic2NyaXB0aW9ucxIoLmNvbXBhc3MudjEuTGlzdFB1c2hTdWJzY3JpcHRpb25zUmVxdWVzdBopLmNvbXBhc3MudjEuTGlzdFB1c2hTdWJzY3JpcHRpb25zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 var MessageBlockSchema = /* @__PURE__ */ messageDesc(file_compass_v1_comms, 0);
 var MessageSchema = /* @__PURE__ */ messageDesc(file_compass_v1_comms, 7);
 var InvalidFieldsSchema = /* @__PURE__ */ messageDesc(file_compass_v1_comms, 28);
@@ -8525,6 +8525,212 @@ function sleep(ms, signal) {
   });
 }
 
+// ui/src/push.js
+function pushSupport(env) {
+  if (!env.secure) {
+    return {
+      state: "insecure",
+      text: "Notifications need Compass on https:// (or on this computer). Ask whoever runs it to serve it over HTTPS."
+    };
+  }
+  if (env.ios && !env.standalone && !env.pushManager) {
+    return {
+      state: "ios-install",
+      text: "On iPhone and iPad, add Compass to your Home Screen first (Share, then “Add to Home Screen”), open it from there, and turn notifications on."
+    };
+  }
+  if (!env.serviceWorker || !env.pushManager || !env.notification) {
+    return { state: "unsupported", text: "This browser cannot show notifications from Compass when it is closed." };
+  }
+  if (env.permission === "denied") {
+    return {
+      state: "denied",
+      text: "Notifications are blocked for this site. Allow them in your browser's site settings, then try again."
+    };
+  }
+  if (env.subscribed && env.permission === "granted") {
+    return { state: "on", text: "This device is notified of new asks, even with Compass closed." };
+  }
+  return { state: "off", text: "" };
+}
+function applicationServerKey(base64url) {
+  const base64 = base64url.replace(/-/g, "+").replace(/_/g, "/");
+  const padded = base64 + "=".repeat((4 - base64.length % 4) % 4);
+  const binary = atob(padded);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+function deviceName(userAgent) {
+  const os = /Android/.test(userAgent) ? "Android" : /iPhone|iPad|iPod/.test(userAgent) ? "iOS" : /Mac OS X/.test(userAgent) ? "macOS" : /Windows/.test(userAgent) ? "Windows" : /Linux/.test(userAgent) ? "Linux" : "";
+  const browser = /Edg\//.test(userAgent) ? "Edge" : /Firefox\//.test(userAgent) ? "Firefox" : /Chrome\/|Chromium\//.test(userAgent) ? "Chrome" : /Safari\//.test(userAgent) ? "Safari" : "Browser";
+  return (os ? `${browser} on ${os}` : browser).slice(0, 200);
+}
+function subscriptionFields(json, name) {
+  return {
+    endpoint: json.endpoint ?? "",
+    p256dh: json.keys?.p256dh ?? "",
+    auth: json.keys?.auth ?? "",
+    deviceName: name.slice(0, 200)
+  };
+}
+
+// ui/src/devices.js
+var THIS_DEVICE_KEY = "compass.pushDevice";
+async function registerServiceWorker() {
+  if (!("serviceWorker" in navigator) || !window.isSecureContext) return null;
+  try {
+    return await navigator.serviceWorker.register("sw.js", { scope: "./" });
+  } catch (error) {
+    console.warn("the service worker could not be registered", error);
+    return null;
+  }
+}
+function environment(subscribed) {
+  const standalone = window.matchMedia?.("(display-mode: standalone)").matches || /** @type {{standalone?: boolean}} */
+  navigator.standalone === true;
+  return {
+    secure: window.isSecureContext,
+    serviceWorker: "serviceWorker" in navigator,
+    pushManager: "PushManager" in window,
+    notification: "Notification" in window,
+    permission: "Notification" in window ? Notification.permission : "default",
+    ios: /iPhone|iPad|iPod/.test(navigator.userAgent) || navigator.platform === "MacIntel" && navigator.maxTouchPoints > 1,
+    standalone,
+    subscribed
+  };
+}
+var Devices = class {
+  /** @param {{token: string}} options */
+  constructor({ token }) {
+    this.token = token;
+    this.stopped = false;
+    this.devices = [];
+  }
+  stop() {
+    this.stopped = true;
+  }
+  async start() {
+    byId("push-enable").onclick = () => {
+      this.enable();
+    };
+    await this.refresh();
+  }
+  /** The subscription this browser holds, if any. */
+  async current() {
+    if (!("serviceWorker" in navigator) || !("PushManager" in window)) return null;
+    const registration = await navigator.serviceWorker.getRegistration();
+    return await registration?.pushManager.getSubscription() ?? null;
+  }
+  async refresh() {
+    let listed = this.devices;
+    try {
+      listed = (await unary(comms(this.token).listPushSubscriptions({}))).subscriptions;
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+    }
+    if (this.stopped) return;
+    this.devices = listed;
+    const mine = localStorage.getItem(THIS_DEVICE_KEY);
+    const subscribed = Boolean(mine && listed.some((d) => d.subscriptionId === mine) && await this.current());
+    this.render(subscribed);
+  }
+  /** @param {boolean} subscribed */
+  render(subscribed, error = "") {
+    const support = pushSupport(environment(subscribed));
+    const button = (
+      /** @type {HTMLButtonElement} */
+      byId("push-enable")
+    );
+    button.hidden = support.state !== "off";
+    const note = byId("push-note");
+    note.textContent = error || support.text;
+    note.hidden = !note.textContent;
+    note.classList.toggle("form-error", Boolean(error));
+    const mine = localStorage.getItem(THIS_DEVICE_KEY);
+    byId("devices-empty").hidden = this.devices.length > 0;
+    byId("devices-list").replaceChildren(...this.devices.map((device) => this.item(device, device.subscriptionId === mine)));
+  }
+  /**
+   * @param {Device} device
+   * @param {boolean} here
+   */
+  item(device, here) {
+    const remove = h("button", { type: "button", class: "button button-quiet device-remove" }, "Remove");
+    remove.addEventListener("click", () => {
+      this.remove(device.subscriptionId);
+    });
+    return h(
+      "li",
+      { class: "device", dataset: { subscriptionId: device.subscriptionId } },
+      h("span", { class: "device-name" }, untrusted("bdi", {}, device.deviceName || "A device"), here ? " (this device)" : ""),
+      h(
+        "span",
+        { class: "device-meta" },
+        device.lastSuccessAt ? ["Last notified ", timeNode(device.lastSuccessAt)] : "Not notified yet"
+      ),
+      device.lastError ? h("span", { class: "device-error" }, "Last error: ", untrusted("bdi", {}, device.lastError)) : null,
+      remove
+    );
+  }
+  async enable() {
+    const button = (
+      /** @type {HTMLButtonElement} */
+      byId("push-enable")
+    );
+    button.disabled = true;
+    try {
+      const permission = await Notification.requestPermission();
+      if (permission !== "granted") {
+        this.render(false);
+        return;
+      }
+      const registration = await navigator.serviceWorker.ready;
+      const key = (await unary(comms(this.token).getPushConfig({}))).vapidPublicKey;
+      const serverKey = applicationServerKey(key);
+      let subscription = await registration.pushManager.getSubscription();
+      if (subscription && !sameKey(subscription, serverKey)) {
+        await subscription.unsubscribe();
+        subscription = null;
+      }
+      subscription ??= await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: serverKey });
+      const fields = subscriptionFields(subscription.toJSON(), deviceName(navigator.userAgent));
+      const added = await unary(comms(this.token).addPushSubscription(fields));
+      localStorage.setItem(THIS_DEVICE_KEY, added.subscriptionId);
+      await this.refresh();
+    } catch (error) {
+      const words = error instanceof RpcError ? `Compass refused this device: ${error.message}` : "The browser could not subscribe to notifications (its push service may be unreachable). Try again later.";
+      console.warn("push subscription failed", error);
+      this.render(false, words);
+    } finally {
+      button.disabled = false;
+    }
+  }
+  /** @param {string} subscriptionId */
+  async remove(subscriptionId) {
+    try {
+      await unary(comms(this.token).removePushSubscription({ subscriptionId }));
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+      if (error.code !== "not_found") {
+        this.render(false, `Could not remove the device: ${error.message}`);
+        return;
+      }
+    }
+    if (localStorage.getItem(THIS_DEVICE_KEY) === subscriptionId) {
+      localStorage.removeItem(THIS_DEVICE_KEY);
+      await (await this.current())?.unsubscribe();
+    }
+    await this.refresh();
+  }
+};
+function sameKey(subscription, key) {
+  const held = subscription.options.applicationServerKey;
+  if (!held) return true;
+  const bytes = new Uint8Array(held);
+  return bytes.length === key.length && bytes.every((byte, i) => byte === key[i]);
+}
+
 // ui/src/app.js
 var TOKEN_KEY = "compass.token";
 var SESSION_KEY = "compass.session";
@@ -8536,6 +8742,7 @@ var app = {
   me: null,
   channels: [],
   view: null,
+  devices: null,
   inbox: { asks: [], known: null, timer: void 0, running: false, again: false }
 };
 function showSignin(message = "") {
@@ -8543,6 +8750,8 @@ function showSignin(message = "") {
   app.me = null;
   app.view?.stop();
   app.view = null;
+  app.devices?.stop();
+  app.devices = null;
   stopInbox();
   byId("app-view").hidden = true;
   byId("sign-out").hidden = true;
@@ -8575,6 +8784,9 @@ async function enter(token, { fromForm }) {
   route();
   startInbox();
   showMe(token);
+  app.devices?.stop();
+  app.devices = new Devices({ token });
+  app.devices.start();
   return true;
 }
 async function showMe(token) {
@@ -8901,7 +9113,17 @@ function confirmSwitch(current, incoming) {
     stay.focus();
   });
 }
+function watchConnection() {
+  const show = () => {
+    byId("offline-banner").hidden = navigator.onLine;
+  };
+  window.addEventListener("online", show);
+  window.addEventListener("offline", show);
+  show();
+}
 function init() {
+  registerServiceWorker();
+  watchConnection();
   const link = signInCode(location.hash);
   const stripped = link ? false : stripTokenFromUrl();
   byId("signin-form").addEventListener("submit", (event) => {

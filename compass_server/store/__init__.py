@@ -24,25 +24,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol
 
-# The rows live in rows.py; the port is where they are imported from.
+# The rows live in rows.py, the notifiers' outboxes in outboxes.py, Web Push's devices in
+# push.py; the port is where they are imported from.
+from compass_server.store.outboxes import Claims, PushOutbox, WebhookOutbox
+from compass_server.store.push import PushStore
 from compass_server.store.rows import (
     AccountKind,
     AccountRow,
+    AnswerTokenRow,
     AskRow,
     ChangeEvent,
     ChannelRow,
     DueDelivery,
+    DuePush,
     MessagePage,
     MessageRow,
     PendingAskPage,
     PendingAskRow,
+    PushSubscriptionRow,
     ReplayBatch,
     WorkspaceRow,
     account_kind_proto,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
 
     from compass_server.domain.verdicts import DeliveryJudge, Judge, UpdateRule
@@ -55,16 +61,22 @@ __all__ = [
     "MAX_REPLAY_LIMIT",
     "AccountKind",
     "AccountRow",
+    "AnswerTokenRow",
     "AskRow",
     "AskStore",
     "ChangeEvent",
     "ChannelRow",
+    "Claims",
     "DueDelivery",
+    "DuePush",
     "McpStore",
     "MessagePage",
     "MessageRow",
     "PendingAskPage",
     "PendingAskRow",
+    "PushOutbox",
+    "PushStore",
+    "PushSubscriptionRow",
     "ReplayBatch",
     "Store",
     "WebhookOutbox",
@@ -414,6 +426,16 @@ class Store(AskStore, McpStore, Protocol):
         worker that delivers it; None when it keeps none (then no worker runs)."""
         ...
 
+    def push(self) -> PushStore:
+        """People's devices for Web Push, the VAPID key and the answer tokens
+        (docs/answering/push.md)."""
+        ...
+
+    def push_outbox(self) -> PushOutbox | None:
+        """The push outbox it fills as asks change, for the worker that sends it; None when it
+        keeps none (then no push worker runs)."""
+        ...
+
     async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
         """An ask a webhook tells of, whoever may see it: the ask with its channel and author,
         its workspace id, and the author's kind; None when it is gone."""
@@ -491,7 +513,8 @@ class Store(AskStore, McpStore, Protocol):
 
     async def revoke_sessions(self, account_id: str) -> tuple[int, int]:
         """End every session of an account and void its unused sign-in codes; its ordinary
-        tokens stay.
+        tokens stay. Its devices stop being pushed to (their subscriptions are removed) and
+        the answer tokens already pushed to them stop working.
 
         Returns:
             (sessions ended, codes voided).
@@ -570,41 +593,4 @@ class Store(AskStore, McpStore, Protocol):
         called when the subscription is lost (/readyz says the listener is down until the
         next `on_resync`). The callbacks run on the event loop and must not block.
         """
-        ...
-
-
-class WebhookOutbox(Protocol):
-    """What the webhook worker (`webhooks/sender.py`) needs of the outbox: the deliveries due,
-    leased to one process at a time, the record of each attempt, and the reminders."""
-
-    async def remind(self, now: datetime, after: timedelta, most: int) -> Sequence[str]:
-        """Enqueue ask.reminder for the asks pending longer than `after` since they were asked
-        or last reminded, at most `most` times per ask. Returns the ask ids reminded of."""
-        ...
-
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> Sequence[DueDelivery]:
-        """Take up to `limit` due deliveries for one attempt each, leased until now + lease, at
-        most `per_endpoint` per endpoint counting the `busy` ones (in flight here)."""
-        ...
-
-    async def record(
-        self,
-        delivery: DueDelivery,
-        *,
-        payload: str,
-        duration_ms: int,
-        outcome: str,
-        delivered: bool,
-        retry_at: datetime | None,
-    ) -> None:
-        """Log one attempt and settle the delivery: delivered, retried at `retry_at`, or
-        failed (not delivered and no `retry_at`)."""
         ...

@@ -277,3 +277,59 @@ class DueDelivery:
     """The JSON body fixed at the first attempt; None before it."""
     attempts: int
     """Attempts made before this one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PushSubscriptionRow:
+    """One device of a person that Compass pushes asks to (never its keys)."""
+
+    subscription_id: str
+    account_id: str
+    device_name: str
+    created_at: datetime
+    last_success_at: datetime | None
+    """When its push service last accepted a push; None before the first."""
+    last_error: str
+    """How the last push that failed went ("http 500", "timeout"); "" after a success."""
+
+    def to_proto(self) -> comms_pb2.PushSubscription:
+        """The `compass.v1.PushSubscription` for this row."""
+        message = comms_pb2.PushSubscription(
+            subscription_id=self.subscription_id,
+            device_name=self.device_name,
+            last_error=self.last_error,
+        )
+        message.created_at.FromDatetime(self.created_at)
+        if self.last_success_at is not None:
+            message.last_success_at.FromDatetime(self.last_success_at)
+        return message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerTokenRow:
+    """What a notification's answer token stands for (`PushStore.answer_token`)."""
+
+    ask_id: str
+    account: AccountRow
+    """Whom it answers as (disabled or not: the caller judges)."""
+    used: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DuePush:
+    """A push claimed for one attempt (`PushOutbox.claim`)."""
+
+    delivery_id: str
+    subscription_id: str
+    account_id: str
+    """Whose device it is: its answer token is bound to this account."""
+    endpoint: str
+    p256dh: str
+    auth: str
+    event_type: str
+    """'ask', 'ask.reminder' or 'ask_closed'."""
+    ask_id: str
+    occurred_at: datetime
+    """When the event happened (for 'ask': when the ask was stored)."""
+    attempts: int
+    """Attempts made before this one."""

@@ -1,8 +1,11 @@
 """The browser UI's static files (`compass_server/static/`, built by scripts/generate), served
-with the headers a page of agent text needs."""
+with the headers a page of agent text needs: the page, its bundle (`app.js`), the service
+worker (`sw.js`, at the root so its scope is the whole app), the web app manifest and icons
+(docs/answering/push.md)."""
 
 from __future__ import annotations
 
+import mimetypes
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -12,6 +15,8 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC_DIR: Final = Path(__file__).parent.parent / "static"
+# The web app manifest's type (W3C appmanifest), which Python's table lacks.
+mimetypes.add_type("application/manifest+json", ".webmanifest")
 
 #: Response headers of the UI's static files. The page's own meta CSP cannot forbid framing,
 #: and without a validator-forcing Cache-Control a browser may keep an old app.js after an
@@ -23,7 +28,8 @@ UI_HEADERS: Final = (
     (
         b"content-security-policy",
         b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        b"img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        b"img-src 'self' data:; manifest-src 'self'; worker-src 'self'; base-uri 'none'; "
+        b"form-action 'self'; frame-ancestors 'none'",
     ),
 )
 

@@ -110,6 +110,13 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"8 MiB body: peak \+{NUMBER} MiB",
         ],
     ),
+    "push": (
+        ["--asks", "2", "--warmup", "0", "--think", "0"],
+        [
+            rf"ratio push / webhook: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+            rf"ratio tap / RespondToAsk: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+        ],
+    ),
     "h2_abuse": (
         [
             *("--resets", "200", "--attack-connections", "20", "--floor-calls", "20"),

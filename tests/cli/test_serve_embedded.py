@@ -153,6 +153,7 @@ async def test_serve_on_the_embedded_postgres_and_stop_it_with_sigterm(data_dir:
                 "database": "ok",
                 "listener": "ok",
                 "webhooks": "ok",
+                "push": "ok",
             }
             assert (await client.get("/healthz")).json() == {"status": "ok"}
             channels = await call(client, "ListChannels", {}, str(human["token"]))

@@ -151,6 +151,10 @@ def test_services_list_every_rpc() -> None:
         "WatchChannel",
         "RespondToAsk",
         "DeclineAsk",
+        "GetPushConfig",
+        "AddPushSubscription",
+        "RemovePushSubscription",
+        "ListPushSubscriptions",
     }
     assert {m.name for m in agent.methods} == {
         "AppendMessage",

@@ -218,7 +218,13 @@ def test_migrate_completes_before_the_server_starts(docker: str, stack: Stack) -
 def test_the_server_is_ready(stack: Stack) -> None:
     ready = httpx.get(f"{stack.url}/readyz", timeout=5)
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ok", "database": "ok", "listener": "ok", "webhooks": "ok"}
+    assert ready.json() == {
+        "status": "ok",
+        "database": "ok",
+        "listener": "ok",
+        "webhooks": "ok",
+        "push": "ok",
+    }
 
 
 async def test_demo_workspace_and_an_ask_round_trip(stack: Stack) -> None:

@@ -222,7 +222,13 @@ def test_health_and_readiness(served: Served) -> None:
     assert health.json() == {"status": "ok"}
     ready = httpx.get(f"{served.url}/readyz", timeout=5)
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ok", "database": "ok", "listener": "ok", "webhooks": "ok"}
+    assert ready.json() == {
+        "status": "ok",
+        "database": "ok",
+        "listener": "ok",
+        "webhooks": "ok",
+        "push": "ok",
+    }
 
 
 def test_it_runs_as_its_user_on_a_read_only_root(docker: str, served: Served) -> None:

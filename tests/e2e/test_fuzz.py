@@ -67,6 +67,10 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "WatchChannel": comms_pb2.WatchChannelRequest,
     "RespondToAsk": comms_pb2.RespondToAskRequest,
     "DeclineAsk": comms_pb2.DeclineAskRequest,
+    "GetPushConfig": comms_pb2.GetPushConfigRequest,
+    "AddPushSubscription": comms_pb2.AddPushSubscriptionRequest,
+    "RemovePushSubscription": comms_pb2.RemovePushSubscriptionRequest,
+    "ListPushSubscriptions": comms_pb2.ListPushSubscriptionsRequest,
     "AppendMessage": agent_pb2.AppendMessageRequest,
     "UpdateMessage": agent_pb2.UpdateMessageRequest,
     "WatchAsk": agent_pb2.WatchAskRequest,
@@ -83,6 +87,10 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "WatchChannel": comms_pb2.WatchChannelResponse,
     "RespondToAsk": comms_pb2.RespondToAskResponse,
     "DeclineAsk": comms_pb2.DeclineAskResponse,
+    "GetPushConfig": comms_pb2.GetPushConfigResponse,
+    "AddPushSubscription": comms_pb2.AddPushSubscriptionResponse,
+    "RemovePushSubscription": comms_pb2.RemovePushSubscriptionResponse,
+    "ListPushSubscriptions": comms_pb2.ListPushSubscriptionsResponse,
     "AppendMessage": agent_pb2.AppendMessageResponse,
     "UpdateMessage": agent_pb2.UpdateMessageResponse,
     "WatchAsk": agent_pb2.WatchAskResponse,
@@ -90,6 +98,11 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "GetChannel": agent_pb2.GetChannelResponse,
     "ReportDelivery": agent_pb2.ReportDeliveryResponse,
 }
+
+FUZZ_P256DH = (
+    "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
+)
+"""A subscriber's P-256 public key (the RFC 8291 example's), so AddPushSubscription passes."""
 
 #: Connect codes a client may get here, with their HTTP status for unary errors.
 DEFINED: dict[str, int] = {
@@ -163,8 +176,17 @@ class FuzzWorld:
     def template(self, method: str, ask_id: str) -> dict[str, object]:
         """A valid request body of `method` (before mutation)."""
         match method:
-            case "ListChannels" | "GetMe":
+            case "ListChannels" | "GetMe" | "GetPushConfig" | "ListPushSubscriptions":
                 return {}
+            case "AddPushSubscription":  # a real P-256 point; .invalid never resolves
+                return {
+                    "endpoint": "https://push.invalid/fuzz",
+                    "p256dh": FUZZ_P256DH,
+                    "auth": "AAAAAAAAAAAAAAAAAAAAAA",
+                    "deviceName": "fuzz",
+                }
+            case "RemovePushSubscription":
+                return {"subscriptionId": "psub_unknown"}
             case "ListPendingAsks":
                 return {"pageSize": 2}
             case "GetChannel":

@@ -210,6 +210,7 @@ async def test_readyz_reports_the_listener_down_until_it_reconnects(database_url
                 "database": "ok",
                 "listener": "ok",
                 "webhooks": "ok",
+                "push": "ok",
             }
             conn = await asyncpg.connect(database_url)
             try:
@@ -233,6 +234,7 @@ async def test_readyz_reports_the_listener_down_until_it_reconnects(database_url
                 "database": "ok",
                 "listener": "down",
                 "webhooks": "ok",
+                "push": "ok",
             }
             deadline = time.monotonic() + 15
             while (await http.get("/readyz")).status_code != 200:

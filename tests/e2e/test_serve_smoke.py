@@ -20,6 +20,7 @@ async def test_probes_and_an_authenticated_call(
             "database": "ok",
             "listener": "ok",
             "webhooks": "ok",
+            "push": "ok",
         }
         anonymous = await client.post(
             "/compass.v1.CommsService/ListChannels",

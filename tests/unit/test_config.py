@@ -189,3 +189,34 @@ def test_serve_workers_on_the_command_line_reads_as_compass_workers() -> None:
     for bad in ("0", "65", "two"):
         with pytest.raises(SystemExit):  # argparse's usage error, exit 2
             parse(["serve", "--workers", bad])
+
+
+def test_the_push_settings() -> None:
+    from compass_server.domain.vapid import VapidKey, generate_private_key
+
+    default = Settings.from_env({})
+    assert (default.vapid_private_key, default.vapid_subject) == (None, None)
+    assert default.push_allow.setting == "COMPASS_PUSH_ALLOW_HOSTS"
+    assert default.base_url == "http://127.0.0.1:8000/"
+    key = generate_private_key()
+    tuned = Settings.from_env(
+        {
+            "COMPASS_VAPID_PRIVATE_KEY": f" {key}\n",
+            "COMPASS_VAPID_SUBJECT": "mailto:ops@example.com",
+            "COMPASS_PUSH_ALLOW_HOSTS": "push.lan, 127.0.0.1",
+            "COMPASS_PUBLIC_URL": "https://c.example.com/team",
+        }
+    )
+    assert tuned.vapid_private_key == key
+    assert key not in repr(tuned)  # never in a settings dump
+    assert VapidKey.parse(key).public_key
+    assert tuned.vapid_subject == "mailto:ops@example.com"
+    assert tuned.push_allow.allows_name("push.lan")
+    assert tuned.base_url == "https://c.example.com/team/"
+    with pytest.raises(ConfigError, match="COMPASS_VAPID_PRIVATE_KEY: ") as raised:
+        Settings.from_env({"COMPASS_VAPID_PRIVATE_KEY": key[:-2]})
+    assert key[:-2] not in str(raised.value)
+    with pytest.raises(ConfigError, match="COMPASS_VAPID_SUBJECT must be a mailto: or https:"):
+        Settings.from_env({"COMPASS_VAPID_SUBJECT": "ops@example.com"})
+    with pytest.raises(ConfigError, match="COMPASS_PUSH_ALLOW_HOSTS: 'a b' is not"):
+        Settings.from_env({"COMPASS_PUSH_ALLOW_HOSTS": "a b"})

@@ -3,6 +3,7 @@
 
 import { ChannelView } from "./channel.js";
 import { receiptWaitFrom } from "./delivery.js";
+import { Devices, registerServiceWorker } from "./devices.js";
 import { byId as $, h, sentence, timeNode, untrusted } from "./dom.js";
 import {
   askHref,
@@ -41,6 +42,7 @@ const INBOX_MAX = 500; // asks read into the inbox at most (pages of 100)
  *   me: {accountId?: string, name?: string} | null,
  *   channels: Channel[],
  *   view: ChannelView | null,
+ *   devices: Devices | null,
  *   inbox: {asks: PendingAsk[], known: Set<string> | null,
  *     timer: ReturnType<typeof setInterval> | undefined, running: boolean, again: boolean},
  * }}
@@ -50,6 +52,7 @@ const app = {
   me: null,
   channels: [],
   view: null,
+  devices: null,
   inbox: { asks: [], known: null, timer: undefined, running: false, again: false },
 };
 
@@ -59,6 +62,8 @@ function showSignin(message = "") {
   app.me = null;
   app.view?.stop();
   app.view = null;
+  app.devices?.stop();
+  app.devices = null;
   stopInbox();
   $("app-view").hidden = true;
   $("sign-out").hidden = true;
@@ -96,6 +101,9 @@ async function enter(token, { fromForm }) {
   route();
   startInbox();
   showMe(token);
+  app.devices?.stop();
+  app.devices = new Devices({ token });
+  app.devices.start();
   return true;
 }
 
@@ -489,7 +497,19 @@ function confirmSwitch(current, incoming) {
   });
 }
 
+/** "You are offline" while the browser says so (the requests fail meanwhile). */
+function watchConnection() {
+  const show = () => {
+    $("offline-banner").hidden = navigator.onLine;
+  };
+  window.addEventListener("online", show);
+  window.addEventListener("offline", show);
+  show();
+}
+
 function init() {
+  registerServiceWorker();
+  watchConnection();
   const link = signInCode(location.hash);
   const stripped = link ? false : stripTokenFromUrl();
   $("signin-form").addEventListener("submit", (event) => {

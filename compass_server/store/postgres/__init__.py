@@ -39,6 +39,7 @@ from compass_server.store.postgres.base import PAGE_BYTES, REPLAY_BYTES, TOKEN_P
 from compass_server.store.postgres.listener import ListenerMixin
 from compass_server.store.postgres.mcp import McpMixin
 from compass_server.store.postgres.messages import MessagesMixin
+from compass_server.store.postgres.push import PostgresPushStore
 from compass_server.store.postgres.sql import SWEEPER_LOCK_KEY
 from compass_server.store.postgres.webhooks import WebhookStore
 
@@ -61,3 +62,10 @@ class PostgresStore(AccountsMixin, McpMixin, MessagesMixin, AnswersMixin, Listen
     def webhooks(self) -> WebhookStore:
         """The webhook tables, on this store's pool (their outbox is filled by triggers)."""
         return WebhookStore(self)
+
+    def push(self) -> PostgresPushStore:
+        """The Web Push tables, on this store's pool (their outbox is filled by triggers)."""
+        return PostgresPushStore(self)
+
+    def push_outbox(self) -> PostgresPushStore:
+        return PostgresPushStore(self)

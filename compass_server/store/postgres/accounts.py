@@ -28,6 +28,7 @@ from compass_server.store.postgres.base import (
 from compass_server.store.postgres.rows import account_row, channel_row, row_count, visible_channel
 from compass_server.store.postgres.sql import (
     ANY_ACCOUNT,
+    DELETE_PUSH_SUBSCRIPTIONS,
     DELETE_SESSIONS,
     DISABLE_ACCOUNT,
     INSERT_ACCOUNT,
@@ -47,6 +48,7 @@ from compass_server.store.postgres.sql import (
     SELECT_PARTICIPATING_CHANNELS,
     SELECT_VALID_TOKEN_HASHES,
     USE_SIGN_IN_LINK,
+    VOID_ANSWER_TOKENS,
     VOID_SIGN_IN_LINKS,
 )
 
@@ -130,6 +132,8 @@ class AccountsMixin(PostgresBase):
                 raise NotFoundError("account not found")
             sessions = await conn.execute(DELETE_SESSIONS, account_id)
             links = await conn.execute(VOID_SIGN_IN_LINKS, account_id)
+            await conn.execute(DELETE_PUSH_SUBSCRIPTIONS, account_id)
+            await conn.execute(VOID_ANSWER_TOKENS, account_id)
         return row_count(sessions), row_count(links)
 
     async def disable_account(self, account_id: str) -> AccountRow:

@@ -89,6 +89,11 @@ USE_SIGN_IN_LINK: Final = f"""
 """  # noqa: S608 -- only our own column list is interpolated
 
 DELETE_SESSIONS: Final = "DELETE FROM api_tokens WHERE account_id = $1 AND kind = 'session'"
+# revoke-sessions also ends the account's devices: no more pushes, no answer from them.
+DELETE_PUSH_SUBSCRIPTIONS: Final = "DELETE FROM push_subscriptions WHERE account_id = $1"
+VOID_ANSWER_TOKENS: Final = (
+    "UPDATE push_answer_tokens SET used_at = now() WHERE account_id = $1 AND used_at IS NULL"
+)
 
 VOID_SIGN_IN_LINKS: Final = """
     UPDATE sign_in_links SET revoked_at = now()

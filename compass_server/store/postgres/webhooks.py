@@ -3,7 +3,8 @@
 The outbox is filled by triggers on `asks` (migrations/0005_webhooks.sql, and
 0006_delivery_receipts.sql for ask.not_delivered), in the transaction
 of the change itself; this module registers endpoints, hands due deliveries to the worker
-(compass_server/webhooks/sender.py) and records what each attempt did. Several server processes may
+(compass_server/webhooks/sender.py) and records what each attempt did, with the statements
+every notifier's outbox shares (store/postgres/outbox.py). Several server processes may
 share a database: a claim takes rows with FOR UPDATE SKIP LOCKED and leases them (moves their
 `next_attempt_at` past the attempt's timeout), so no delivery is attempted by two processes at
 once and one whose process died is attempted again once its lease ends.
@@ -22,14 +23,13 @@ from compass_core.jsonvalues import is_array, is_object
 from compass_server.domain.errors import InvalidArgumentError, NotFoundError
 from compass_server.domain.webhook_targets import AllowList, check_url
 from compass_server.store import DueDelivery, WebhookOutbox
+from compass_server.store.postgres import outbox
 from compass_server.store.postgres.base import new_id
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     import asyncpg
-
-    from compass_server.store.postgres import PostgresStore
 
 EVENT_TYPES: Final = (
     "ask.created",
@@ -39,8 +39,6 @@ EVENT_TYPES: Final = (
     "ask.not_delivered",
 )
 """What an endpoint can subscribe to (all by default)."""
-REMINDER_LOCK_KEY: Final = 0x636D7072656D64
-"""pg_try_advisory_xact_lock key: one process at a time sends reminders."""
 NOTHING_INTERNAL: Final = AllowList()
 
 
@@ -115,12 +113,12 @@ def check_events(events: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
-class WebhookStore(WebhookOutbox):
+class WebhookStore(outbox.OutboxTable[DueDelivery], WebhookOutbox):
     """The webhook tables of one PostgresStore (sharing its pool): the outbox the worker
-    delivers (`PostgresStore.webhooks()`), and the endpoints `compass admin` registers."""
+    delivers (`PostgresStore.webhooks()`; its claims: store/postgres/outbox.py), and the
+    endpoints `compass admin` registers."""
 
-    def __init__(self, store: PostgresStore) -> None:
-        self._store = store
+    table = outbox.WEBHOOKS
 
     async def add(
         self,
@@ -213,72 +211,18 @@ class WebhookStore(WebhookOutbox):
             for r in rows
         ]
 
-    async def claim(
-        self,
-        now: datetime,
-        lease: timedelta,
-        limit: int,
-        *,
-        per_endpoint: int,
-        busy: Mapping[str, int] | None = None,
-    ) -> list[DueDelivery]:
-        """Take up to `limit` due deliveries for one attempt each, leased until now + lease,
-        oldest first but at most `per_endpoint` per endpoint, counting the `busy` ones (its
-        attempts already in flight in this process): one endpoint with a backlog, or a slow
-        one, cannot take every attempt the worker makes."""
-        busy = busy or {}
-        async with self._store.transaction() as conn:
-            rows = await conn.fetch(
-                """UPDATE webhook_deliveries d SET next_attempt_at = $2
-                   FROM webhooks w
-                   WHERE w.webhook_id = d.webhook_id AND d.delivery_id IN (
-                       SELECT c.delivery_id FROM (
-                           SELECT due.delivery_id, due.next_attempt_at,
-                                  row_number() OVER (
-                                      PARTITION BY e.webhook_id ORDER BY due.next_attempt_at
-                                  ) + COALESCE(b.n, 0) AS slot
-                           FROM webhooks e
-                           LEFT JOIN unnest($4::text[], $5::int[]) AS b (webhook_id, n)
-                               ON b.webhook_id = e.webhook_id
-                           CROSS JOIN LATERAL (
-                               SELECT delivery_id, next_attempt_at FROM webhook_deliveries
-                               WHERE webhook_id = e.webhook_id AND state = 'pending'
-                                 AND next_attempt_at <= $1
-                               ORDER BY next_attempt_at
-                               -- Per endpoint, lock no more than this claim can take (the
-                               -- endpoint's room, and the claim's limit): a row locked here
-                               -- but not taken is skipped by every other claimer until this
-                               -- commits (with several endpoints due, up to `limit` per
-                               -- endpoint are still locked for the oldest `limit` overall).
-                               LIMIT LEAST(GREATEST($6 - COALESCE(b.n, 0), 0), $3)
-                               FOR UPDATE SKIP LOCKED) due
-                       ) c
-                       WHERE c.slot <= $6
-                       ORDER BY c.next_attempt_at
-                       LIMIT $3)
-                   RETURNING d.delivery_id, d.webhook_id, w.url, w.secret, d.event_type,
-                             d.ask_id, d.occurred_at, d.payload, d.attempts""",
-                now,  # $1
-                now + lease,  # $2
-                limit,  # $3
-                list(busy),  # $4 endpoints with attempts in flight here
-                list(busy.values()),  # $5 how many
-                per_endpoint,  # $6
-            )
-        return [
-            DueDelivery(
-                delivery_id=r["delivery_id"],
-                webhook_id=r["webhook_id"],
-                url=r["url"],
-                secret=r["secret"],
-                event_type=r["event_type"],
-                ask_id=r["ask_id"],
-                occurred_at=r["occurred_at"],
-                payload=r["payload"],
-                attempts=int(r["attempts"]),
-            )
-            for r in rows
-        ]
+    def due(self, row: asyncpg.Record) -> DueDelivery:
+        return DueDelivery(
+            delivery_id=row["delivery_id"],
+            webhook_id=row["webhook_id"],
+            url=row["url"],
+            secret=row["secret"],
+            event_type=row["event_type"],
+            ask_id=row["ask_id"],
+            occurred_at=row["occurred_at"],
+            payload=row["payload"],
+            attempts=int(row["attempts"]),
+        )
 
     async def record(
         self,
@@ -292,72 +236,31 @@ class WebhookStore(WebhookOutbox):
     ) -> None:
         """Log one attempt and settle the delivery: delivered, retried at `retry_at`, or failed
         (not delivered and no `retry_at`)."""
-        attempt = delivery.attempts + 1
-        state = "delivered" if delivered else ("pending" if retry_at is not None else "failed")
         async with self._store.transaction() as conn:
-            await conn.execute(
-                """INSERT INTO webhook_attempts (delivery_id, attempt, duration_ms, outcome)
-                   VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING""",
+            await outbox.record(
+                conn,
+                outbox.WEBHOOKS,
                 delivery.delivery_id,
-                attempt,
-                duration_ms,
-                outcome,
-            )
-            await conn.execute(
-                """UPDATE webhook_deliveries
-                   SET attempts = $2, state = $3, payload = COALESCE(payload, $4),
-                       next_attempt_at = COALESCE($5, next_attempt_at)
-                   WHERE delivery_id = $1""",
-                delivery.delivery_id,
-                attempt,
-                state,
-                payload,
-                retry_at,
+                attempt=delivery.attempts + 1,
+                state=outbox.settled_state(delivered=delivered, retry_at=retry_at),
+                payload=payload,
+                retry_at=retry_at,
+                duration_ms=duration_ms,
+                outcome=outcome,
             )
 
     async def remind(
         self, now: datetime, after: timedelta, most: int, limit: int = 100
     ) -> list[str]:
-        """Enqueue ask.reminder for pending asks waiting longer than `after` since they were
-        asked or last reminded, at most `most` times per ask; one process at a time.
+        """Enqueue reminders for pending asks waiting longer than `after` since they were
+        asked or last reminded, at most `most` times per ask; one process at a time. The
+        step is every notifier's (ask.reminder here, a re-push to devices):
+        store/postgres/outbox.remind.
 
         Returns:
             The ask ids reminded of.
         """
-        async with self._store.transaction() as conn:
-            if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", REMINDER_LOCK_KEY):
-                return []
-            rows = await conn.fetch(
-                """SELECT a.ask_id, a.channel_id FROM asks a
-                   LEFT JOIN ask_reminders r ON r.ask_id = a.ask_id
-                   WHERE a.status = 'pending'
-                     AND COALESCE(r.sent, 0) < $3
-                     AND COALESCE(r.last_at, a.created_at) <= $1::timestamptz - $2::interval
-                     AND EXISTS (
-                         SELECT 1 FROM webhooks w JOIN channels c
-                             ON c.workspace_id = w.workspace_id
-                         WHERE c.channel_id = a.channel_id AND 'ask.reminder' = ANY (w.events))
-                   ORDER BY COALESCE(r.last_at, a.created_at)
-                   LIMIT $4""",
-                now,
-                after,
-                most,
-                limit,
-            )
-            for row in rows:
-                await conn.execute(
-                    """SELECT compass_enqueue_webhooks(a, 'ask.reminder')
-                       FROM asks a WHERE a.ask_id = $1""",
-                    row["ask_id"],
-                )
-                await conn.execute(
-                    """INSERT INTO ask_reminders (ask_id, sent, last_at) VALUES ($1, 1, $2)
-                       ON CONFLICT (ask_id)
-                       DO UPDATE SET sent = ask_reminders.sent + 1, last_at = $2""",
-                    row["ask_id"],
-                    now,
-                )
-        return [str(r["ask_id"]) for r in rows]
+        return await outbox.remind(self._store, now, after, most, limit)
 
 
 def _json_list(value: object) -> list[dict[str, object]]:

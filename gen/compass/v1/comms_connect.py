@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .comms_pb2 import DeclineAskRequest, DeclineAskResponse, GetAskRequest, GetAskResponse, GetMeRequest, GetMeResponse, ListChannelsRequest, ListChannelsResponse, ListMessagesRequest, ListMessagesResponse, ListPendingAsksRequest, ListPendingAsksResponse, RespondToAskRequest, RespondToAskResponse, WatchChannelRequest, WatchChannelResponse
+from .comms_pb2 import AddPushSubscriptionRequest, AddPushSubscriptionResponse, DeclineAskRequest, DeclineAskResponse, GetAskRequest, GetAskResponse, GetMeRequest, GetMeResponse, GetPushConfigRequest, GetPushConfigResponse, ListChannelsRequest, ListChannelsResponse, ListMessagesRequest, ListMessagesResponse, ListPendingAsksRequest, ListPendingAsksResponse, ListPushSubscriptionsRequest, ListPushSubscriptionsResponse, RemovePushSubscriptionRequest, RemovePushSubscriptionResponse, RespondToAskRequest, RespondToAskResponse, WatchChannelRequest, WatchChannelResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -86,6 +86,30 @@ class CommsService(Protocol):
     async def decline_ask(self, request: DeclineAskRequest, ctx: RequestContext[DeclineAskRequest, DeclineAskResponse], /) -> DeclineAskResponse:
         """
         Closes a pending ask as DECLINED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_push_config(self, request: GetPushConfigRequest, ctx: RequestContext[GetPushConfigRequest, GetPushConfigResponse], /) -> GetPushConfigResponse:
+        """
+        The VAPID public key to subscribe to Web Push with.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def add_push_subscription(self, request: AddPushSubscriptionRequest, ctx: RequestContext[AddPushSubscriptionRequest, AddPushSubscriptionResponse], /) -> AddPushSubscriptionResponse:
+        """
+        Registers a device of the caller for Web Push (at most 20 per account).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def remove_push_subscription(self, request: RemovePushSubscriptionRequest, ctx: RequestContext[RemovePushSubscriptionRequest, RemovePushSubscriptionResponse], /) -> RemovePushSubscriptionResponse:
+        """
+        Removes one of the caller's devices. Missing and not the caller's are the same NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_push_subscriptions(self, request: ListPushSubscriptionsRequest, ctx: RequestContext[ListPushSubscriptionsRequest, ListPushSubscriptionsResponse], /) -> ListPushSubscriptionsResponse:
+        """
+        The caller's devices, with how their last pushes went.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -190,6 +214,50 @@ class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.decline_ask,
+                ),
+                "/compass.v1.CommsService/GetPushConfig": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetPushConfig",
+                        service_name="compass.v1.CommsService",
+                        input=GetPushConfigRequest,
+                        output=GetPushConfigResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_push_config,
+                ),
+                "/compass.v1.CommsService/AddPushSubscription": Endpoint.unary(
+                    method=MethodInfo(
+                        name="AddPushSubscription",
+                        service_name="compass.v1.CommsService",
+                        input=AddPushSubscriptionRequest,
+                        output=AddPushSubscriptionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.add_push_subscription,
+                ),
+                "/compass.v1.CommsService/RemovePushSubscription": Endpoint.unary(
+                    method=MethodInfo(
+                        name="RemovePushSubscription",
+                        service_name="compass.v1.CommsService",
+                        input=RemovePushSubscriptionRequest,
+                        output=RemovePushSubscriptionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.remove_push_subscription,
+                ),
+                "/compass.v1.CommsService/ListPushSubscriptions": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListPushSubscriptions",
+                        service_name="compass.v1.CommsService",
+                        input=ListPushSubscriptionsRequest,
+                        output=ListPushSubscriptionsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_push_subscriptions,
                 ),
             },
             interceptors=interceptors,
@@ -416,6 +484,98 @@ class CommsServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_push_config(
+        self,
+        request: GetPushConfigRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetPushConfigResponse:
+        """
+        The VAPID public key to subscribe to Web Push with.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetPushConfig",
+                service_name="compass.v1.CommsService",
+                input=GetPushConfigRequest,
+                output=GetPushConfigResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def add_push_subscription(
+        self,
+        request: AddPushSubscriptionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AddPushSubscriptionResponse:
+        """
+        Registers a device of the caller for Web Push (at most 20 per account).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="AddPushSubscription",
+                service_name="compass.v1.CommsService",
+                input=AddPushSubscriptionRequest,
+                output=AddPushSubscriptionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def remove_push_subscription(
+        self,
+        request: RemovePushSubscriptionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RemovePushSubscriptionResponse:
+        """
+        Removes one of the caller's devices. Missing and not the caller's are the same NOT_FOUND.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RemovePushSubscription",
+                service_name="compass.v1.CommsService",
+                input=RemovePushSubscriptionRequest,
+                output=RemovePushSubscriptionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_push_subscriptions(
+        self,
+        request: ListPushSubscriptionsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListPushSubscriptionsResponse:
+        """
+        The caller's devices, with how their last pushes went.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListPushSubscriptions",
+                service_name="compass.v1.CommsService",
+                input=ListPushSubscriptionsRequest,
+                output=ListPushSubscriptionsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class CommsServiceSync(Protocol):
     """
@@ -466,6 +626,30 @@ class CommsServiceSync(Protocol):
     def decline_ask(self, request: DeclineAskRequest, ctx: RequestContext[DeclineAskRequest, DeclineAskResponse], /) -> DeclineAskResponse:
         """
         Closes a pending ask as DECLINED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_push_config(self, request: GetPushConfigRequest, ctx: RequestContext[GetPushConfigRequest, GetPushConfigResponse], /) -> GetPushConfigResponse:
+        """
+        The VAPID public key to subscribe to Web Push with.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def add_push_subscription(self, request: AddPushSubscriptionRequest, ctx: RequestContext[AddPushSubscriptionRequest, AddPushSubscriptionResponse], /) -> AddPushSubscriptionResponse:
+        """
+        Registers a device of the caller for Web Push (at most 20 per account).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def remove_push_subscription(self, request: RemovePushSubscriptionRequest, ctx: RequestContext[RemovePushSubscriptionRequest, RemovePushSubscriptionResponse], /) -> RemovePushSubscriptionResponse:
+        """
+        Removes one of the caller's devices. Missing and not the caller's are the same NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_push_subscriptions(self, request: ListPushSubscriptionsRequest, ctx: RequestContext[ListPushSubscriptionsRequest, ListPushSubscriptionsResponse], /) -> ListPushSubscriptionsResponse:
+        """
+        The caller's devices, with how their last pushes went.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -568,6 +752,50 @@ class CommsServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.decline_ask,
+                ),
+                "/compass.v1.CommsService/GetPushConfig": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetPushConfig",
+                        service_name="compass.v1.CommsService",
+                        input=GetPushConfigRequest,
+                        output=GetPushConfigResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_push_config,
+                ),
+                "/compass.v1.CommsService/AddPushSubscription": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="AddPushSubscription",
+                        service_name="compass.v1.CommsService",
+                        input=AddPushSubscriptionRequest,
+                        output=AddPushSubscriptionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.add_push_subscription,
+                ),
+                "/compass.v1.CommsService/RemovePushSubscription": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="RemovePushSubscription",
+                        service_name="compass.v1.CommsService",
+                        input=RemovePushSubscriptionRequest,
+                        output=RemovePushSubscriptionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.remove_push_subscription,
+                ),
+                "/compass.v1.CommsService/ListPushSubscriptions": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListPushSubscriptions",
+                        service_name="compass.v1.CommsService",
+                        input=ListPushSubscriptionsRequest,
+                        output=ListPushSubscriptionsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_push_subscriptions,
                 ),
             },
             interceptors=interceptors,
@@ -788,6 +1016,98 @@ class CommsServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.CommsService",
                 input=DeclineAskRequest,
                 output=DeclineAskResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_push_config(
+        self,
+        request: GetPushConfigRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetPushConfigResponse:
+        """
+        The VAPID public key to subscribe to Web Push with.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetPushConfig",
+                service_name="compass.v1.CommsService",
+                input=GetPushConfigRequest,
+                output=GetPushConfigResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def add_push_subscription(
+        self,
+        request: AddPushSubscriptionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AddPushSubscriptionResponse:
+        """
+        Registers a device of the caller for Web Push (at most 20 per account).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="AddPushSubscription",
+                service_name="compass.v1.CommsService",
+                input=AddPushSubscriptionRequest,
+                output=AddPushSubscriptionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def remove_push_subscription(
+        self,
+        request: RemovePushSubscriptionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RemovePushSubscriptionResponse:
+        """
+        Removes one of the caller's devices. Missing and not the caller's are the same NOT_FOUND.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RemovePushSubscription",
+                service_name="compass.v1.CommsService",
+                input=RemovePushSubscriptionRequest,
+                output=RemovePushSubscriptionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_push_subscriptions(
+        self,
+        request: ListPushSubscriptionsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListPushSubscriptionsResponse:
+        """
+        The caller's devices, with how their last pushes went.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListPushSubscriptions",
+                service_name="compass.v1.CommsService",
+                input=ListPushSubscriptionsRequest,
+                output=ListPushSubscriptionsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

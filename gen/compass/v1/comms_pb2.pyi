@@ -378,3 +378,65 @@ class InvalidField(_message.Message):
     description: str
     question_id: str
     def __init__(self, field: _Optional[str] = ..., description: _Optional[str] = ..., question_id: _Optional[str] = ...) -> None: ...
+
+class GetPushConfigRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetPushConfigResponse(_message.Message):
+    __slots__ = ("vapid_public_key",)
+    VAPID_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    vapid_public_key: str
+    def __init__(self, vapid_public_key: _Optional[str] = ...) -> None: ...
+
+class AddPushSubscriptionRequest(_message.Message):
+    __slots__ = ("endpoint", "p256dh", "auth", "device_name")
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    P256DH_FIELD_NUMBER: _ClassVar[int]
+    AUTH_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_NAME_FIELD_NUMBER: _ClassVar[int]
+    endpoint: str
+    p256dh: str
+    auth: str
+    device_name: str
+    def __init__(self, endpoint: _Optional[str] = ..., p256dh: _Optional[str] = ..., auth: _Optional[str] = ..., device_name: _Optional[str] = ...) -> None: ...
+
+class AddPushSubscriptionResponse(_message.Message):
+    __slots__ = ("subscription_id",)
+    SUBSCRIPTION_ID_FIELD_NUMBER: _ClassVar[int]
+    subscription_id: str
+    def __init__(self, subscription_id: _Optional[str] = ...) -> None: ...
+
+class RemovePushSubscriptionRequest(_message.Message):
+    __slots__ = ("subscription_id",)
+    SUBSCRIPTION_ID_FIELD_NUMBER: _ClassVar[int]
+    subscription_id: str
+    def __init__(self, subscription_id: _Optional[str] = ...) -> None: ...
+
+class RemovePushSubscriptionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPushSubscriptionsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPushSubscriptionsResponse(_message.Message):
+    __slots__ = ("subscriptions",)
+    SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
+    subscriptions: _containers.RepeatedCompositeFieldContainer[PushSubscription]
+    def __init__(self, subscriptions: _Optional[_Iterable[_Union[PushSubscription, _Mapping]]] = ...) -> None: ...
+
+class PushSubscription(_message.Message):
+    __slots__ = ("subscription_id", "device_name", "created_at", "last_success_at", "last_error")
+    SUBSCRIPTION_ID_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_NAME_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_SUCCESS_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    subscription_id: str
+    device_name: str
+    created_at: _timestamp_pb2.Timestamp
+    last_success_at: _timestamp_pb2.Timestamp
+    last_error: str
+    def __init__(self, subscription_id: _Optional[str] = ..., device_name: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_success_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ...) -> None: ...

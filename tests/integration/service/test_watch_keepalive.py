@@ -20,6 +20,7 @@ from compass_server.store.postgres import PostgresStore
 from compass_server.transport.auth import AuthContext
 from gen.compass.v1 import comms_pb2
 from tests.integration.store._seed import seed, text
+from tests.memory_push import push_use_cases
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -39,7 +40,8 @@ async def test_caught_up_after_replay_then_as_keepalive(database_url: str) -> No
         first = await world.post(store, text("one"))
         auth: AuthContext[AccountRow] = AuthContext()
         hub = ChangeHub()
-        handlers = CommsHandlers(Asks(store, hub, recheck_seconds=0.2), auth)
+        asks = Asks(store, hub, recheck_seconds=0.2)
+        handlers = CommsHandlers(asks, auth, push=push_use_cases(store, asks))
         request = comms_pb2.WatchChannelRequest(channel_id=world.channel.channel_id)
         with auth.bound(world.human):
             stream = handlers.watch_channel(request, None)  # type: ignore[arg-type] # the handler never reads ctx

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from compass_server.domain.errors import CompassError, InvalidArgumentError
+from compass_server.domain.push import NewSubscription
 from compass_server.store import (
     AskRow,
     ChangeEvent,
@@ -20,6 +21,7 @@ from compass_server.store import (
     MessagePage,
     MessageRow,
     PendingAskPage,
+    PushStore,
 )
 from compass_server.store.postgres import PostgresStore
 from gen.compass.v1 import comms_pb2
@@ -312,3 +314,76 @@ async def test_the_double_feeds_changes_and_counts_pending_asks_as_postgres_does
         ("lost when it ended", 1),
     ]
     assert await _feed(MemoryStore()) == real
+
+
+@runtime_checkable
+class _PushingStore(Protocol):
+    def push(self) -> PushStore: ...
+
+
+async def _devices(store: Seedable, minted: Callable[[str, str], Awaitable[str]]) -> list[object]:
+    """The push port (`PushStore`): devices per (person, endpoint), the cap, own-only
+    removal, the one VAPID key, answer tokens spent once."""
+    assert isinstance(store, _PushingStore)
+    world = await seed(store)
+    push = store.push()
+    trace: list[object] = []
+
+    def device(n: int, name: str = "phone") -> NewSubscription:
+        return NewSubscription(
+            endpoint=f"https://p.test/{n}", p256dh="B" + "A" * 86, auth="A" * 22, device_name=name
+        )
+
+    async def step(label: str, call: Callable[[], Awaitable[object]]) -> object:
+        try:
+            result = await call()
+        except CompassError as exc:
+            trace.append((label, type(exc).__name__, str(exc)))
+            return None
+        trace.append((label, result if isinstance(result, (bool, int, type(None))) else "ok"))
+        return result
+
+    first = await push.add_push_subscription(world.human, device(0), most=2)
+    again = await push.add_push_subscription(world.human, device(0, "renamed"), most=2)
+    trace.append(("same endpoint, same id", first == again))
+    theirs = await push.add_push_subscription(world.human2, device(0), most=2)
+    trace.append(("another person's own", theirs != first))
+    await step("second", lambda: push.add_push_subscription(world.human, device(1), most=2))
+    await step("third", lambda: push.add_push_subscription(world.human, device(2), most=2))
+    listed = await push.list_push_subscriptions(world.human)
+    trace.append(("listed", [(r.device_name, r.last_success_at, r.last_error) for r in listed]))
+    trace.append(("first listed", listed[0].subscription_id == first))
+    await step("remove theirs", lambda: push.remove_push_subscription(world.human, theirs))
+    await step("remove mine", lambda: push.remove_push_subscription(world.human, first))
+    trace.append(("left", len(await push.list_push_subscriptions(world.human))))
+    key = await push.vapid_private_key("first candidate")
+    trace.append(("one key", key, await push.vapid_private_key("second candidate")))
+    (ask_id,) = (await world.post(store, ask(question("db", "0", "1")))).ask_ids
+    token = await minted(ask_id, world.human.account_id)
+    found = await push.answer_token(token)
+    assert found is not None
+    trace.append(("token", found.ask_id == ask_id, found.account == world.human, found.used))
+    await step("spend", lambda: push.spend_answer_token(token))
+    await step("spend again", lambda: push.spend_answer_token(token))
+    await step("unknown", lambda: push.answer_token("cmpa_unknown"))
+    return trace
+
+
+async def test_the_double_keeps_devices_and_tokens_as_postgres_does(database_url: str) -> None:
+    async with PostgresStore(database_url) as postgres:
+        outbox = postgres.push_outbox()
+        real = await _devices(postgres, outbox.new_answer_token)
+    memory = MemoryStore()
+
+    async def mint(ask_id: str, account_id: str) -> str:
+        return memory.push().mint(ask_id, account_id)
+
+    double = await _devices(memory, mint)
+    assert double == real
+    assert (
+        "third",
+        "ResourceExhaustedError",
+        "this account already has 2 devices for notifications; remove one first",
+    ) in real
+    assert ("remove theirs", "NotFoundError", "push subscription not found") in real
+    assert ("spend again", False) in real

@@ -19,6 +19,7 @@ from compass_server.store import AccountRow
 from compass_server.transport.auth import AuthContext
 from gen.compass.v1 import agent_pb2, comms_pb2
 from tests.integration.store._seed import World, seed
+from tests.memory_push import push_use_cases
 from tests.memory_store import MemoryStore
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class Service:
     def __post_init__(self) -> None:
         self.store.on_change = self.hub.publish
         self.asks = Asks(self.store, self.hub)
-        self.comms = CommsHandlers(self.asks, self.auth)
+        self.comms = CommsHandlers(self.asks, self.auth, push=push_use_cases(self.store, self.asks))
         self.agent = AgentHandlers(self.asks, self.auth)
 
     async def post(

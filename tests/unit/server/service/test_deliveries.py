@@ -23,6 +23,7 @@ from compass_server.service.asks import Asks
 from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from gen.compass.v1 import agent_pb2, comms_pb2
 from tests.integration.store._seed import answer, ask, question, text
+from tests.memory_push import push_use_cases
 from tests.unit.server.service.conftest import CTX
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ async def test_receipts_are_counted_once_by_state(service: Service) -> None:
     metrics = Metrics(lambda: datetime.now(UTC))
     asks = Asks(service.store, service.hub, metrics=metrics)
     handlers = AgentHandlers(asks, service.auth)
-    comms = CommsHandlers(asks, service.auth)
+    comms = CommsHandlers(asks, service.auth, push=push_use_cases(service.store, asks))
     message = await service.post(ask(question("db", "0", "1")), ask(question("x", "0")))
     answered, declined = (b.ask.ask_id for b in message.blocks)
     with service.auth.bound(service.world.human):

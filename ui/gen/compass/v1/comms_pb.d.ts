@@ -1031,6 +1031,200 @@ export declare type InvalidField = Message$1<"compass.v1.InvalidField"> & {
 export declare const InvalidFieldSchema: GenMessage<InvalidField>;
 
 /**
+ * Web Push (docs/answering/push.md): the application server key a browser subscribes with.
+ *
+ * @generated from message compass.v1.GetPushConfigRequest
+ */
+export declare type GetPushConfigRequest = Message$1<"compass.v1.GetPushConfigRequest"> & {
+};
+
+/**
+ * Describes the message compass.v1.GetPushConfigRequest.
+ * Use `create(GetPushConfigRequestSchema)` to create a new message.
+ */
+export declare const GetPushConfigRequestSchema: GenMessage<GetPushConfigRequest>;
+
+/**
+ * @generated from message compass.v1.GetPushConfigResponse
+ */
+export declare type GetPushConfigResponse = Message$1<"compass.v1.GetPushConfigResponse"> & {
+  /**
+   * The VAPID public key as PushManager.subscribe({applicationServerKey}) takes it: the
+   * 65-byte uncompressed P-256 point, base64url without padding.
+   *
+   * @generated from field: string vapid_public_key = 1;
+   */
+  vapidPublicKey: string;
+};
+
+/**
+ * Describes the message compass.v1.GetPushConfigResponse.
+ * Use `create(GetPushConfigResponseSchema)` to create a new message.
+ */
+export declare const GetPushConfigResponseSchema: GenMessage<GetPushConfigResponse>;
+
+/**
+ * Registers one device's push subscription (PushSubscription.toJSON()) for the caller.
+ *
+ * @generated from message compass.v1.AddPushSubscriptionRequest
+ */
+export declare type AddPushSubscriptionRequest = Message$1<"compass.v1.AddPushSubscriptionRequest"> & {
+  /**
+   * The push service URL of the subscription: https (http only to a host named in
+   * COMPASS_PUSH_ALLOW_HOSTS); internal addresses are refused unless allowed there.
+   *
+   * @generated from field: string endpoint = 1;
+   */
+  endpoint: string;
+
+  /**
+   * The subscriber's P-256 public key: 65 bytes uncompressed, base64url.
+   *
+   * @generated from field: string p256dh = 2;
+   */
+  p256dh: string;
+
+  /**
+   * The subscriber's authentication secret: 16 bytes, base64url.
+   *
+   * @generated from field: string auth = 3;
+   */
+  auth: string;
+
+  /**
+   * A name for people to tell their devices apart; at most 200 characters.
+   *
+   * @generated from field: string device_name = 4;
+   */
+  deviceName: string;
+};
+
+/**
+ * Describes the message compass.v1.AddPushSubscriptionRequest.
+ * Use `create(AddPushSubscriptionRequestSchema)` to create a new message.
+ */
+export declare const AddPushSubscriptionRequestSchema: GenMessage<AddPushSubscriptionRequest>;
+
+/**
+ * @generated from message compass.v1.AddPushSubscriptionResponse
+ */
+export declare type AddPushSubscriptionResponse = Message$1<"compass.v1.AddPushSubscriptionResponse"> & {
+  /**
+   * The same id for the same endpoint added again (its keys and name are updated).
+   *
+   * @generated from field: string subscription_id = 1;
+   */
+  subscriptionId: string;
+};
+
+/**
+ * Describes the message compass.v1.AddPushSubscriptionResponse.
+ * Use `create(AddPushSubscriptionResponseSchema)` to create a new message.
+ */
+export declare const AddPushSubscriptionResponseSchema: GenMessage<AddPushSubscriptionResponse>;
+
+/**
+ * @generated from message compass.v1.RemovePushSubscriptionRequest
+ */
+export declare type RemovePushSubscriptionRequest = Message$1<"compass.v1.RemovePushSubscriptionRequest"> & {
+  /**
+   * @generated from field: string subscription_id = 1;
+   */
+  subscriptionId: string;
+};
+
+/**
+ * Describes the message compass.v1.RemovePushSubscriptionRequest.
+ * Use `create(RemovePushSubscriptionRequestSchema)` to create a new message.
+ */
+export declare const RemovePushSubscriptionRequestSchema: GenMessage<RemovePushSubscriptionRequest>;
+
+/**
+ * @generated from message compass.v1.RemovePushSubscriptionResponse
+ */
+export declare type RemovePushSubscriptionResponse = Message$1<"compass.v1.RemovePushSubscriptionResponse"> & {
+};
+
+/**
+ * Describes the message compass.v1.RemovePushSubscriptionResponse.
+ * Use `create(RemovePushSubscriptionResponseSchema)` to create a new message.
+ */
+export declare const RemovePushSubscriptionResponseSchema: GenMessage<RemovePushSubscriptionResponse>;
+
+/**
+ * @generated from message compass.v1.ListPushSubscriptionsRequest
+ */
+export declare type ListPushSubscriptionsRequest = Message$1<"compass.v1.ListPushSubscriptionsRequest"> & {
+};
+
+/**
+ * Describes the message compass.v1.ListPushSubscriptionsRequest.
+ * Use `create(ListPushSubscriptionsRequestSchema)` to create a new message.
+ */
+export declare const ListPushSubscriptionsRequestSchema: GenMessage<ListPushSubscriptionsRequest>;
+
+/**
+ * @generated from message compass.v1.ListPushSubscriptionsResponse
+ */
+export declare type ListPushSubscriptionsResponse = Message$1<"compass.v1.ListPushSubscriptionsResponse"> & {
+  /**
+   * The caller's own subscriptions, oldest first.
+   *
+   * @generated from field: repeated compass.v1.PushSubscription subscriptions = 1;
+   */
+  subscriptions: PushSubscription[];
+};
+
+/**
+ * Describes the message compass.v1.ListPushSubscriptionsResponse.
+ * Use `create(ListPushSubscriptionsResponseSchema)` to create a new message.
+ */
+export declare const ListPushSubscriptionsResponseSchema: GenMessage<ListPushSubscriptionsResponse>;
+
+/**
+ * One device of the caller that Compass pushes asks to (never its endpoint or keys).
+ *
+ * @generated from message compass.v1.PushSubscription
+ */
+export declare type PushSubscription = Message$1<"compass.v1.PushSubscription"> & {
+  /**
+   * @generated from field: string subscription_id = 1;
+   */
+  subscriptionId: string;
+
+  /**
+   * @generated from field: string device_name = 2;
+   */
+  deviceName: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When a push to it was last accepted by its push service; unset before the first.
+   *
+   * @generated from field: google.protobuf.Timestamp last_success_at = 4;
+   */
+  lastSuccessAt?: Timestamp | undefined;
+
+  /**
+   * What went wrong with the last push that failed (e.g. "http 500", "timeout"); "" when the
+   * last push went through.
+   *
+   * @generated from field: string last_error = 5;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message compass.v1.PushSubscription.
+ * Use `create(PushSubscriptionSchema)` to create a new message.
+ */
+export declare const PushSubscriptionSchema: GenMessage<PushSubscription>;
+
+/**
  * The outcome of an Ask. Only PENDING can change; every other status is final.
  *
  * @generated from enum compass.v1.AskStatus
@@ -1321,6 +1515,46 @@ export declare const CommsService: GenService<{
     methodKind: "unary";
     input: typeof DeclineAskRequestSchema;
     output: typeof DeclineAskResponseSchema;
+  },
+  /**
+   * The VAPID public key to subscribe to Web Push with.
+   *
+   * @generated from rpc compass.v1.CommsService.GetPushConfig
+   */
+  getPushConfig: {
+    methodKind: "unary";
+    input: typeof GetPushConfigRequestSchema;
+    output: typeof GetPushConfigResponseSchema;
+  },
+  /**
+   * Registers a device of the caller for Web Push (at most 20 per account).
+   *
+   * @generated from rpc compass.v1.CommsService.AddPushSubscription
+   */
+  addPushSubscription: {
+    methodKind: "unary";
+    input: typeof AddPushSubscriptionRequestSchema;
+    output: typeof AddPushSubscriptionResponseSchema;
+  },
+  /**
+   * Removes one of the caller's devices. Missing and not the caller's are the same NOT_FOUND.
+   *
+   * @generated from rpc compass.v1.CommsService.RemovePushSubscription
+   */
+  removePushSubscription: {
+    methodKind: "unary";
+    input: typeof RemovePushSubscriptionRequestSchema;
+    output: typeof RemovePushSubscriptionResponseSchema;
+  },
+  /**
+   * The caller's devices, with how their last pushes went.
+   *
+   * @generated from rpc compass.v1.CommsService.ListPushSubscriptions
+   */
+  listPushSubscriptions: {
+    methodKind: "unary";
+    input: typeof ListPushSubscriptionsRequestSchema;
+    output: typeof ListPushSubscriptionsResponseSchema;
   },
 }>;
 
