@@ -39,25 +39,20 @@ delivery_reported_at), the part of the subject before the hook exits.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
-import functools
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 
-from bench._receipts import receipt_delays, receipt_line
-from bench._timing import answer_latency_arguments, latency_table
-from bench.ask_latency import FloorWatcher
-from bench.mcp_latency import STEP_TIMEOUT, BenchError, Participant
-from bench.respond import run_on_database, served_database
+from bench import _answer_to_model
+from bench._answer_to_model import answer_each, header, report
+from bench._receipts import receipt_delays
+from bench.mcp_latency import STEP_TIMEOUT, BenchError
+from bench.respond import served_database
 from compass_bridge.claude.questions import question_id
-from compass_bridge.client import AgentClient
 from tests import _server
 from tests.realagent.acp_agents import ensure_npm
 from tests.realagent.hooked_claude import hooked_claude
@@ -66,9 +61,11 @@ from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel
 
 if TYPE_CHECKING:
+    import argparse
     import subprocess
     from collections.abc import Generator
 
+    from bench._answer_to_model import Answered, Answers
     from tests.realagent.wire_models import ScriptedWire
 
 
@@ -124,14 +121,15 @@ def claude_code(
             print(f"refused by the proxy: {proxy.refused}", file=sys.stderr)
 
 
+def _answers(number: int) -> Answers:
+    """The question's second option, SQLite."""
+    return [{"questionId": question_id(_question(number)), "chosenOptionIds": ["1"]}]
+
+
 async def measure(
     server_url: str, dsn: str, *, asks: int, warmup: int, think: float
-) -> tuple[list[float], list[float], list[float]]:
+) -> tuple[Answered, list[float]]:
     world = await _server.seed_world(dsn, prefix="claude-hook-")
-    subject: list[float] = []
-    floor: list[float] = []
-    measured: list[str] = []
-    known: set[str] = set()
     total = warmup + asks
     with (
         tempfile.TemporaryDirectory(prefix="compass-claude-hook-latency-") as tmp,
@@ -139,62 +137,42 @@ async def measure(
         claude_code(Path(tmp), server_url, world, model) as process,
     ):
         async with httpx.AsyncClient(base_url=server_url, timeout=30) as http:
-            participant = Participant(http, world.human.token)
-            agent = AgentClient(server_url, world.agent.token)
-            for number in range(total):
-                ask_id = await participant.new_ask(known)
-                known.add(ask_id)
-                watcher = FloorWatcher(agent, ask_id)
-                await asyncio.wait_for(watcher.started(), STEP_TIMEOUT)
-                await asyncio.sleep(think)  # a person reads the question (time itself)
-                t0 = time.monotonic()
-                await participant.respond(ask_id, question_id(_question(number)))
-                turns = await asyncio.to_thread(model.wait_for_turns, number + 2, STEP_TIMEOUT)
-                await asyncio.wait_for(watcher.task, STEP_TIMEOUT)
-                read = turns[number + 1].tool_result(f"toolu_{number}")
-                if "SQLite" not in read:
-                    raise BenchError(f"ask {number}: the model read {read!r}")
-                if number >= warmup and watcher.answered_at is not None:
-                    subject.append(turns[number + 1].at - t0)
-                    floor.append(watcher.answered_at - t0)
-                    measured.append(ask_id)
+            measured = await answer_each(
+                http,
+                server_url,
+                world,
+                model,
+                total=total,
+                warmup=warmup,
+                think=think,
+                answers=_answers,
+                read_ok=lambda _, read: "SQLite" in read,
+                call_id=lambda number: f"toolu_{number}",
+            )
             if process.wait(timeout=STEP_TIMEOUT) != 0:
                 raise BenchError(f"claude -p exited with {process.returncode}")
-    return subject, floor, await receipt_delays(dsn, ask_ids=measured)
+    return measured, await receipt_delays(dsn, ask_ids=measured.ask_ids)
 
 
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
     async with served_database(admin) as (server, dsn, settings):
         print(f"database: {where}; {settings}")
-        print(
-            "answer-to-model latency: RespondToAsk sent -> Claude Code's next model request "
-            f"carrying the AskUserQuestion result; {args.asks} asks (+{args.warmup} "
-            f"warm-up), think {args.think:g} s"
-        )
+        print(header("Claude Code's next model request carrying the AskUserQuestion result", args))
         try:
-            subject, floor, receipts = await measure(
+            measured, receipts = await measure(
                 server.url, dsn, asks=args.asks, warmup=args.warmup, think=args.think
             )
         except (BenchError, TimeoutError) as exc:
             print(f"FAILED: {exc!r}")
             return 1
-    print(f"claude -p 2.1.318 with compass claude-hook ({len(subject)} asks)")
-    for line in latency_table(
-        ("model request (tool result)", subject),
-        ("floor (WatchAsk client)", floor),
-        ratio="hook+Claude Code / floor",
-    ):
+    title = f"claude -p 2.1.318 with compass claude-hook ({len(measured.subject)} asks)"
+    for line in report(title, measured, receipts, ratio="hook+Claude Code / floor"):
         print(line)
-    print(receipt_line(receipts, len(subject)))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.claude_hook_latency", description=(__doc__ or "").split("\n")[0]
-    )
-    args = answer_latency_arguments(parser, argv, asks=30, warmup=2, think=0.5)
-    return run_on_database(functools.partial(run_all, args))
+    return _answer_to_model.main("claude_hook_latency", __doc__, argv, run_all, asks=30)
 
 
 if __name__ == "__main__":

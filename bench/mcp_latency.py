@@ -121,7 +121,10 @@ class Participant:
 
     async def respond(self, ask_id: str, question_id: str = "db") -> None:
         """Answer the ask's one question with its second option."""
-        answers = [{"questionId": question_id, "chosenOptionIds": ["1"]}]
+        await self.answer(ask_id, [{"questionId": question_id, "chosenOptionIds": ["1"]}])
+
+    async def answer(self, ask_id: str, answers: list[dict[str, object]]) -> None:
+        """RespondToAsk with `answers` (Connect-JSON)."""
         body = {"askId": ask_id, "answers": answers}
         reply = await self._http.post(f"{COMMS}/RespondToAsk", json=body, headers=self._headers)
         reply.raise_for_status()

@@ -46,35 +46,38 @@ fails with a message, the others still run, and the exit code is 1.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import functools
 import sys
-import tempfile
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from bench._receipts import receipt_delays, receipt_line
-from bench._timing import answer_latency_arguments, latency_table, machine
-from bench.ask_latency import FloorWatcher
-from bench.mcp_latency import COMMS, STEP_TIMEOUT, BenchError, Participant
-from bench.respond import run_on_database, served_database
-from compass_bridge.client import AgentClient
-from tests import _server
+from bench import _answer_to_model
+from bench._answer_to_model import (
+    PROMPT,
+    Headless,
+    agent_process,
+    measure_run,
+    print_setting,
+    run_agent,
+)
+from bench.respond import served_database
 from tests.realagent.mcp_agents import AGENTS, launch
 from tests.realagent.model_server import Turn
-from tests.realagent.proxy import RefusingProxy
-from tests.realagent.wire_models import ChatModel
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+    import asyncio
+    from contextlib import AbstractAsyncContextManager
+    from pathlib import Path
 
+    from bench._answer_to_model import Answers
+    from tests import _server
     from tests.realagent.mcp_agents import Name
+    from tests.realagent.wire_models import ChatModel
 
-PROMPT = "Ask the questions you need answered."
+ANSWERS: Answers = [
+    {"questionId": "db", "chosenOptionIds": ["1"]},
+    {"questionId": "features", "chosenOptionIds": ["0", "2"]},
+]
+"""db: SQLite; features: Email and SSO."""
 
 
 def _ask(number: int) -> dict[str, Any]:
@@ -100,133 +103,59 @@ def script(name: Name, count: int) -> list[Turn]:
     return [*calls, Turn.say("All set.")]
 
 
-async def respond(http: httpx.AsyncClient, token: str, ask_id: str) -> None:
-    """db: SQLite; features: Email and SSO."""
-    answers = [
-        {"questionId": "db", "chosenOptionIds": ["1"]},
-        {"questionId": "features", "chosenOptionIds": ["0", "2"]},
-    ]
-    reply = await http.post(
-        f"{COMMS}/RespondToAsk",
-        json={"askId": ask_id, "answers": answers},
-        headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
-    )
-    reply.raise_for_status()
+def _headless(name: Name, server_url: str) -> Headless:
+    """The agent running PROMPT, its output in tmp/agent.log."""
 
-
-@contextlib.asynccontextmanager
-async def agent_process(
-    name: Name, tmp: Path, server_url: str, token: str, model: ChatModel
-) -> AsyncGenerator[asyncio.subprocess.Process]:
-    """The agent running PROMPT, its output in tmp/agent.log; killed afterwards if still
-    running."""
-    with RefusingProxy() as proxy:
-        run = launch(
-            name,
-            tmp,
-            mcp_url=f"{server_url}mcp",
-            token=token,
-            model_url=model.base_url,
-            proxy_env=proxy.env(),
-            prompt=PROMPT,
+    def start(
+        tmp: Path, world: _server.SeededWorld, model: ChatModel
+    ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        return agent_process(
+            lambda proxy_env: launch(
+                name,
+                tmp,
+                mcp_url=f"{server_url}mcp",
+                token=world.agent.token,
+                model_url=model.base_url,
+                proxy_env=proxy_env,
+                prompt=PROMPT,
+            ),
+            tmp / "agent.log",
         )
-        with (tmp / "agent.log").open("wb") as log:
-            process = await asyncio.create_subprocess_exec(
-                *run.argv,
-                cwd=run.cwd,
-                env=run.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-        try:
-            yield process
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+
+    return Headless(start, "agent.log", "the agent", functools.partial(script, name))
 
 
-def _log_tail(tmp: Path) -> str:
-    log = tmp / "agent.log"
-    return log.read_text(errors="replace")[-2000:] if log.exists() else ""
-
-
-async def measure(
-    name: Name, server_url: str, dsn: str, *, asks: int, warmup: int, think: float
-) -> tuple[list[float], list[float], list[float]]:
-    world = await _server.seed_world(dsn, prefix=f"{name}-")
-    subject: list[float] = []
-    floor: list[float] = []
-    measured: list[str] = []
-    known: set[str] = set()
-    total = warmup + asks
-    with (
-        tempfile.TemporaryDirectory(prefix=f"compass-next-agents-{name}-") as tmp,
-        ChatModel(script(name, total)) as model,
-    ):
-        async with (
-            httpx.AsyncClient(base_url=server_url, timeout=30) as http,
-            agent_process(name, Path(tmp), server_url, world.agent.token, model) as process,
-        ):
-            participant = Participant(http, world.human.token)
-            agent = AgentClient(server_url, world.agent.token)
-            try:
-                for number in range(total):
-                    ask_id = await participant.new_ask(known)
-                    known.add(ask_id)
-                    watcher = FloorWatcher(agent, ask_id)
-                    await asyncio.wait_for(watcher.started(), STEP_TIMEOUT)
-                    await asyncio.sleep(think)  # a person reads the question (time itself)
-                    t0 = time.monotonic()
-                    await respond(http, world.human.token, ask_id)
-                    turns = await asyncio.to_thread(model.wait_for_turns, number + 2, STEP_TIMEOUT)
-                    await asyncio.wait_for(watcher.task, STEP_TIMEOUT)
-                    read = turns[number + 1].tool_result(f"call_{number}")
-                    if "SQLite" not in read or "SSO" not in read:
-                        raise BenchError(f"ask {number}: the model read {read!r}")
-                    if number >= warmup and watcher.answered_at is not None:
-                        subject.append(turns[number + 1].at - t0)
-                        floor.append(watcher.answered_at - t0)
-                        measured.append(ask_id)
-                code = await asyncio.wait_for(process.wait(), STEP_TIMEOUT)
-            except (BenchError, TimeoutError) as exc:
-                raise BenchError(f"{exc!r}; the agent's output:\n{_log_tail(Path(tmp))}") from exc
-            if code != 0:
-                raise BenchError(f"exited with {code}:\n{_log_tail(Path(tmp))}")
-    return subject, floor, await receipt_delays(dsn, ask_ids=measured)
-
-
-def report(name: Name, subject: list[float], floor: list[float], receipts: list[float]) -> str:
-    title = f"{name}: {AGENTS[name].title} over /mcp ({len(subject)} asks)"
-    table = latency_table(
-        ("model request (tool result)", subject),
-        ("floor (WatchAsk client)", floor),
-        ratio=f"{name} over MCP / floor",
-    )
-    return "\n".join([title, *table, receipt_line(receipts, len(subject))])
+def _read_ok(_number: int, read: str) -> bool:
+    return "SQLite" in read and "SSO" in read
 
 
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
     failed: list[str] = []
     async with served_database(admin) as (server, dsn, settings):
-        print(f"database: {where}; {settings}")
-        print(machine())
-        print(
-            "answer-to-model latency: RespondToAsk sent -> the agent's next model request "
-            f"carrying the `ask` result; {args.asks} asks per agent (+{args.warmup} warm-up), "
-            f"think {args.think:g} s"
+        print_setting(
+            where,
+            settings,
+            "the agent's next model request carrying the `ask` result",
+            args,
+            per=" per agent",
         )
         for name in args.agents:
-            try:
-                subject, floor, receipts = await measure(
-                    name, server.url, dsn, asks=args.asks, warmup=args.warmup, think=args.think
-                )
-            except BenchError as exc:
+            ok = await run_agent(
+                name,
+                measure_run(
+                    server.url,
+                    dsn,
+                    args,
+                    name=name,
+                    run=_headless(name, server.url),
+                    answers=ANSWERS,
+                    read_ok=_read_ok,
+                ),
+                title=f"{name}: {AGENTS[name].title} over /mcp ({{asks}} asks)",
+                ratio=f"{name} over MCP / floor",
+            )
+            if not ok:
                 failed.append(name)
-                print(f"{name}: FAILED: {exc}")
-                continue
-            print(report(name, subject, floor, receipts), flush=True)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -241,19 +170,19 @@ def _agents(value: str) -> list[str]:
     return names
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.next_agents_mcp", description=(__doc__ or "").split("\n")[0]
-    )
+def _more(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agents",
         type=_agents,
         default=list(AGENTS),
         help=f"comma-separated, from {', '.join(AGENTS)} (default all)",
     )
-    args = answer_latency_arguments(parser, argv, asks=20, warmup=2, think=0.5, per=" per agent")
-    # SIGTERM ends the run like Ctrl-C: every child is stopped.
-    return run_on_database(functools.partial(run_all, args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _answer_to_model.main(
+        "next_agents_mcp", __doc__, argv, run_all, asks=20, more=_more, per=" per agent"
+    )
 
 
 if __name__ == "__main__":

@@ -44,30 +44,30 @@ once OpenCode published the tool's result).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import functools
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from bench._receipts import receipt_delays, receipt_line
-from bench._timing import answer_latency_arguments, latency_table, machine
-from bench.ask_latency import FloorWatcher
-from bench.mcp_latency import COMMS, STEP_TIMEOUT, BenchError, Participant
-from bench.respond import run_on_database, served_database
-from compass_bridge.client import AgentClient
+from bench import _answer_to_model
+from bench._answer_to_model import PROMPT, answer_each, header, report
+from bench._receipts import receipt_delays
+from bench._timing import machine
+from bench.mcp_latency import BenchError
+from bench.respond import served_database
 from tests import _server
 from tests.realagent.model_server import Turn
 from tests.realagent.proxy import RefusingProxy
 from tests.realagent.served_opencode import served_opencode
 from tests.realagent.wire_models import ChatModel
 
-PROMPT = "Ask the questions you need answered."
+if TYPE_CHECKING:
+    import argparse
+
+    from bench._answer_to_model import Answered, Answers
+
 AUTH = "Which auth flows ship in v1?"
 
 
@@ -113,29 +113,17 @@ def expected(number: int) -> str:
     )
 
 
-async def respond(http: httpx.AsyncClient, token: str, ask_id: str) -> None:
-    """SQLite; Email and SSO (the plugin's question ids are q1, q2, ...)."""
-    answers = [
-        {"questionId": "q1", "chosenOptionIds": ["1"]},
-        {"questionId": "q2", "chosenOptionIds": ["0", "2"]},
-    ]
-    reply = await http.post(
-        f"{COMMS}/RespondToAsk",
-        json={"askId": ask_id, "answers": answers},
-        headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
-    )
-    reply.raise_for_status()
+ANSWERS: Answers = [
+    {"questionId": "q1", "chosenOptionIds": ["1"]},
+    {"questionId": "q2", "chosenOptionIds": ["0", "2"]},
+]
+"""SQLite; Email and SSO (the plugin's question ids are q1, q2, ...)."""
 
 
 async def measure(
     server_url: str, dsn: str, *, asks: int, warmup: int, think: float
-) -> tuple[list[float], list[float], list[float], list[float]]:
+) -> tuple[Answered, list[float]]:
     world = await _server.seed_world(dsn, prefix="opencode-question-")
-    subject: list[float] = []
-    floor: list[float] = []
-    posted: list[float] = []
-    measured: list[str] = []
-    known: set[str] = set()
     total = warmup + asks
     with (
         tempfile.TemporaryDirectory(prefix="compass-opencode-question-latency-") as tmp,
@@ -152,74 +140,52 @@ async def measure(
     ):
         opencode.prompt(opencode.session(), PROMPT)
         async with httpx.AsyncClient(base_url=server_url, timeout=30) as http:
-            participant = Participant(http, world.human.token)
-            agent = AgentClient(server_url, world.agent.token)
             try:
-                for number in range(total):
-                    ask_id = await participant.new_ask(known)
-                    seen = time.monotonic()
-                    known.add(ask_id)
-                    watcher = FloorWatcher(agent, ask_id)
-                    await asyncio.wait_for(watcher.started(), STEP_TIMEOUT)
-                    await asyncio.sleep(think)  # a person reads the question (time itself)
-                    t0 = time.monotonic()
-                    await respond(http, world.human.token, ask_id)
-                    turns = await asyncio.to_thread(model.wait_for_turns, number + 2, STEP_TIMEOUT)
-                    await asyncio.wait_for(watcher.task, STEP_TIMEOUT)
-                    read = turns[number + 1].tool_result(f"call_{number}")
-                    if read != expected(number):
-                        raise BenchError(f"ask {number}: the model read {read!r}")
-                    if number >= warmup and watcher.answered_at is not None:
-                        subject.append(turns[number + 1].at - t0)
-                        floor.append(watcher.answered_at - t0)
-                        posted.append(seen - turns[number].at)
-                        measured.append(ask_id)
+                measured = await answer_each(
+                    http,
+                    server_url,
+                    world,
+                    model,
+                    total=total,
+                    warmup=warmup,
+                    think=think,
+                    answers=lambda _: ANSWERS,
+                    read_ok=lambda number, read: read == expected(number),
+                )
             except (BenchError, TimeoutError) as exc:
                 raise BenchError(f"{exc!r}; OpenCode's log:\n{opencode.log()[-2000:]}") from exc
         if proxy.refused:
             print(f"refused by the proxy: {proxy.refused}", file=sys.stderr)
-    return subject, floor, posted, await receipt_delays(dsn, ask_ids=measured)
+    return measured, await receipt_delays(dsn, ask_ids=measured.ask_ids)
 
 
 async def run_all(args: argparse.Namespace, admin: str, where: str) -> int:
     async with served_database(admin) as (server, dsn, settings):
         print(f"database: {where}; {settings}; {machine()}")
-        print(
-            "answer-to-model latency: RespondToAsk sent -> OpenCode's next model request "
-            f"carrying the question tool's result; {args.asks} asks (+{args.warmup} warm-up), "
-            f"think {args.think:g} s"
-        )
+        print(header("OpenCode's next model request carrying the question tool's result", args))
         try:
-            subject, floor, posted, receipts = await measure(
+            measured, receipts = await measure(
                 server.url, dsn, asks=args.asks, warmup=args.warmup, think=args.think
             )
         except (BenchError, TimeoutError) as exc:
             print(f"FAILED: {exc!r}")
             return 1
-    print(f"OpenCode 1.18.33 (opencode serve) with Compass's plugin ({len(subject)} asks)")
-    for line in latency_table(
-        ("model request (tool result)", subject),
-        ("floor (WatchAsk client)", floor),
-        ratio="plugin+OpenCode / floor",
-    ):
-        print(line)
-    ordered = sorted(posted)
+    ordered = sorted(measured.asked)
     middle = ordered[len(ordered) // 2] if ordered else float("nan")
-    print(
+    asked = (
         f"question -> ask in Compass: p50 {middle * 1000:.0f} ms, max "
         f"{(ordered[-1] if ordered else float('nan')) * 1000:.0f} ms"
     )
-    print(receipt_line(receipts, len(subject)))
+    title = (
+        f"OpenCode 1.18.33 (opencode serve) with Compass's plugin ({len(measured.subject)} asks)"
+    )
+    for line in report(title, measured, receipts, ratio="plugin+OpenCode / floor", extra=[asked]):
+        print(line)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.opencode_question_latency",
-        description=(__doc__ or "").split("\n")[0],
-    )
-    args = answer_latency_arguments(parser, argv, asks=20, warmup=2, think=0.5)
-    return run_on_database(functools.partial(run_all, args))
+    return _answer_to_model.main("opencode_question_latency", __doc__, argv, run_all, asks=20)
 
 
 if __name__ == "__main__":

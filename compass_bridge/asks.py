@@ -21,6 +21,10 @@ outcome is logged once, here; the integration keeps only what it does with the a
 - Report (`report`): ReportDelivery of what the agent received of a final ask's answer or
   decline. A server that records no receipts (UNIMPLEMENTED) is said once and not asked
   again.
+- For a process that asks once (`compass claude-hook`, `compass opencode ask`): `post_alone`
+  and `follow` race the post and the outcome against the agent's end of waiting, and
+  `withdraw_unhanded` withdraws the ask then (one final meanwhile gets the receipt saying it
+  was not handed over); what keeps it from asking is a CannotAskError.
 - In the background (`spawn`, `report_soon`, `settle`): closes and receipts that outlive
   what started them, let finish (within a bound) before the process exits.
 """
@@ -47,6 +51,7 @@ from compass_bridge.client import (
     call_with_retry,
     fatal,
 )
+from compass_bridge.receipts import not_delivered
 from compass_core.ask_status import delivery_state_name, is_final, status_name
 from gen.compass.v1 import comms_pb2
 
@@ -56,7 +61,7 @@ if TYPE_CHECKING:
     from compass_bridge.client import AgentApi
     from compass_bridge.receipts import Receipt
 
-__all__ = ["INITIAL_BACKOFF", "SETTLE_SECONDS", "AgentAsks", "Closed"]
+__all__ = ["INITIAL_BACKOFF", "SETTLE_SECONDS", "AgentAsks", "CannotAskError", "Closed"]
 
 logger = logging.getLogger(__name__)
 
@@ -245,6 +250,89 @@ class AgentAsks:
         )
         return Closed.CLOSED
 
+    async def post_alone(
+        self,
+        channel_id: str,
+        blocks: Sequence[comms_pb2.MessageBlock],
+        *,
+        prefix: str,
+        stopped: Callable[[asyncio.Future[comms_pb2.Message]], Awaitable[str | None]],
+        grace: Callable[[], float],
+    ) -> tuple[str, str | None]:
+        """For a process that asks once: `post` the ask's message, unless the agent stops
+        waiting first (`stopped`, given the post, says why, or None once it is done); then the
+        post gets `grace()` seconds more (it may be stored all the same: the caller withdraws
+        it). (The ask's id, or "" when it was not posted; why the agent stopped waiting, or
+        None.)
+
+        Raises:
+            CannotAskError: the server did not store the ask.
+        """
+        append = asyncio.ensure_future(self.post(channel_id, blocks, prefix=prefix))
+        reason = await stopped(append)
+        if reason is not None and not append.done():
+            await asyncio.wait({append}, timeout=grace())
+        if not append.done():
+            append.cancel()
+            with contextlib.suppress(asyncio.CancelledError, GaveUpError, FatalServerError):
+                await append
+            return "", reason
+        try:
+            message = append.result()
+        except (GaveUpError, FatalServerError) as exc:
+            raise CannotAskError(str(exc)) from None
+        ask_id = next((b.ask.ask_id for b in message.blocks if b.HasField("ask")), "")
+        if not ask_id:
+            raise CannotAskError("the server stored the message without its ask")
+        return ask_id, reason
+
+    async def withdraw_unhanded(
+        self, ask_id: str, reason: str, *, within: Callable[[], float | None]
+    ) -> None:
+        """The agent stopped waiting for `ask_id` (`reason`) before an answer was handed over:
+        withdraw it; one answered or declined just then gets the receipt saying it was not
+        handed over. Each call takes at most `within()` seconds (asked before each)."""
+        closed = await self.withdraw(ask_id, reason, within=within())
+        if closed is Closed.ALREADY_FINAL:
+            # Answered or declined just as the agent stopped waiting: not handed over.
+            await self.report(
+                ask_id,
+                not_delivered(f"{reason} before the answer was handed over"),
+                within=within(),
+            )
+
+    async def follow(
+        self,
+        ask_id: str,
+        stopped: Callable[[asyncio.Future[comms_pb2.Ask]], Awaitable[str | None]],
+        *,
+        within: Callable[[], float | None],
+        gone_reason: str,
+        log: logging.Logger,
+    ) -> comms_pb2.Ask | None:
+        """For a process that asks once: the Ask in its first final state; None when the
+        agent stopped waiting first (`stopped`, given the wait, says why, or None once it is
+        done), the ask then withdrawn with that reason (`withdraw_unhanded`).
+
+        Raises:
+            CannotAskError: the ask cannot be followed (logged in `log`); it was withdrawn
+                with `gone_reason`.
+        """
+        watch = asyncio.ensure_future(self.until_final(ask_id))
+        reason = await stopped(watch)
+        if reason is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, FatalServerError, AskNotPostedError):
+                await watch
+            await self.withdraw_unhanded(ask_id, reason, within=within)
+            return None
+        try:
+            return watch.result()
+        except (FatalServerError, AskNotPostedError) as exc:
+            log.error("cannot follow ask %s: %s", ask_id, exc)
+            await self.withdraw_unhanded(ask_id, gone_reason, within=within)
+            raise CannotAskError(f"lost track of ask {ask_id} ({exc})") from None
+
     # -- report ----------------------------------------------------------------------------
 
     async def report(self, ask_id: str, receipt: Receipt, *, within: float | None = None) -> bool:
@@ -323,6 +411,11 @@ class AgentAsks:
                 "answerable in Compass, receipts not made leave answers unconfirmed there",
                 len(pending),
             )
+
+
+class CannotAskError(Exception):
+    """A process that asks once cannot ask in Compass (the ask was not stored, or cannot be
+    followed); the message says why."""
 
 
 class _ReconnectError(Exception):

@@ -1,6 +1,7 @@
-"""What both bridges share: the mapper, the poster and its worker, their asks
+"""What the bridges share: the mapper, the poster and its worker, their asks
 (asks.AgentAsks: the outcome wait, closes, receipts), and closing the asks nobody waits for
-any more.
+any more; and, for a bridge of one prompt turn (`OneTurnBridge`: ACP, Copilot), the asks it
+posts in messages of its own and the waits for them that stop with the turn.
 
 `omp.bridge.Bridge` (omp's RPC mode) and `acp.bridge.AcpBridge` (an ACP client) differ in
 how they hear the runtime and how they hand it an answer; both map its events with one
@@ -21,24 +22,29 @@ bridge exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import itertools
 import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar
 
 from compass_bridge.asks import AgentAsks, Closed
 from compass_bridge.client import AskNotPostedError, FatalServerError
 from compass_bridge.poster import Poster
 from compass_bridge.receipts import mark_native_free_text
 from compass_core import EventMapper
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Iterator, Sequence
 
     from compass_bridge.client import AgentApi
-    from gen.compass.v1 import comms_pb2
 
-__all__ = ["BridgeCore", "Reason"]
+__all__ = ["BridgeCore", "OneTurnBridge", "Reason", "StoppedError", "until_stopped"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Reason:
@@ -77,6 +83,8 @@ class BridgeCore:
         max_backoff: float,
         initial_backoff: float,
     ) -> None:
+        self.run_id = run_id
+        """The run's id: the mapper's session, and the start of the keys of what it posts."""
         self.mapper = EventMapper(session=run_id)
         self.poster = Poster(
             api,
@@ -185,3 +193,100 @@ class BridgeCore:
     def _fail(self, exc: FatalServerError) -> None:
         if not self.failure.done():
             self.failure.set_result(exc)
+
+
+class StoppedError(Exception):
+    """The wait was stopped: the runtime stopped waiting, or the turn is over."""
+
+
+async def until_stopped(
+    work: Awaitable[T], stopping: asyncio.Event, ended: asyncio.Event | None
+) -> T:
+    """`work`'s result, unless `stopping` or `ended` is set first (then StoppedError)."""
+    task = asyncio.ensure_future(work)
+    stops = [asyncio.ensure_future(stopping.wait())]
+    if ended is not None:
+        stops.append(asyncio.ensure_future(ended.wait()))
+    try:
+        await asyncio.wait([task, *stops], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for stop in stops:
+            stop.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    raise StoppedError
+
+
+class OneTurnBridge(BridgeCore):
+    """A bridge of one prompt turn (acp.bridge.AcpBridge, copilot.bridge.CopilotBridge): asks
+    it posts in messages of its own, waits for their outcome that stop when the turn ends (or
+    the server refuses the bridge), and the reason the asks still waited for are closed with.
+    """
+
+    _OWN_KIND: ClassVar[str] = "ask"
+    """The middle of an own message's key: `<run id>-<kind>-<n>`."""
+    _NOT_POSTED: ClassVar[str] = "an ask cannot be answered: %s"
+    """What is logged (in `_log`) when an own ask's message was not stored."""
+    _log: ClassVar[logging.Logger] = logger
+
+    _stop_reason: str = Reason.TURN_ENDED
+    """Why the turn is over: the reason of the closes it makes (the first one given)."""
+
+    @functools.cached_property
+    def _stopping(self) -> asyncio.Event:
+        """Set when the turn is over (or the server refused the bridge): every wait stops."""
+        return asyncio.Event()
+
+    @functools.cached_property
+    def _own_messages(self) -> Iterator[int]:
+        return itertools.count(1)
+
+    def end_turn(self, reason: str = Reason.TURN_ENDED) -> None:
+        """The turn ended (or the runtime is gone): every wait stops; what the runtime still
+        waited for is closed in Compass with `reason` (the first one given)."""
+        if not self._stopping.is_set():
+            self._stop_reason = reason
+        self._stopping.set()
+
+    def _post_own(self, texts: Sequence[str], ask: comms_pb2.Ask) -> str:
+        """Post a message of the bridge's own, `texts` then `ask`; its key."""
+        key = f"{self.run_id}-{self._OWN_KIND}-{next(self._own_messages)}"
+        frame = comms_pb2.MessageUpdated(client_message_id=key)
+        for text in texts:
+            frame.blocks.add().text.text = text
+        frame.blocks.add().ask.CopyFrom(ask)
+        self.poster.submit(frame)
+        return key
+
+    async def _wait_answer(
+        self,
+        ask_id: Callable[[], asyncio.Future[str]],
+        ended: asyncio.Event | None,
+    ) -> comms_pb2.Ask | None:
+        """The Ask in its first final state, or None when it cannot be had (logged).
+
+        Raises:
+            StoppedError: `ended` is set (the runtime stopped waiting) or the turn is over
+                first.
+        """
+
+        async def wait() -> comms_pb2.Ask:
+            # Shielded: cancelling this wait must not cancel the future other waits share.
+            minted = await asyncio.shield(ask_id())
+            return await self.asks.until_final(minted)
+
+        try:
+            return await until_stopped(wait(), self._stopping, ended)
+        except AskNotPostedError as exc:
+            self._log.error(self._NOT_POSTED, exc)
+            return None
+        except FatalServerError as exc:
+            self._fail(exc)
+            return None
+
+    def _fail(self, exc: FatalServerError) -> None:
+        super()._fail(exc)
+        self._stopping.set()

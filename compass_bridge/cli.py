@@ -121,6 +121,20 @@ def _target(args: argparse.Namespace, command: str) -> tuple[str, str] | None:
     return server, channel
 
 
+def _install_token(token_file: Path | None) -> str | None:
+    """The token an install command checks: from `token_file` (a wrong path fails now, not at
+    the agent's first question), else from TOKEN_ENV; None without either.
+
+    Raises:
+        TokenFileError: the token file or the variable cannot be used.
+    """
+    if token_file is not None:
+        return read_token(token_file)
+    if os.environ.get(TOKEN_ENV):
+        return _checked_token(os.environ[TOKEN_ENV].encode(), f"${TOKEN_ENV}")
+    return None
+
+
 def _connection(
     args: argparse.Namespace, command: str, *, token_env: str = ""
 ) -> tuple[str, str, str] | None:
@@ -486,14 +500,8 @@ def _install_claude_hook(args: argparse.Namespace) -> int:
     import json
     import shlex
 
-    from compass_bridge.claude.install import (
-        SettingsError,
-        compass_argv,
-        hook_command,
-        settings_path,
-        updated_text,
-        write,
-    )
+    from compass_bridge import config_files
+    from compass_bridge.claude.install import hook_command, merge, settings_path
 
     command_name = "claude-hook install"
 
@@ -506,12 +514,8 @@ def _install_claude_hook(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     server, channel = target
     token_file: Path | None = args.token_file
-    token: str | None = None
     try:
-        if token_file is not None:
-            token = read_token(token_file)  # a wrong path fails now, not at the first question
-        elif os.environ.get(TOKEN_ENV):
-            token = _checked_token(os.environ[TOKEN_ENV].encode(), f"${TOKEN_ENV}")
+        token = _install_token(token_file)
     except TokenFileError as exc:
         return refuse(str(exc))
     timeout: int = args.timeout
@@ -521,36 +525,24 @@ def _install_claude_hook(args: argparse.Namespace) -> int:
     path = explicit or settings_path(args.scope or "user", Path.cwd(), os.environ)
     compass: str | None = args.compass_command
     command = hook_command(
-        shlex.split(compass) if compass else compass_argv(),
+        shlex.split(compass) if compass else config_files.compass_argv(),
         server=server,
         channel_id=channel,
         token_file=token_file.absolute() if token_file is not None else None,
         timeout=timeout,
     )
+    check = functools.partial(
+        config_files.server_check, server, channel, token, token_env=TOKEN_ENV, agent="Claude Code"
+    )
     try:
-        text = updated_text(path, command, timeout)
-    except SettingsError as exc:
-        return refuse(f"{path}: {exc}; nothing was written")
-    if args.check:
-        unchecked = " (--no-check writes it all the same)"
-        if token is None:
-            return refuse(
-                f"cannot check the token: give --token-file, or set ${TOKEN_ENV} here as "
-                f"Claude Code will have it; nothing was written{unchecked}"
-            )
-        from compass_bridge.startup import start_problem
-
-        problem = asyncio.run(start_problem(server, token, channel))
-        if problem is not None:
-            return refuse(f"{problem}; nothing was written{unchecked}")
-    if text is not None:
-        try:
-            write(path, text)
-        except SettingsError as exc:
-            return refuse(f"{path}: {exc}; nothing was written")
+        changed = config_files.install_checked(
+            path, merge(command, timeout), check=check if args.check else None
+        )
+    except config_files.ConfigFileError as exc:
+        return refuse(str(exc))
     summary = {
         "settings": str(path),
-        "changed": text is not None,
+        "changed": changed,
         "command": command,
         "timeout": timeout,
     }
@@ -631,14 +623,8 @@ def opencode_main(args: argparse.Namespace) -> int:
     target = _target(args, name)
     if target is None:
         return EXIT_USAGE
-    token_file: Path | None = args.token_file
     try:
-        if token_file is not None:
-            token = read_token(token_file)  # a wrong path fails now, not at the first question
-        elif os.environ.get(TOKEN_ENV):
-            token = _checked_token(os.environ[TOKEN_ENV].encode(), f"${TOKEN_ENV}")
-        else:
-            token = None
+        token = _install_token(args.token_file)
     except TokenFileError as exc:
         sys.stderr.write(f"compass {name}: {exc}\n")
         return EXIT_USAGE

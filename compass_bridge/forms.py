@@ -44,7 +44,7 @@ from acp.schema import (
 
 from compass_bridge.companions import find_companions, option_preview
 from compass_bridge.replies import build_answers
-from compass_core.jsonvalues import is_array
+from compass_core.jsonvalues import is_array, is_object
 from compass_core.limits import (
     MAX_ID_LENGTH,
     MAX_OPTIONS_PER_QUESTION,
@@ -56,6 +56,8 @@ from gen.compass.v1 import comms_pb2
 if TYPE_CHECKING:
     from acp.schema import ElicitationSchema, EnumOption
 
+    from compass_core.jsonvalues import JsonObject
+
 __all__ = [
     "FormContent",
     "FormField",
@@ -65,6 +67,7 @@ __all__ = [
     "could_be_ask_form",
     "form_content",
     "matches_ask_form",
+    "plan_elicitation",
     "plan_form",
 ]
 
@@ -123,6 +126,31 @@ class FormContent:
     """What had to be left out, and why."""
     missing: tuple[str, ...] = ()
     """Required properties left without a valid value: the answer cannot be accepted."""
+
+
+def plan_elicitation(request: JsonObject, schema_key: str) -> tuple[FormPlan, JsonObject] | str:
+    """An MCP form elicitation as another agent relays it (its `mode`, its `message` and its
+    schema under `schema_key`: Claude Code's Elicitation hook, Copilot's
+    `elicitation.requested`), planned (`plan_form`), with its schema; a string says why it
+    cannot be presented (a URL elicitation, a schema the bridge does not take)."""
+    from acp.schema import ElicitationSchema
+    from pydantic import ValidationError
+
+    mode = request.get("mode", "form")
+    if mode != "form":
+        return f"a {mode!r} elicitation is not a form"
+    schema = request.get(schema_key)
+    message = request.get("message")
+    if not is_object(schema) or not isinstance(message, str):
+        return f"the form has no {schema_key} or message"
+    try:
+        parsed = ElicitationSchema.model_validate(schema)
+    except ValidationError as exc:
+        return f"the form's schema is not one the bridge can present ({exc.error_count()} problems)"
+    plan = plan_form(message, parsed)
+    if isinstance(plan, str):
+        return plan
+    return plan, schema
 
 
 def plan_form(message: str, schema: ElicitationSchema) -> FormPlan | str:

@@ -49,12 +49,11 @@ timeout beforehand (the elicitation carries none), so asks posted over ACP carry
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -73,8 +72,7 @@ from compass_bridge.acp.calls import CALL_END_SECONDS, CallReceipts
 from compass_bridge.acp.events import AcpTranslator
 from compass_bridge.acp.permission import choose, expects_answers, permission_ask
 from compass_bridge.acp.qwen import QwenQuestions, qwen_reply, read_questions
-from compass_bridge.bridge_core import BridgeCore, Reason
-from compass_bridge.client import AskNotPostedError, FatalServerError
+from compass_bridge.bridge_core import OneTurnBridge, Reason, StoppedError
 from compass_bridge.forms import (
     ask_form_changes,
     ask_form_content,
@@ -96,7 +94,7 @@ from compass_core.ask_status import outcome, status_name
 from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable, Sequence
 
     from acp.interfaces import Agent
     from acp.schema import (
@@ -119,17 +117,12 @@ __all__ = ["AcpBridge"]
 
 logger = logging.getLogger("compass.bridge.acp")
 
-T = TypeVar("T")
 
 ElicitationResponse = (
     AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse
 )
 _CANCELLED: Final = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 """A permission request's answer when the agent is to get no answer."""
-
-
-class _StoppedError(Exception):
-    """The wait was stopped: the ask call ended, or the turn is over."""
 
 
 @dataclass(slots=True, eq=False)
@@ -160,8 +153,12 @@ class _AskCall:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class AcpBridge(BridgeCore, Client):
+class AcpBridge(OneTurnBridge, Client):
     """The ACP client's side of one agent session, bridged to one Compass channel."""
+
+    _OWN_KIND = "form"
+    _NOT_POSTED = "an ask cannot be answered: %s; cancelled"
+    _log = logger
 
     def __init__(
         self,
@@ -181,14 +178,10 @@ class AcpBridge(BridgeCore, Client):
             max_backoff=max_backoff,
             initial_backoff=initial_backoff,
         )
-        self._run_id = run_id
         self._translator = AcpTranslator()
         self._calls: list[_AskCall] = []
         self._forms = HeldRequests[_Form](hold_seconds, lambda _key, form: _settle(form, None))
         self._form_keys = itertools.count(1)
-        self._stopping = asyncio.Event()
-        self._own_messages = itertools.count(1)
-        self._stop_reason: str = Reason.TURN_ENDED
         self._receipts = CallReceipts(self.asks, call_end_seconds)
         """The agent's tool calls, and the receipts of answers waiting for one to end."""
         self.unmapped = 0
@@ -207,9 +200,7 @@ class AcpBridge(BridgeCore, Client):
         waited for are closed as WITHDRAWN with `reason`)."""
         for event in self._translator.end_turn():
             self._feed(event)
-        if not self._stopping.is_set():
-            self._stop_reason = reason
-        self._stopping.set()
+        super().end_turn(reason)
         for call in self._calls:
             self._end_call(call, self._stop_reason)
         self._receipts.end_turn()
@@ -288,7 +279,7 @@ class AcpBridge(BridgeCore, Client):
             if call is not None:
                 return await self._answer_ask_call(call)
             return await self._answer_form(message, schema, tool_call_id)
-        except _StoppedError:
+        except StoppedError:
             return CancelElicitationResponse(action="cancel")
 
     async def _ask_call_for(
@@ -362,7 +353,7 @@ class AcpBridge(BridgeCore, Client):
         key = self._post_own([plan.intro] if plan.intro else [], plan.ask)
         try:
             answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
-        except _StoppedError:
+        except StoppedError:
             self.close_ask(key, 0, self._stop_reason)
             raise
         if answered is None:
@@ -473,7 +464,7 @@ class AcpBridge(BridgeCore, Client):
         ANSWERED is logged, a decline reported as delivered: the agent gets its cancel."""
         try:
             answered = await self._wait_answer(lambda: self.poster.ask_id(key, 0), None)
-        except _StoppedError:
+        except StoppedError:
             self.close_ask(key, 0, self._stop_reason)
             return None
         if answered is not None and outcome(answered) != comms_pb2.ASK_STATUS_ANSWERED:
@@ -543,47 +534,12 @@ class AcpBridge(BridgeCore, Client):
 
     # -- shared ----------------------------------------------------------------------------
 
-    def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
+    def _post_own(self, texts: Sequence[str], ask: comms_pb2.Ask) -> str:
         """Post a message of the bridge's own holding `ask`; return its key. The agent's text
         so far is settled first, so that its lead-in is posted before the ask."""
         for event in self._translator.settle():
             self._feed(event)
-        key = f"{self._run_id}-form-{next(self._own_messages)}"
-        frame = comms_pb2.MessageUpdated(client_message_id=key)
-        for text in texts:
-            frame.blocks.add().text.text = text
-        frame.blocks.add().ask.CopyFrom(ask)
-        self.poster.submit(frame)
-        return key
-
-    async def _wait_answer(
-        self,
-        ask_id: Callable[[], asyncio.Future[str]],
-        ended: asyncio.Event | None,
-    ) -> comms_pb2.Ask | None:
-        """The Ask in its first final state, or None when it cannot be had (logged).
-
-        Raises:
-            _StoppedError: the call ended or the turn is over first.
-        """
-
-        async def wait() -> comms_pb2.Ask:
-            # Shielded: cancelling this wait must not cancel the future other waits share.
-            minted = await asyncio.shield(ask_id())
-            return await self.asks.until_final(minted)
-
-        try:
-            return await _until_stopped(wait(), self._stopping, ended)
-        except AskNotPostedError as exc:
-            logger.error("an ask cannot be answered: %s; cancelled", exc)
-            return None
-        except FatalServerError as exc:
-            self._fail(exc)
-            return None
-
-    def _fail(self, exc: FatalServerError) -> None:
-        super()._fail(exc)
-        self._stopping.set()
+        return super()._post_own(texts, ask)
 
     def _refusal(self, ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
         """The agent's answer to an ask that ended in Compass without an answer (see
@@ -619,24 +575,3 @@ def _refusal(ask: comms_pb2.Ask, what: str) -> ElicitationResponse:
         what,
     )
     return CancelElicitationResponse(action="cancel")
-
-
-async def _until_stopped(
-    work: Awaitable[T], stopping: asyncio.Event, ended: asyncio.Event | None
-) -> T:
-    """`work`'s result, unless `stopping` or `ended` is set first (then _StoppedError)."""
-    task = asyncio.ensure_future(work)
-    stops = [asyncio.ensure_future(stopping.wait())]
-    if ended is not None:
-        stops.append(asyncio.ensure_future(ended.wait()))
-    try:
-        await asyncio.wait([task, *stops], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for stop in stops:
-            stop.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
-    raise _StoppedError

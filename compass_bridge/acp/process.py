@@ -21,14 +21,10 @@ Once the agent has spoken ACP, a stray line of other output is skipped with one 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
-import shlex
-import signal
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -43,15 +39,21 @@ from acp.schema import (
 
 from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.acp.settings import SessionSettings
-from compass_bridge.bridge_core import Reason
 from compass_bridge.client import AgentClient, FatalServerError
 from compass_bridge.process import (
-    EXIT_FATAL,
     EXIT_USAGE,
-    MAX_LINE_BYTES,
+    AgentGoneError,
     CaughtSignals,
-    drain,
+    NoAnswerError,
+    finish_turn,
+    no_first_answer,
+    one_line,
+    posting,
+    race,
+    silent_exit,
+    start_agent,
     stop_agent,
+    turn_failed,
 )
 from compass_core.jsonvalues import is_object
 
@@ -74,8 +76,6 @@ CLIENT_NAME: Final = "compass-agent-bridge"
 INITIALIZE_SECONDS: Final = 60.0
 """How long the agent has to answer the ACP initialize request. A real agent answers within
 seconds of starting; a program that is not one may wait for other input for ever."""
-_SHOWN_CHARS: Final = 60
-"""How much of a line that is not an ACP message, or of the agent's command, a message shows."""
 
 
 async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> int:
@@ -88,40 +88,16 @@ async def run(options: BridgeOptions, *, http: pyqwest.Client | None = None) -> 
         run_id=f"cb{secrets.token_hex(6)}",
         max_backoff=options.max_backoff,
     )
-    poster = asyncio.create_task(bridge.run_poster(), name="compass-bridge-poster")
-    try:
+    async with posting(bridge):
         return await _run_agent(options, bridge, options.prompt)
-    finally:
-        await bridge.asks.settle(0)  # what is still closing cannot finish any more
-        poster.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await poster
 
 
 async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> int:
-    command, *args = options.command
     caught = CaughtSignals()
     with caught.installed():
-        signals, signalled = caught.received, caught.event
-        try:
-            # Not the library's spawn_agent_process: the agent gets its own process group
-            # (a Ctrl-C in the terminal reaches the bridge only, which cancels the turn over
-            # the protocol), its stderr passes through instead of filling an unread pipe,
-            # and its lines may be long (tool outputs).
-            process = await asyncio.create_subprocess_exec(
-                command,
-                *args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                limit=MAX_LINE_BYTES,
-                process_group=0,
-            )
-        except FileNotFoundError:
-            sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: not found\n")
-            return 127
-        except PermissionError:
-            sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: permission denied\n")
-            return 126
+        process = await start_agent(options.command)
+        if isinstance(process, int):
+            return process
         assert process.stdin is not None  # noqa: S101 - PIPE above
         assert process.stdout is not None  # noqa: S101 - PIPE above
         pipe = _AgentPipe(process.stdin, process.stdout)
@@ -129,32 +105,13 @@ async def _run_agent(options: BridgeOptions, bridge: AcpBridge, prompt: str) -> 
         try:
             settings = SessionSettings(mode=options.mode, config_options=options.config_options)
             turn = _Turn(
-                bridge,
-                conn,
-                process,
-                signals,
-                signalled,
-                settings,
-                pipe=pipe,
-                command=options.command,
+                bridge, conn, process, caught, settings, pipe=pipe, command=options.command
             )
             code = await turn.run(prompt)
-            if (code == 0 or signals) and not await drain(bridge, options.drain_timeout):
-                return EXIT_FATAL
-            if not bridge.failure.done():
-                await bridge.asks.settle()
-            return code
+            return await finish_turn(bridge, caught, code, options.drain_timeout)
         finally:
             await conn.close()
             await stop_agent(process)
-
-
-class _AgentGoneError(Exception):
-    """The agent process exited, or the connection to it closed."""
-
-
-class _NoAnswerError(Exception):
-    """The agent did not answer a request in time."""
 
 
 class _AgentPipe:
@@ -197,7 +154,7 @@ class _AgentPipe:
             if message is not None:
                 self._spoken = True
                 return message
-            shown = _shown(line.decode(errors="replace"))
+            shown = repr(one_line(line.decode(errors="replace")))
             if not self._spoken:
                 self.not_acp = shown
                 return None  # the end of the connection: the pending initialize fails
@@ -241,17 +198,6 @@ class _AgentPipe:
             return b"".join(chunks)
 
 
-def _cut(text: str) -> str:
-    """`text` cut to _SHOWN_CHARS, control characters escaped, for a one-line message."""
-    text = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def _shown(text: str) -> str:
-    """`text` cut and quoted, for a one-line message."""
-    return repr(_cut(text))
-
-
 class _Turn:
     """initialize, session/new and one session/prompt, raced against everything that ends
     the run early: the agent exiting, the server refusing the bridge, a signal."""
@@ -261,8 +207,7 @@ class _Turn:
         bridge: AcpBridge,
         conn: ClientSideConnection,
         process: asyncio.subprocess.Process,
-        signals: list[int],
-        signalled: asyncio.Event,
+        caught: CaughtSignals,
         settings: SessionSettings,
         *,
         pipe: _AgentPipe,
@@ -274,8 +219,7 @@ class _Turn:
         self._settings = settings
         self._conn = conn
         self._process = process
-        self._signals = signals
-        self._signalled = signalled
+        self._caught = caught
         self._session_id: str | None = None
 
     async def run(self, prompt: str) -> int:
@@ -283,15 +227,9 @@ class _Turn:
         try:
             problem = await self._initialize()
             if problem is not None:
-                bridge.end_turn(Reason.RUNTIME_EXITED)
-                if self._signals:
-                    return 128 + self._signals[0]
-                command = _cut(shlex.join(self._command))
-                sys.stderr.write(
-                    f"compass agent-bridge: {command} did not answer the ACP initialize "
-                    f"request: {problem}\n"
+                return no_first_answer(
+                    bridge, self._caught, self._command, "the ACP initialize request", problem
                 )
-                return EXIT_FATAL
             session = await self._call(self._conn.new_session(cwd=str(Path.cwd()), mcp_servers=[]))
             self._session_id = session.session_id
             logger.info("ACP session %s opened", session.session_id)
@@ -305,20 +243,8 @@ class _Turn:
                 self._conn.prompt(session_id=session.session_id, prompt=[text_block(prompt)]),
                 cancel_on_signal=True,
             )
-        except _AgentGoneError as exc:
-            bridge.end_turn(Reason.RUNTIME_EXITED)
-            if self._signals:
-                return 128 + self._signals[0]
-            sys.stderr.write(f"compass agent-bridge: the agent stopped: {exc}\n")
-            return EXIT_FATAL
-        except FatalServerError as exc:
-            bridge.end_turn()
-            logger.error("compass agent-bridge: %s", exc)
-            return EXIT_FATAL
-        except RequestError as exc:
-            bridge.end_turn()
-            sys.stderr.write(f"compass agent-bridge: the agent refused: {exc}\n")
-            return EXIT_FATAL
+        except (AgentGoneError, FatalServerError, RequestError) as exc:
+            return turn_failed(bridge, self._caught, exc, agent="the agent", log=logger)
         bridge.end_turn()
         logger.info(
             "the prompt turn ended (%s): %d answer(s) delivered, %d unmapped event(s)",
@@ -326,8 +252,8 @@ class _Turn:
             bridge.delivered,
             bridge.unmapped,
         )
-        if self._signals:
-            return 128 + self._signals[0]
+        if self._caught.received:
+            return 128 + self._caught.received[0]
         return 0
 
     async def _initialize(self) -> str | None:
@@ -344,18 +270,14 @@ class _Turn:
         )
         try:
             await self._call(request, within=INITIALIZE_SECONDS)
-        except _NoAnswerError:
+        except NoAnswerError:
             return f"no answer within {INITIALIZE_SECONDS:g} s"
         except RequestError as exc:
             return f"it answered with an error: {exc}"
-        except _AgentGoneError:
+        except AgentGoneError:
             if self._pipe.not_acp is not None:
                 return f"it wrote {self._pipe.not_acp}, which is not an ACP message"
-            with contextlib.suppress(TimeoutError):  # its output ended: it is exiting
-                await asyncio.wait_for(self._process.wait(), timeout=1.0)
-            if self._process.returncode is None:
-                return "it closed its output without answering"
-            return f"it exited (exit code {self._process.returncode}) without answering"
+            return await silent_exit(self._process)
         return None
 
     async def _configure(self, session: NewSessionResponse) -> None:
@@ -381,51 +303,20 @@ class _Turn:
         cancel_on_signal: bool = False,
         within: float | None = None,
     ) -> T:
-        """`request`'s result, unless the agent exits (`_AgentGoneError`), the server refuses
-        the bridge (`FatalServerError`) or `within` seconds pass first (`_NoAnswerError`); a
-        signal cancels the prompt turn (`cancel_on_signal`), else it is passed to the agent."""
-        deadline = None if within is None else time.monotonic() + within
-        task = asyncio.ensure_future(request)
-        exited = asyncio.ensure_future(self._process.wait())
-        failure = asyncio.ensure_future(asyncio.shield(self._bridge.failure))
-        signalled = asyncio.ensure_future(self._signalled.wait())
-        try:
-            while True:
-                await asyncio.wait(
-                    {task, exited, failure, signalled},
-                    timeout=None if deadline is None else max(0.0, deadline - time.monotonic()),
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if deadline is not None and time.monotonic() >= deadline and not task.done():
-                    raise _NoAnswerError
-                if task.done():
-                    try:
-                        return task.result()
-                    except ConnectionError as exc:
-                        raise _AgentGoneError("the connection closed") from exc
-                if failure.done():
-                    raise failure.result()
-                if exited.done():
-                    # Let a response already on its way be read before giving up.
-                    with contextlib.suppress(TimeoutError):
-                        return await asyncio.wait_for(asyncio.shield(task), timeout=1.0)
-                    raise _AgentGoneError(f"exit code {self._process.returncode}")
-                if signalled.done():
-                    self._bridge.shutting_down(signal.Signals(self._signals[0]).name)
-                    self._signalled.clear()
-                    signalled = asyncio.ensure_future(self._signalled.wait())
-                    if len(self._signals) == 1 and cancel_on_signal and self._session_id:
-                        logger.info("signal received: cancelling the prompt turn")
-                        self._bridge.end_turn()
-                        await self._conn.cancel(session_id=self._session_id)
-                        continue
-                    with contextlib.suppress(ProcessLookupError):
-                        if len(self._signals) == 1:
-                            self._process.send_signal(self._signals[0])
-                        else:
-                            self._process.kill()
-        finally:
-            for future in (exited, failure, signalled):
-                future.cancel()
-            if not task.done():
-                task.cancel()
+        """`request`'s result, raced (process.race); a signal cancels the prompt turn
+        (`cancel_on_signal`), else it is passed to the agent."""
+        cancel = self._cancel if cancel_on_signal and self._session_id else None
+        return await race(
+            request,
+            bridge=self._bridge,
+            process=self._process,
+            caught=self._caught,
+            within=within,
+            on_signal=cancel,
+        )
+
+    async def _cancel(self) -> None:
+        assert self._session_id is not None  # noqa: S101 - only with a session
+        logger.info("signal received: cancelling the prompt turn")
+        self._bridge.end_turn()
+        await self._conn.cancel(session_id=self._session_id)

@@ -66,9 +66,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from compass_bridge.asks import AgentAsks, Closed
+from compass_bridge.asks import AgentAsks, CannotAskError
 from compass_bridge.claude.questions import (
     ELICITATION_EVENT,
     PRE_TOOL_USE_EVENT,
@@ -80,7 +80,7 @@ from compass_bridge.claude.questions import (
     read_questions,
     refusal_reply,
 )
-from compass_bridge.client import AgentClient, AskNotPostedError, FatalServerError, GaveUpError
+from compass_bridge.client import AgentClient
 from compass_bridge.receipts import Receipt, delivered, not_delivered
 from compass_bridge.startup import start_problem
 from compass_core.ask_status import outcome, status_name
@@ -282,20 +282,14 @@ class _Hook:
         if not isinstance(posted, _Posted):
             return posted
         ask_id = posted.ask_id
-        watch = asyncio.ensure_future(asks.until_final(ask_id))
-        await asyncio.wait({watch, ending}, return_when=asyncio.FIRST_COMPLETED)
-        if ending.done():
-            watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError, FatalServerError, AskNotPostedError):
-                await watch
-            await self._withdraw(asks, ask_id, ending.result())
-            return 0
         try:
-            final = watch.result()
-        except (FatalServerError, AskNotPostedError) as exc:
-            logger.error("cannot follow ask %s: %s", ask_id, exc)
-            await self._withdraw(asks, ask_id, GONE_REASON)
-            return _cannot_ask(f"lost track of ask {ask_id} ({exc})")
+            final = await asks.follow(
+                ask_id, self._stopped, within=self._left, gone_reason=GONE_REASON, log=logger
+            )
+        except CannotAskError as exc:
+            return _cannot_ask(str(exc))
+        if final is None:
+            return 0
         status = outcome(final)
         if status == comms_pb2.ASK_STATUS_ANSWERED:
             reply = self._request.reply(final)
@@ -323,30 +317,32 @@ class _Hook:
             if block.HasField("ask"):
                 block.ask.deadline.FromNanoseconds(int(self._deadline * 1e9))
                 block.ask.on_timeout = comms_pb2.ASK_TIMEOUT_POLICY_FAIL
-        append = asyncio.ensure_future(
-            asks.post(self._options.channel_id, blocks, prefix="claude-hook")
-        )
-        await asyncio.wait({append, ending}, return_when=asyncio.FIRST_COMPLETED)
-        if ending.done() and not append.done():
-            # Stopped mid-append: the ask may be stored all the same; then it is withdrawn,
-            # so half of what is left goes to the append, the rest to the withdrawal.
-            await asyncio.wait({append}, timeout=self._left() / 2)
-        if not append.done():
-            append.cancel()
-            with contextlib.suppress(asyncio.CancelledError, GaveUpError, FatalServerError):
-                await append
-            return self._not_posted(ending.result())
         try:
-            message = append.result()
-        except (GaveUpError, FatalServerError) as exc:
+            # Stopped mid-append, the ask may be stored all the same; then it is withdrawn,
+            # so half of what is left goes to the append, the rest to the withdrawal.
+            ask_id, reason = await asks.post_alone(
+                self._options.channel_id,
+                blocks,
+                prefix="claude-hook",
+                stopped=self._stopped,
+                grace=lambda: self._left() / 2,
+            )
+        except CannotAskError as exc:
             return _cannot_ask(str(exc))
-        ask_id = next((b.ask.ask_id for b in message.blocks if b.HasField("ask")), "")
         if not ask_id:
-            return _cannot_ask("the server stored the message without its ask")
-        if ending.done():
-            await self._withdraw(asks, ask_id, ending.result())
+            return self._not_posted(ending.result())
+        if reason is not None:
+            await self._withdraw(asks, ask_id, reason)
             return 0
         return _Posted(ask_id)
+
+    async def _stopped(self, work: asyncio.Future[Any]) -> str | None:
+        """Wait for `work` or for Claude Code to stop waiting, whichever is first: the reason
+        it stopped, or None."""
+        ending = self._ending
+        assert ending is not None  # noqa: S101 - set by serve
+        await asyncio.wait({work, ending}, return_when=asyncio.FIRST_COMPLETED)
+        return ending.result() if ending.done() else None
 
     def _not_posted(self, reason: str) -> int:
         """The exit status when Claude Code stopped waiting (`reason`) before the ask was
@@ -360,14 +356,7 @@ class _Hook:
         return 0
 
     async def _withdraw(self, asks: AgentAsks, ask_id: str, reason: str) -> None:
-        closed = await asks.withdraw(ask_id, reason, within=self._left())
-        if closed is Closed.ALREADY_FINAL:
-            # Answered or declined just as Claude Code stopped waiting: not handed over.
-            await asks.report(
-                ask_id,
-                not_delivered(f"{reason} before the answer was handed over"),
-                within=self._left(),
-            )
+        await asks.withdraw_unhanded(ask_id, reason, within=self._left)
 
 
 async def _unless_ending(

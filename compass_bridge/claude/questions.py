@@ -52,7 +52,6 @@ from compass_core.jsonvalues import (
     as_object,
     as_str,
     is_array,
-    is_object,
 )
 from gen.compass.v1 import comms_pb2
 
@@ -244,25 +243,12 @@ def read_form(event: JsonObject) -> FormCall | str:
     """An Elicitation hook's form as the bridge's FormPlan; a string says why it cannot be
     presented (a URL elicitation, a schema the mapper does not take)."""
     # Imported here: only a form needs the ACP library's schema types (pydantic).
-    from acp.schema import ElicitationSchema
-    from pydantic import ValidationError
+    from compass_bridge.forms import plan_elicitation
 
-    from compass_bridge.forms import plan_form
-
-    mode = event.get("mode", "form")
-    if mode != "form":
-        return f"a {mode!r} elicitation is not a form"
-    schema = event.get("requested_schema")
-    message = event.get("message")
-    if not is_object(schema) or not isinstance(message, str):
-        return "the form has no requested_schema or message"
-    try:
-        parsed = ElicitationSchema.model_validate(schema)
-    except ValidationError as exc:
-        return f"the form's schema is not one the bridge can present ({exc.error_count()} problems)"
-    plan = plan_form(message, parsed)
-    if isinstance(plan, str):
-        return plan
+    planned = plan_elicitation(event, "requested_schema")
+    if isinstance(planned, str):
+        return planned
+    plan, schema = planned
     server = event.get("mcp_server_name")
     return FormCall(plan=plan, schema=schema, server_name=server if isinstance(server, str) else "")
 

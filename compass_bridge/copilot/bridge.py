@@ -31,13 +31,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
 
-from compass_bridge.bridge_core import BridgeCore, Reason
-from compass_bridge.client import AskNotPostedError, FatalServerError
+from compass_bridge.bridge_core import OneTurnBridge, Reason, StoppedError
 from compass_bridge.copilot.jsonrpc import METHOD_NOT_FOUND, ConnectionLostError, RpcError
 from compass_bridge.copilot.questions import (
     Form,
@@ -68,17 +66,12 @@ __all__ = ["USER_INPUT_REQUEST", "CopilotBridge"]
 
 logger = logging.getLogger("compass.bridge.copilot")
 
-T = TypeVar("T")
 
 USER_INPUT_REQUEST: Final = "userInput.request"
 """The CLI's own request for a question, left unanswered (see the module docstring)."""
 ANSWER_USER_INPUT: Final = "session.ui.handlePendingUserInput"
 ANSWER_FORM: Final = "session.ui.handlePendingElicitation"
 NOT_TAKEN: Final = "Copilot no longer waited for the answer (its request was already resolved)"
-
-
-class _StoppedError(Exception):
-    """The wait was stopped: Copilot stopped waiting, or the turn is over."""
 
 
 @dataclass(slots=True, eq=False)
@@ -96,8 +89,10 @@ class _Question:
     """The answer is being (or was) handed over: Copilot's end of waiting is its own doing."""
 
 
-class CopilotBridge(BridgeCore):
+class CopilotBridge(OneTurnBridge):
     """The host's side of one Copilot session, bridged to one Compass channel."""
+
+    _log = logger
 
     def __init__(
         self,
@@ -115,7 +110,6 @@ class CopilotBridge(BridgeCore):
             max_backoff=max_backoff,
             initial_backoff=initial_backoff,
         )
-        self._run_id = run_id
         self._request: Callable[[str, JsonObject], Awaitable[object]] | None = None
         self._respond_error: (
             Callable[[int | str, int, str], Coroutine[object, object, None]] | None
@@ -131,10 +125,7 @@ class CopilotBridge(BridgeCore):
         self._completed: dict[str, str] = {}
         """The result text of the questions' tool calls that completed, by call id."""
         self._failed: set[str] = set()
-        self._own_messages = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._stopping = asyncio.Event()
-        self._stop_reason: str = Reason.TURN_ENDED
         self.idle = asyncio.Event()
         """Set when the turn ended (`session.idle`)."""
         self.turn_error: str | None = None
@@ -200,9 +191,7 @@ class CopilotBridge(BridgeCore):
         """The turn ended (or the CLI is gone): every question still waited for is closed in
         Compass with `reason`; receipts still waiting for their call are reported as they
         are."""
-        if not self._stopping.is_set():
-            self._stop_reason = reason
-        self._stopping.set()
+        super().end_turn(reason)
         for question in list(self._questions.values()):
             self._end(question, self._stop_reason)
         for pending in self._results.values():
@@ -318,8 +307,10 @@ class CopilotBridge(BridgeCore):
         is_form = isinstance(request, Form)
         method = ANSWER_FORM if is_form else ANSWER_USER_INPUT
         try:
-            answered = await self._wait_answer(question.key, question.ended)
-        except _StoppedError:
+            answered = await self._wait_answer(
+                lambda: self.poster.ask_id(question.key, 0), question.ended
+            )
+        except StoppedError:
             logger.warning(
                 "Copilot no longer waits for its question %s (%s)",
                 request.request_id,
@@ -406,41 +397,6 @@ class CopilotBridge(BridgeCore):
 
     # -- shared ----------------------------------------------------------------------------
 
-    def _post_own(self, texts: list[str], ask: comms_pb2.Ask) -> str:
-        """Post a message of the bridge's own holding `ask`; its key."""
-        key = f"{self._run_id}-ask-{next(self._own_messages)}"
-        frame = comms_pb2.MessageUpdated(client_message_id=key)
-        for text in texts:
-            frame.blocks.add().text.text = text
-        frame.blocks.add().ask.CopyFrom(ask)
-        self.poster.submit(frame)
-        return key
-
-    async def _wait_answer(self, key: str, ended: asyncio.Event) -> comms_pb2.Ask | None:
-        """The ask's first final state, or None when it cannot be had (logged).
-
-        Raises:
-            _StoppedError: Copilot stopped waiting, or the turn is over, first.
-        """
-
-        async def wait() -> comms_pb2.Ask:
-            # Shielded: cancelling this wait must not cancel the future other waits share.
-            minted = await asyncio.shield(self.poster.ask_id(key, 0))
-            return await self.asks.until_final(minted)
-
-        try:
-            return await _until_stopped(wait(), self._stopping, ended)
-        except AskNotPostedError as exc:
-            logger.error("an ask cannot be answered: %s", exc)
-            return None
-        except FatalServerError as exc:
-            self._fail(exc)
-            return None
-
-    def _fail(self, exc: FatalServerError) -> None:
-        super()._fail(exc)
-        self._stopping.set()
-
     def _spawn(self, work: Coroutine[object, object, None], name: str) -> None:
         task = asyncio.create_task(work, name=f"compass-copilot-{name}")
         self._tasks.add(task)
@@ -459,20 +415,3 @@ def _sent(reply: Reply) -> str:
         answer = payload.get("answer")
         return answer if isinstance(answer, str) else payload_of(payload)
     return payload_of(payload.get("content", payload))
-
-
-async def _until_stopped(work: Awaitable[T], stopping: asyncio.Event, ended: asyncio.Event) -> T:
-    """`work`'s result, unless `stopping` or `ended` is set first (then _StoppedError)."""
-    task = asyncio.ensure_future(work)
-    stops = [asyncio.ensure_future(stopping.wait()), asyncio.ensure_future(ended.wait())]
-    try:
-        await asyncio.wait([task, *stops], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for stop in stops:
-            stop.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
-    raise _StoppedError

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from compass_bridge.process import MAX_LINE_BYTES
+from compass_bridge.process import MAX_LINE_BYTES, one_line
 from compass_core.jsonvalues import is_object
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ METHOD_NOT_FOUND: Final = -32601
 """JSON-RPC's "method not found": the answer to a request of the CLI the bridge does not serve."""
 _MAX_HEADER_BYTES: Final = 8192
 _HEADER: Final = re.compile(rb"([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*?)[ \t]*\r?\n")
-_SHOWN_CHARS: Final = 60
 
 
 class RpcError(Exception):
@@ -197,7 +196,7 @@ class Connection:
                 length = await self._headers()
             except _NotAFrameError as exc:
                 if not self._spoken:
-                    self.not_rpc = repr(_cut(str(exc)))
+                    self.not_rpc = repr(one_line(str(exc)))
                 else:
                     logger.error("the CLI wrote a broken frame (%s); the connection ends", exc)
                 return None
@@ -291,9 +290,3 @@ class Connection:
             )
         else:
             waiter.set_result(message.get("result"))
-
-
-def _cut(text: str) -> str:
-    """`text` cut to _SHOWN_CHARS, control characters escaped, for a one-line message."""
-    text = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

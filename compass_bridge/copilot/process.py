@@ -25,15 +25,11 @@ import contextlib
 import logging
 import os
 import secrets
-import shlex
-import signal
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from compass_bridge.bridge_core import Reason
 from compass_bridge.client import AgentClient, FatalServerError
 from compass_bridge.copilot.bridge import CopilotBridge
 from compass_bridge.copilot.jsonrpc import Connection, ConnectionLostError, RpcError
@@ -41,10 +37,17 @@ from compass_bridge.copilot.settings import SERVER_ARGS, create_params
 from compass_bridge.process import (
     EXIT_FATAL,
     EXIT_USAGE,
-    MAX_LINE_BYTES,
+    AgentGoneError,
     CaughtSignals,
-    drain,
+    NoAnswerError,
+    finish_turn,
+    no_first_answer,
+    posting,
+    race,
+    silent_exit,
+    start_agent,
     stop_agent,
+    turn_failed,
 )
 from compass_core.jsonvalues import is_object
 
@@ -68,7 +71,6 @@ PROTOCOL_VERSION: Final = 3
 CONNECT_SECONDS: Final = 60.0
 """How long the CLI has to answer `connect`. Copilot answers within a second or two; a
 program that is not its server may wait for other input for ever."""
-_SHOWN_CHARS: Final = 60
 
 
 async def run(
@@ -96,39 +98,21 @@ async def run(
         run_id=f"cp{secrets.token_hex(6)}",
         max_backoff=options.max_backoff,
     )
-    poster = asyncio.create_task(bridge.run_poster(), name="compass-bridge-poster")
-    try:
-        return await _run_cli(options, bridge, params, options.prompt)
-    finally:
-        await bridge.settle_tasks()
-        await bridge.asks.settle(0)  # what is still closing cannot finish any more
-        poster.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await poster
+    async with posting(bridge):
+        try:
+            return await _run_cli(options, bridge, params, options.prompt)
+        finally:
+            await bridge.settle_tasks()
 
 
 async def _run_cli(
     options: BridgeOptions, bridge: CopilotBridge, params: JsonObject, prompt: str
 ) -> int:
-    command, *args = options.command
     caught = CaughtSignals()
     with caught.installed():
-        try:
-            process = await asyncio.create_subprocess_exec(
-                command,
-                *args,
-                *SERVER_ARGS,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                limit=MAX_LINE_BYTES,
-                process_group=0,
-            )
-        except FileNotFoundError:
-            sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: not found\n")
-            return 127
-        except PermissionError:
-            sys.stderr.write(f"compass agent-bridge: cannot start {command!r}: permission denied\n")
-            return 126
+        process = await start_agent((*options.command, *SERVER_ARGS))
+        if isinstance(process, int):
+            return process
         assert process.stdin is not None  # noqa: S101 - PIPE above
         assert process.stdout is not None  # noqa: S101 - PIPE above
         conn = Connection(
@@ -142,25 +126,13 @@ async def _run_cli(
         try:
             turn = _Turn(bridge, conn, process, caught, command=options.command)
             code = await turn.run(params, prompt)
-            if (code == 0 or caught.received) and not await drain(bridge, options.drain_timeout):
-                return EXIT_FATAL
-            if not bridge.failure.done():
-                await bridge.asks.settle()
-            return code
+            return await finish_turn(bridge, caught, code, options.drain_timeout)
         finally:
             await conn.close()
             await stop_agent(process)
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
-
-
-class _CliGoneError(Exception):
-    """The CLI exited, or the connection to it closed."""
-
-
-class _NoAnswerError(Exception):
-    """The CLI did not answer a request in time."""
 
 
 class _Turn:
@@ -189,15 +161,13 @@ class _Turn:
         try:
             problem = await self._connect()
             if problem is not None:
-                bridge.end_turn(Reason.RUNTIME_EXITED)
-                if signals:
-                    return 128 + signals[0]
-                command = _cut(shlex.join(self._command))
-                sys.stderr.write(
-                    f"compass agent-bridge: {command} did not answer the Copilot SDK's "
-                    f"connect request: {problem}\n"
+                return no_first_answer(
+                    bridge,
+                    self._caught,
+                    self._command,
+                    "the Copilot SDK's connect request",
+                    problem,
                 )
-                return EXIT_FATAL
             created = await self._call(self._conn.request("session.create", params))
             session_id = created.get("sessionId") if is_object(created) else None
             bridge.session_id = session_id if isinstance(session_id, str) else ""
@@ -206,20 +176,8 @@ class _Turn:
             sent: JsonObject = {"sessionId": bridge.session_id, "prompt": prompt}
             await self._call(self._conn.request("session.send", sent))
             await self._call(bridge.idle.wait(), abort_on_signal=True)
-        except _CliGoneError as exc:
-            bridge.end_turn(Reason.RUNTIME_EXITED)
-            if signals:
-                return 128 + signals[0]
-            sys.stderr.write(f"compass agent-bridge: Copilot stopped: {exc}\n")
-            return EXIT_FATAL
-        except FatalServerError as exc:
-            bridge.end_turn()
-            logger.error("compass agent-bridge: %s", exc)
-            return EXIT_FATAL
-        except RpcError as exc:
-            bridge.end_turn()
-            sys.stderr.write(f"compass agent-bridge: Copilot refused: {exc}\n")
-            return EXIT_FATAL
+        except (AgentGoneError, FatalServerError, RpcError) as exc:
+            return turn_failed(bridge, self._caught, exc, agent="Copilot", log=logger)
         bridge.end_turn()
         logger.info("the turn ended: %d answer(s) delivered", bridge.delivered)
         if signals:
@@ -234,18 +192,14 @@ class _Turn:
         speaks, else why not (the run then ends)."""
         try:
             result = await self._call(self._conn.request("connect", {}), within=CONNECT_SECONDS)
-        except _NoAnswerError:
+        except NoAnswerError:
             return f"no answer within {CONNECT_SECONDS:g} s"
         except RpcError as exc:
             return f"it answered with an error: {exc}"
-        except _CliGoneError:
+        except AgentGoneError:
             if self._conn.not_rpc is not None:
                 return f"it wrote {self._conn.not_rpc}, which is not a JSON-RPC frame"
-            with contextlib.suppress(TimeoutError):  # its output ended: it is exiting
-                await asyncio.wait_for(self._process.wait(), timeout=1.0)
-            if self._process.returncode is None:
-                return "it closed its output without answering"
-            return f"it exited (exit code {self._process.returncode}) without answering"
+            return await silent_exit(self._process)
         version = result.get("protocolVersion") if is_object(result) else None
         if version != PROTOCOL_VERSION:
             return f"it speaks protocol version {version!r}; the bridge speaks {PROTOCOL_VERSION}"
@@ -255,58 +209,19 @@ class _Turn:
     async def _call(
         self, request: Awaitable[T], *, abort_on_signal: bool = False, within: float | None = None
     ) -> T:
-        """`request`'s result, unless the CLI exits (`_CliGoneError`), the server refuses the
-        bridge (`FatalServerError`) or `within` seconds pass first (`_NoAnswerError`); a
-        signal aborts the turn (`abort_on_signal`), else it is passed to the CLI."""
-        deadline = None if within is None else time.monotonic() + within
-        signals = self._caught.received
-        task = asyncio.ensure_future(request)
-        exited = asyncio.ensure_future(self._process.wait())
-        failure = asyncio.ensure_future(asyncio.shield(self._bridge.failure))
-        signalled = asyncio.ensure_future(self._caught.event.wait())
-        try:
-            while True:
-                await asyncio.wait(
-                    {task, exited, failure, signalled},
-                    timeout=None if deadline is None else max(0.0, deadline - time.monotonic()),
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if deadline is not None and time.monotonic() >= deadline and not task.done():
-                    raise _NoAnswerError
-                if task.done():
-                    try:
-                        return task.result()
-                    except ConnectionLostError as exc:
-                        raise _CliGoneError("the connection closed") from exc
-                if failure.done():
-                    raise failure.result()
-                if exited.done():
-                    # Let what is already on its way be read before giving up.
-                    with contextlib.suppress(TimeoutError):
-                        return await asyncio.wait_for(asyncio.shield(task), timeout=1.0)
-                    raise _CliGoneError(f"exit code {self._process.returncode}")
-                if signalled.done():
-                    self._bridge.shutting_down(signal.Signals(signals[0]).name)
-                    self._caught.event.clear()
-                    signalled = asyncio.ensure_future(self._caught.event.wait())
-                    if len(signals) == 1 and abort_on_signal:
-                        logger.info("signal received: aborting the turn")
-                        self._bridge.end_turn()
-                        await self._bridge.abort()
-                        continue
-                    with contextlib.suppress(ProcessLookupError):
-                        if len(signals) == 1:
-                            self._process.send_signal(signals[0])
-                        else:
-                            self._process.kill()
-        finally:
-            for future in (exited, failure, signalled):
-                future.cancel()
-            if not task.done():
-                task.cancel()
+        """`request`'s result, raced (process.race; the CLI is gone when the connection is
+        lost); a signal aborts the turn (`abort_on_signal`), else it is passed to the CLI."""
+        return await race(
+            request,
+            bridge=self._bridge,
+            process=self._process,
+            caught=self._caught,
+            lost=ConnectionLostError,
+            within=within,
+            on_signal=self._abort if abort_on_signal else None,
+        )
 
-
-def _cut(text: str) -> str:
-    """`text` cut to _SHOWN_CHARS, control characters escaped, for a one-line message."""
-    text = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    async def _abort(self) -> None:
+        logger.info("signal received: aborting the turn")
+        self._bridge.end_turn()
+        await self._bridge.abort()

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from compass_bridge.forms import form_content, plan_form
+from compass_bridge.forms import form_content, plan_elicitation
 from compass_core import build_ask
 from compass_core.jsonvalues import MISSING, MappingError, is_array, is_object
 from compass_mcp.tools import result_text
@@ -190,29 +190,15 @@ def user_input_refusal(ask: comms_pb2.Ask) -> Reply:
 def read_form(data: object) -> Form | str:
     """An `elicitation.requested` event's data as a Form; a string says why it cannot be
     presented (a URL elicitation, a schema the bridge does not take)."""
-    # Imported here: only a form needs the ACP library's schema types (pydantic).
-    from acp.schema import ElicitationSchema
-    from pydantic import ValidationError
-
     if not is_object(data):
         return "the request is not an object"
     request_id = _string(data, "requestId")
     if not request_id:
         return "the request has no requestId"
-    mode = data.get("mode", "form")
-    if mode != "form":
-        return f"a {mode!r} elicitation is not a form"
-    schema = data.get("requestedSchema")
-    message = data.get("message")
-    if not is_object(schema) or not isinstance(message, str):
-        return "the form has no requestedSchema or message"
-    try:
-        parsed = ElicitationSchema.model_validate(schema)
-    except ValidationError as exc:
-        return f"the form's schema is not one the bridge can present ({exc.error_count()} problems)"
-    plan = plan_form(message, parsed)
-    if isinstance(plan, str):
-        return plan
+    planned = plan_elicitation(data, "requestedSchema")
+    if isinstance(planned, str):
+        return planned
+    plan, _schema = planned
     source = _string(data, "elicitationSource")
     if not source:
         for question, spec in zip(plan.ask.questions, plan.fields, strict=True):

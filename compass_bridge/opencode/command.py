@@ -117,17 +117,17 @@ def install_main(
 ) -> int:
     """`compass opencode install` with its connection read (`token`: from --token-file or
     `token_env`, None without either); the exit status."""
+    import functools
     import os
 
+    from compass_bridge import config_files
     from compass_bridge.opencode.install import (
         PLUGIN_FILE,
-        ConfigError,
         ask_command,
-        compass_argv,
         config_path,
+        merge,
+        parse,
         plugin_entry,
-        updated_text,
-        write,
     )
 
     name = "opencode install"
@@ -141,7 +141,7 @@ def install_main(
     token_file: Path | None = args.token_file
     compass: str | None = args.compass_command
     command = ask_command(
-        shlex.split(compass) if compass else compass_argv(),
+        shlex.split(compass) if compass else config_files.compass_argv(),
         server=server,
         channel_id=channel_id,
         token_file=token_file.absolute() if token_file is not None else None,
@@ -152,28 +152,16 @@ def install_main(
         return 0
     explicit: Path | None = args.config
     path = explicit or config_path(args.scope or "user", Path.cwd(), os.environ)
+    check = functools.partial(
+        config_files.server_check, server, channel_id, token, token_env=token_env, agent="OpenCode"
+    )
     try:
-        text = updated_text(path, entry)
-    except ConfigError as exc:
-        return refuse(f"{path}: {exc}; nothing was written")
-    if args.check:
-        unchecked = " (--no-check writes it all the same)"
-        if token is None:
-            return refuse(
-                f"cannot check the token: give --token-file, or set ${token_env} here as "
-                f"OpenCode will have it; nothing was written{unchecked}"
-            )
-        from compass_bridge.startup import start_problem
-
-        problem = asyncio.run(start_problem(server, token, channel_id))
-        if problem is not None:
-            return refuse(f"{problem}; nothing was written{unchecked}")
-    if text is not None:
-        try:
-            write(path, text)
-        except ConfigError as exc:
-            return refuse(f"{path}: {exc}; nothing was written")
-    summary = {"config": str(path), "changed": text is not None, "plugin": entry}
+        changed = config_files.install_checked(
+            path, merge(entry), parse=parse, check=check if args.check else None
+        )
+    except config_files.ConfigFileError as exc:
+        return refuse(str(exc))
+    summary = {"config": str(path), "changed": changed, "plugin": entry}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     if token_file is None:
         sys.stderr.write(

@@ -51,8 +51,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from compass_bridge.asks import AgentAsks, Closed
-from compass_bridge.client import AgentClient, AskNotPostedError, FatalServerError, GaveUpError
+from compass_bridge.asks import AgentAsks, CannotAskError
+from compass_bridge.client import AgentClient
 from compass_bridge.opencode.questions import (
     ASKED_EVENT,
     REJECTED_TEXT,
@@ -276,6 +276,10 @@ def _print(line: JsonObject) -> bool:
     return True
 
 
+def _settle_seconds() -> float:
+    return SETTLE_SECONDS
+
+
 def _cannot_ask(problem: str) -> int:
     """One line on stderr, the plugin's to show; exit status 1."""
     sys.stderr.write(f"compass opencode ask: cannot ask in Compass: {problem}\n")
@@ -334,20 +338,18 @@ class _Question:
         if isinstance(posted, int):
             return posted
         ask_id = posted
-        watch = asyncio.ensure_future(self._asks.until_final(ask_id))
-        stopped = await self._stopped_during(watch)
-        if stopped is not None:
-            watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError, FatalServerError, AskNotPostedError):
-                await watch
-            await self._withdraw(ask_id, stopped)
-            return 0
         try:
-            final = watch.result()
-        except (FatalServerError, AskNotPostedError) as exc:
-            logger.error("cannot follow ask %s: %s", ask_id, exc)
-            await self._withdraw(ask_id, GONE_REASON)
-            return _cannot_ask(f"lost track of ask {ask_id} ({exc})")
+            final = await self._asks.follow(
+                ask_id,
+                self._stopped_during,
+                within=_settle_seconds,
+                gone_reason=GONE_REASON,
+                log=logger,
+            )
+        except CannotAskError as exc:
+            return _cannot_ask(str(exc))
+        if final is None:
+            return 0
         status = outcome(final)
         if status == comms_pb2.ASK_STATUS_ANSWERED:
             reply = reply_for(self._request, final)
@@ -372,44 +374,27 @@ class _Question:
     async def _post(self) -> str | int:
         """Append the ask's message: the ask's id, or the exit status when it was not posted
         or OpenCode stopped waiting first (an ask stored meanwhile is withdrawn)."""
-        append = asyncio.ensure_future(
-            self._asks.post(
+        try:
+            # Stopped mid-append, the ask may be stored all the same; then it is withdrawn.
+            ask_id, stopped = await self._asks.post_alone(
                 self._channel_id,
                 [comms_pb2.MessageBlock(ask=self._request.ask)],
                 prefix="opencode",
+                stopped=self._stopped_during,
+                grace=_settle_seconds,
             )
-        )
-        stopped = await self._stopped_during(append)
-        if stopped is not None and not append.done():
-            # Stopped mid-append: the ask may be stored all the same; then it is withdrawn.
-            await asyncio.wait({append}, timeout=SETTLE_SECONDS)
-        if not append.done():
-            append.cancel()
-            with contextlib.suppress(asyncio.CancelledError, GaveUpError, FatalServerError):
-                await append
+        except CannotAskError as exc:
+            return _cannot_ask(str(exc))
+        if not ask_id:
             logger.error("the ask was not posted before OpenCode stopped waiting")
             return 0
-        try:
-            message = append.result()
-        except (GaveUpError, FatalServerError) as exc:
-            return _cannot_ask(str(exc))
-        ask_id = next((b.ask.ask_id for b in message.blocks if b.HasField("ask")), "")
-        if not ask_id:
-            return _cannot_ask("the server stored the message without its ask")
         if stopped is not None:
             await self._withdraw(ask_id, stopped)
             return 0
         return ask_id
 
     async def _withdraw(self, ask_id: str, reason: str) -> None:
-        closed = await self._asks.withdraw(ask_id, reason, within=SETTLE_SECONDS)
-        if closed is Closed.ALREADY_FINAL:
-            # Answered or declined just as OpenCode stopped waiting: not handed over.
-            await self._asks.report(
-                ask_id,
-                not_delivered(f"{reason} before the answer was handed over"),
-                within=SETTLE_SECONDS,
-            )
+        await self._asks.withdraw_unhanded(ask_id, reason, within=_settle_seconds)
 
     async def _hand_over(
         self, sent: JsonObject, text: str, changes: tuple[str, ...], *, rejecting: bool

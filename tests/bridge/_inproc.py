@@ -1,4 +1,5 @@
-"""The bridge's core (runner.Bridge) wired to the in-process AgentService peer, for unit tests."""
+"""The bridges (omp's `Bridge`, ACP's `AcpBridge`) wired to the in-process AgentService peer,
+for unit tests."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from compass_bridge.acp.bridge import AcpBridge
+from compass_bridge.acp.calls import CALL_END_SECONDS
+from compass_bridge.held import HOLD_SECONDS
 from compass_bridge.omp.bridge import Bridge
 from tests.bridge import _events as ev
 from tests.bridge._fake_service import Call, FakeAgentService, ListSink
@@ -91,3 +95,28 @@ def blocks_kinds(frame: Any) -> list[str]:
 
 def ask_ids(frame: Any) -> list[str]:
     return [b.ask.ask_id for b in frame.blocks if b.HasField("ask")]
+
+
+@contextlib.asynccontextmanager
+async def acp_bridge(
+    *, hold_seconds: float = HOLD_SECONDS, call_end_seconds: float = CALL_END_SECONDS
+) -> AsyncGenerator[tuple[AcpBridge, FakeAgentService]]:
+    """An AcpBridge on the fake AgentService, its poster running."""
+    service = FakeAgentService()
+    bridge = AcpBridge(
+        api=service,
+        channel_id="ch",
+        run_id="run",
+        hold_seconds=hold_seconds,
+        call_end_seconds=call_end_seconds,
+        initial_backoff=0.001,
+        max_backoff=0.005,
+    )
+    worker = asyncio.create_task(bridge.run_poster())
+    try:
+        yield bridge, service
+    finally:
+        await bridge.asks.settle(1)
+        worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker

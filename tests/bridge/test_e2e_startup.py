@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from compass_server.store.postgres import PostgresStore
+from tests.bridge._checks import CASES, wrong_connection
 from tests.bridge._harness import start_bridge, wait_exit
 
 if TYPE_CHECKING:
@@ -21,32 +21,11 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 
-async def _outside_channel(server: RunningServer, world: SeededWorld) -> str:
-    async with PostgresStore(server.dsn, pool_min=1, pool_max=1) as store:
-        channel = await store.create_channel(world.workspace_id, "elsewhere")
-    return channel.channel_id
-
-
-@pytest.mark.parametrize(
-    "case", ["human token", "unknown channel", "not a participant", "bad token"]
-)
+@pytest.mark.parametrize("case", CASES)
 async def test_a_wrong_token_or_channel_stops_the_bridge_before_the_runtime(
     module_server: RunningServer, world: SeededWorld, tmp_path: Path, case: str
 ) -> None:
-    token, channel = world.agent.token, world.channel_id
-    expected = ""
-    if case == "human token":
-        token = world.human.token
-        expected = "the token is not an agent's: use an agent account's token"
-    elif case == "unknown channel":
-        channel = "ch_doesnotexist"
-        expected = "channel 'ch_doesnotexist' does not exist or is not visible to this agent"
-    elif case == "not a participant":
-        channel = await _outside_channel(module_server, world)
-        expected = f"this agent does not participate in channel {channel!r}"
-    else:
-        token = "cmp_" + "x" * 43
-        expected = "the server did not accept the token (unknown, or its account is disabled)"
+    token, channel, expected = await wrong_connection(module_server, world, case)
     ran = tmp_path / "runtime-ran"
     with start_bridge(
         server_url=module_server.url,

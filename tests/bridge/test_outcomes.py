@@ -13,7 +13,6 @@ against the in-process AgentService peer (_fake_service.py):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -31,21 +30,19 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.bridge_core import BridgeCore, Reason
 from compass_bridge.client import RpcError
 from compass_bridge.replies import runtime_timeout
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev
-from tests.bridge._fake_service import FakeAgentService
-from tests.bridge._inproc import harness
+from tests.bridge._inproc import acp_bridge, harness
 from tests.bridge.omp._omp_ask import ask_dialogs
 from tests.bridge.test_forms import omp_ask_form
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
-
+    from compass_bridge.acp.bridge import AcpBridge
+    from tests.bridge._fake_service import FakeAgentService
     from tests.bridge._inproc import Harness
 
 Frame = dict[str, Any]
@@ -418,29 +415,6 @@ async def test_rpc_a_declined_request_of_the_newer_protocol_is_cancelled() -> No
 
 
 # -- ACP ---------------------------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def acp_bridge(
-    *, hold_seconds: float = 2.0
-) -> AsyncGenerator[tuple[AcpBridge, FakeAgentService]]:
-    service = FakeAgentService()
-    bridge = AcpBridge(
-        api=service,
-        channel_id="ch",
-        run_id="run",
-        hold_seconds=hold_seconds,
-        initial_backoff=0.001,
-        max_backoff=0.005,
-    )
-    worker = asyncio.create_task(bridge.run_poster())
-    try:
-        yield bridge, service
-    finally:
-        await bridge.asks.settle(1)
-        worker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await worker
 
 
 def _update(**fields: Any) -> object:

@@ -18,7 +18,7 @@ from compass_bridge.receipts import DECLINE_PAYLOAD, delivered, mark_native_free
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
 from tests.bridge import _events as ev
-from tests.bridge._inproc import harness
+from tests.bridge._inproc import acp_bridge, harness
 from tests.bridge.test_outcomes import (
     GALLERY,
     ONE,
@@ -27,7 +27,6 @@ from tests.bridge.test_outcomes import (
     _posted,  # pyright: ignore[reportPrivateUsage]
     _select,  # pyright: ignore[reportPrivateUsage]
     _tool_end,  # pyright: ignore[reportPrivateUsage]
-    acp_bridge,
 )
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -31,10 +32,18 @@ def _pump(
     sink.close()
 
 
-def main(argv: list[str]) -> int:
+Pump = Callable[[IO[bytes], IO[bytes], str, IO[str], threading.Lock], None]
+"""Pass `source` on to `sink` (closed at the end), recording each message to `out` as
+`{side: MESSAGE}` under the lock."""
+
+
+def tee(argv: list[str], *, usage: str, pump: Pump) -> int:
+    """`OUT.jsonl -- COMMAND...`: run COMMAND with its stdin and stdout passed through by
+    `pump`, both sides recorded in OUT.jsonl; COMMAND's exit code (2 and `usage` on stderr
+    for other arguments)."""
     out_path, separator, *command = argv
     if separator != "--" or not command:
-        sys.stderr.write("usage: python -m tests.realagent.acp_tee OUT.jsonl -- AGENT ARGS...\n")
+        sys.stderr.write(usage)
         return 2
     agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert agent.stdin is not None
@@ -42,11 +51,16 @@ def main(argv: list[str]) -> int:
     lock = threading.Lock()
     with Path(out_path).open("w", encoding="utf-8") as out:
         to_agent = threading.Thread(
-            target=_pump, args=(sys.stdin.buffer, agent.stdin, "client", out, lock), daemon=True
+            target=pump, args=(sys.stdin.buffer, agent.stdin, "client", out, lock), daemon=True
         )
         to_agent.start()
-        _pump(agent.stdout, sys.stdout.buffer, "agent", out, lock)
+        pump(agent.stdout, sys.stdout.buffer, "agent", out, lock)
         return agent.wait()
+
+
+def main(argv: list[str]) -> int:
+    usage = "usage: python -m tests.realagent.acp_tee OUT.jsonl -- AGENT ARGS...\n"
+    return tee(argv, usage=usage, pump=_pump)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,10 @@ import pytest
 
 from tests import _server
 from tests.realagent.model_server import ensure_omp
+from tests.realagent.proxy import RefusingProxy
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+    from collections.abc import AsyncGenerator, Generator
     from pathlib import Path
 
 _worlds = itertools.count(1)
@@ -41,3 +42,11 @@ async def world(module_server: _server.RunningServer) -> _server.SeededWorld:
 async def comms(module_server: _server.RunningServer) -> AsyncGenerator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=module_server.url, timeout=30) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Generator[RefusingProxy]:
+    """The loopback proxy refusing every other request of a module's real agents
+    (proxy.py)."""
+    with RefusingProxy() as running:
+        yield running

@@ -14,11 +14,13 @@ Two events are recorded without their text, which is Copilot's own (its system p
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import threading
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from tests.realagent.acp_tee import tee
+
+if TYPE_CHECKING:
+    import threading
 
 ELIDED = "[elided: Copilot's own text, {} characters]"
 
@@ -64,23 +66,8 @@ def _pump(
 
 
 def main(argv: list[str]) -> int:
-    out_path, separator, *command = argv
-    if separator != "--" or not command:
-        sys.stderr.write(
-            "usage: python -m tests.realagent.copilot_tee OUT.jsonl -- COPILOT ARGS...\n"
-        )
-        return 2
-    agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert agent.stdin is not None
-    assert agent.stdout is not None
-    lock = threading.Lock()
-    with Path(out_path).open("w", encoding="utf-8") as out:
-        to_agent = threading.Thread(
-            target=_pump, args=(sys.stdin.buffer, agent.stdin, "client", out, lock), daemon=True
-        )
-        to_agent.start()
-        _pump(agent.stdout, sys.stdout.buffer, "agent", out, lock)
-        return agent.wait()
+    usage = "usage: python -m tests.realagent.copilot_tee OUT.jsonl -- COPILOT ARGS...\n"
+    return tee(argv, usage=usage, pump=_pump)
 
 
 if __name__ == "__main__":

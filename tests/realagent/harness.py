@@ -11,11 +11,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tests._wait import eventually
 from tests.bridge._harness import call, list_messages
 from tests.realagent.model_server import ScriptedModelServer, omp_launch, write_omp_config
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Mapping, Sequence
+    from collections.abc import Callable, Generator, Mapping, Sequence
     from pathlib import Path
 
     import httpx
@@ -170,6 +171,27 @@ async def wait_for_asks(
         await asyncio.sleep(0.05)
 
 
+async def first_ask(
+    http: httpx.AsyncClient,
+    world: _server.SeededWorld,
+    process: subprocess.Popen[bytes],
+    log: Callable[[], str],
+    *,
+    who: str,
+    what: str,
+) -> dict[str, Any]:
+    """The channel's first ask (`what`), once the agent side posted it; fails at once if
+    the agent (`who`, its `process`) exits first, with its `log()`."""
+
+    async def posted() -> dict[str, Any] | None:
+        if process.poll() is not None:
+            raise AssertionError(f"{who} exited first:\n{log()}")
+        found = asks_of(await messages(http, world.human.token, world.channel_id))
+        return found[0] if found else None
+
+    return await eventually(posted, what, within=60, every=0.05)
+
+
 async def respond(
     http: httpx.AsyncClient, token: str, ask_id: str, *answers: dict[str, Any]
 ) -> None:
@@ -216,6 +238,15 @@ async def wait_for_receipt(
         if time.monotonic() > deadline:
             raise AssertionError(f"ask {ask_id} has no delivery receipt after {within}s: {ask}")
         await asyncio.sleep(0.05)
+
+
+async def agents_receipt(
+    http: httpx.AsyncClient, world: _server.SeededWorld, ask_id: str
+) -> dict[str, Any]:
+    """The ask's delivery receipt (`wait_for_receipt`), reported by the agent's account."""
+    receipt = await wait_for_receipt(http, world.human.token, world.channel_id, ask_id)
+    assert receipt["reportedByAccountId"] == world.agent.account_id, receipt
+    return receipt
 
 
 def answer(question_id: str, *chosen: str, custom_text: str = "") -> dict[str, Any]:

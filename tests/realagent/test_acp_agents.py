@@ -38,17 +38,16 @@ from tests.realagent.acp_agents import (
     qwen_launch,
 )
 from tests.realagent.harness import (
+    agents_receipt,
     answer,
     bridge_process,
     decline,
     messages,
     respond,
     wait_for_asks,
-    wait_for_receipt,
     wait_for_status,
 )
 from tests.realagent.model_server import ToolCall, Turn
-from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel, ChatModel, ResponsesModel, ScriptedWire
 
 if TYPE_CHECKING:
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
 
     from tests import _server
     from tests.realagent.harness import Run
+    from tests.realagent.proxy import RefusingProxy
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -184,12 +184,6 @@ QWEN = Agent(
 )
 
 
-@pytest.fixture(scope="module")
-def proxy() -> Generator[RefusingProxy]:
-    with RefusingProxy() as running:
-        yield running
-
-
 @pytest.fixture(params=[CLAUDE, CODEX, QWEN], ids=lambda agent: agent.name)
 def agent(request: pytest.FixtureRequest) -> Agent:
     return request.param
@@ -244,8 +238,7 @@ async def receipt_of(
     """The ask's delivery receipt, reported by the agent's account. With
     COMPASS_RECEIPT_LATENCY=FILE, the seconds from the answer to the stored receipt are
     appended to FILE (the issue's latency figure; no assertion on time)."""
-    receipt = await wait_for_receipt(comms, world.human.token, world.channel_id, ask_id)
-    assert receipt["reportedByAccountId"] == world.agent.account_id, receipt
+    receipt = await agents_receipt(comms, world, ask_id)
     out = os.environ.get("COMPASS_RECEIPT_LATENCY")
     if out:
         (ask,) = [

@@ -33,17 +33,16 @@ from compass_bridge.claude.questions import join_labels
 from tests._wait import eventually
 from tests.realagent.acp_agents import REPO_ROOT, claude_answered, claude_binary, ensure_npm
 from tests.realagent.harness import (
+    agents_receipt,
     answer,
-    asks_of,
     decline,
+    first_ask,
     messages,
     respond,
-    wait_for_receipt,
     wait_for_status,
 )
 from tests.realagent.hooked_claude import hooked_claude
 from tests.realagent.model_server import Turn
-from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import AnthropicModel
 
 if TYPE_CHECKING:
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
     import httpx
 
     from tests import _server
+    from tests.realagent.proxy import RefusingProxy
     from tests.realagent.wire_models import ModelRequest, ScriptedWire
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -87,12 +87,6 @@ QUESTIONS: list[dict[str, Any]] = [
 ]
 STREAM_CLOSED = "Tool permission request failed: AbortError: Stream closed"
 """What the model reads when the hook said nothing and `-p` has no SDK host to ask."""
-
-
-@pytest.fixture(scope="module")
-def proxy() -> Generator[RefusingProxy]:
-    with RefusingProxy() as running:
-        yield running
 
 
 class Claude:
@@ -183,22 +177,9 @@ async def the_ask(
     comms: httpx.AsyncClient, world: _server.SeededWorld, run: Claude
 ) -> dict[str, Any]:
     """The one ask the hook posted, once it is there (fails early if Claude Code exits)."""
-
-    async def posted() -> dict[str, Any] | None:
-        if run.process.poll() is not None:
-            raise AssertionError(f"claude -p exited first:\n{run.log()}")
-        found = asks_of(await messages(comms, world.human.token, world.channel_id))
-        return found[0] if found else None
-
-    return await eventually(posted, "the hook's ask", within=60, every=0.05)
-
-
-async def receipt(
-    comms: httpx.AsyncClient, world: _server.SeededWorld, ask_id: str
-) -> dict[str, Any]:
-    found = await wait_for_receipt(comms, world.human.token, world.channel_id, ask_id)
-    assert found["reportedByAccountId"] == world.agent.account_id, found
-    return found
+    return await first_ask(
+        comms, world, run.process, run.log, who="claude -p", what="the hook's ask"
+    )
 
 
 async def test_one_pick_is_the_answer_the_model_reads(
@@ -221,7 +202,7 @@ async def test_one_pick_is_the_answer_the_model_reads(
         await respond(comms, world.human.token, ask["askId"], answer(question["questionId"], "1"))
         assert await run.wait() == 0, run.log()
     assert run.read() == claude_answered(f'"{DATABASE}"="SQLite"')
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     printed = json.loads(found["payload"])
     assert found["state"] == "DELIVERY_STATE_DELIVERED"
     assert printed["hookSpecificOutput"]["updatedInput"] == {
@@ -252,7 +233,7 @@ async def test_two_picks_on_a_multi_select_with_commas_and_quotes_in_labels(
         )
         assert await run.wait() == 0, run.log()
     assert run.read() == claude_answered(f'"{AUTH}"=""Email, SMS", "SSO \\"SAML\\"""')
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert found["state"] == "DELIVERY_STATE_DELIVERED"
     assert json.loads(found["payload"])["hookSpecificOutput"]["updatedInput"]["answers"] == {
         AUTH: '"Email, SMS", "SSO \\"SAML\\""'
@@ -276,7 +257,7 @@ async def test_free_text_reaches_the_model_as_the_answer_or_a_note(
     assert run.read() == claude_answered(
         f'"{DATABASE}"="DuckDB, embedded", "{AUTH}"="OAuth" notes: SCIM later', own_words=True
     )
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert found["state"] == "DELIVERY_STATE_DELIVERED"
 
 
@@ -295,7 +276,7 @@ async def test_a_decline_is_denied_with_the_persons_reason(
         if part.get("type") == "tool_result"
     ]
     assert result["is_error"] is True
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], json.loads(found["payload"])) == (
         "DELIVERY_STATE_DELIVERED",
         {
@@ -405,7 +386,7 @@ async def test_an_mcp_form_accepted_in_compass(
         )
         assert await run.wait() == 0, run.log()
     assert run.read() == 'accept {"env": "prod", "notify": true, "replicas": 3}'
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], json.loads(found["payload"])) == (
         "DELIVERY_STATE_DELIVERED",
         {
@@ -426,7 +407,7 @@ async def test_an_mcp_form_declined_in_compass(
         await decline(comms, world.human.token, ask["askId"], "not today")
         assert await run.wait() == 0, run.log()
     assert run.read() == "decline"
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert found["state"] == "DELIVERY_STATE_DELIVERED"
     assert json.loads(found["payload"])["hookSpecificOutput"]["action"] == "decline"
 

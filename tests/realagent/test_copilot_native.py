@@ -19,17 +19,16 @@ import pytest
 
 from tests.realagent.copilot_native import copilot_launch
 from tests.realagent.harness import (
+    agents_receipt,
     answer,
     bridge_process,
     decline,
     messages,
     respond,
     wait_for_asks,
-    wait_for_receipt,
     wait_for_status,
 )
 from tests.realagent.model_server import ToolCall, Turn
-from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import ChatModel
 
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
 
     from tests import _server
     from tests.realagent.harness import Run
+    from tests.realagent.proxy import RefusingProxy
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -61,12 +61,6 @@ FORM = {
         "required": ["db"],
     },
 }
-
-
-@pytest.fixture(scope="module")
-def proxy() -> Generator[RefusingProxy]:
-    with RefusingProxy() as running:
-        yield running
 
 
 @pytest.fixture
@@ -115,14 +109,6 @@ def read_by_model(run: Run) -> str:
     return run.model.wait_for_turns(2)[1].tool_result(ASK_CALL)
 
 
-async def receipt_of(
-    comms: httpx.AsyncClient, world: _server.SeededWorld, ask_id: str
-) -> dict[str, Any]:
-    receipt = await wait_for_receipt(comms, world.human.token, world.channel_id, ask_id)
-    assert receipt["reportedByAccountId"] == world.agent.account_id, receipt
-    return receipt
-
-
 async def test_a_choice_reaches_the_model(
     start: Any, world: _server.SeededWorld, comms: httpx.AsyncClient
 ) -> None:
@@ -137,7 +123,7 @@ async def test_a_choice_reaches_the_model(
     # Copilot offered its model ask_user only because the bridge asked to hear questions.
     assert "ask_user" in run.model.turns[0].tool_names()
     assert read_by_model(run) == "User selected: SQLite"
-    receipt = await receipt_of(comms, world, ask["askId"])
+    receipt = await agents_receipt(comms, world, ask["askId"])
     assert (receipt["state"], receipt.get("detail", ""), receipt["payload"]) == (
         "DELIVERY_STATE_DELIVERED",
         "",
@@ -165,7 +151,7 @@ async def test_free_text_reaches_the_model_as_the_persons_words(
         )
         assert await run.wait() == 0, run.log()
     assert read_by_model(run) == "User responded: CockroachDB"
-    receipt = await receipt_of(comms, world, ask["askId"])
+    receipt = await agents_receipt(comms, world, ask["askId"])
     assert (receipt["state"], receipt["payload"]) == (
         "DELIVERY_STATE_DELIVERED",
         "User responded: CockroachDB",
@@ -188,7 +174,7 @@ async def test_a_decline_reaches_the_model_in_words(
         "Do not ask the same again; carry on without it."
     )
     assert read_by_model(run) == expected
-    receipt = await receipt_of(comms, world, ask["askId"])
+    receipt = await agents_receipt(comms, world, ask["askId"])
     assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", expected)
 
 
@@ -218,7 +204,7 @@ async def test_the_form_variant_takes_choices_and_the_persons_own_words(
         assert await run.wait() == 0, run.log()
     expected = "User responded: db=MariaDB, extras=cache, queue, note=ship it friday"
     assert read_by_model(run) == expected
-    receipt = await receipt_of(comms, world, ask["askId"])
+    receipt = await agents_receipt(comms, world, ask["askId"])
     assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", expected)
 
 
@@ -233,7 +219,7 @@ async def test_a_declined_form_is_copilots_own_decline(
     assert read.startswith(
         "The user is not available to respond and will review your work later."
     ), read
-    receipt = await receipt_of(comms, world, ask["askId"])
+    receipt = await agents_receipt(comms, world, ask["askId"])
     assert (receipt["state"], receipt["payload"]) == ("DELIVERY_STATE_DELIVERED", read)
 
 

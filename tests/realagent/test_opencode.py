@@ -18,16 +18,16 @@ import pytest
 
 from tests._wait import eventually
 from tests.realagent.harness import (
+    agents_receipt,
     answer,
     asks_of,
     decline,
+    first_ask,
     messages,
     respond,
-    wait_for_receipt,
     wait_for_status,
 )
 from tests.realagent.model_server import Turn
-from tests.realagent.proxy import RefusingProxy
 from tests.realagent.served_opencode import opencode_tui, served_opencode
 from tests.realagent.wire_models import ChatModel
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import httpx
 
     from tests import _server
+    from tests.realagent.proxy import RefusingProxy
     from tests.realagent.served_opencode import OpenCode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -75,12 +76,6 @@ offline that fails, harmlessly ("background dependency install failed")."""
 
 def answered(*pairs: str) -> str:
     return f"User has answered your questions: {', '.join(pairs)}. {THEN}"
-
-
-@pytest.fixture(scope="module")
-def proxy() -> Generator[RefusingProxy]:
-    with RefusingProxy() as running:
-        yield running
 
 
 @pytest.fixture
@@ -121,22 +116,14 @@ async def the_ask(
     comms: httpx.AsyncClient, world: _server.SeededWorld, served: OpenCode
 ) -> dict[str, Any]:
     """The one ask the plugin's command posted, once it is there."""
-
-    async def posted() -> dict[str, Any] | None:
-        if served.process.poll() is not None:
-            raise AssertionError(f"opencode serve exited first:\n{served.log()[-3000:]}")
-        found = asks_of(await messages(comms, world.human.token, world.channel_id))
-        return found[0] if found else None
-
-    return await eventually(posted, "the plugin's ask", within=60, every=0.05)
-
-
-async def receipt(
-    comms: httpx.AsyncClient, world: _server.SeededWorld, ask_id: str
-) -> dict[str, Any]:
-    found = await wait_for_receipt(comms, world.human.token, world.channel_id, ask_id)
-    assert found["reportedByAccountId"] == world.agent.account_id, found
-    return found
+    return await first_ask(
+        comms,
+        world,
+        served.process,
+        lambda: served.log()[-3000:],
+        who="opencode serve",
+        what="the plugin's ask",
+    )
 
 
 async def test_two_questions_the_model_reads_every_answer(
@@ -176,7 +163,7 @@ async def test_two_questions_the_model_reads_every_answer(
         f'"{DATABASE}"="Postgres (Recommended)"', f'"{AUTH}"="Email, SMS, SSO "SAML""'
     )
     assert read == expected
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", expected)
     # One message holding the ask alone: nothing else was posted.
     (message,) = await messages(comms, world.human.token, world.channel_id)
@@ -206,7 +193,7 @@ async def test_free_text_is_an_entry_of_its_own_and_a_skip_is_unanswered(
         '"Anything else?"="Unanswered"',
     )
     assert read == expected
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", expected)
 
 
@@ -222,7 +209,7 @@ async def test_a_decline_rejects_the_question(
         served.prompt(session, PROMPT)
         ask = await the_ask(comms, world, served)
         await decline(comms, world.human.token, ask["askId"], "ask me after lunch")
-        found = await receipt(comms, world, ask["askId"])
+        found = await agents_receipt(comms, world, ask["askId"])
 
         async def stopped() -> bool:
             return served.idle(session)
@@ -254,7 +241,7 @@ async def test_the_decline_goes_on_at_once_where_opencode_is_told_to(
         await decline(comms, world.human.token, ask["askId"])
         read = served.model.wait_for_turns(2)[1].tool_result(CALL)
     assert read == DISMISSED
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", DISMISSED)
 
 
@@ -332,7 +319,7 @@ async def test_opencodes_own_question_refuses_free_text(
         await respond(comms, world.human.token, ask["askId"], answer(question["questionId"], "0"))
         read = served.model.wait_for_turns(2)[1].tool_result(CALL)
     assert read == "User approved switching to build agent. Wait for further instructions."
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", read)
 
 
@@ -367,7 +354,7 @@ async def test_the_tui_asks_in_compass_too(
         await respond(comms, world.human.token, ask["askId"], answer(question["questionId"], "1"))
         read = model.wait_for_turns(2)[1].tool_result(CALL)
     assert read == answered(f'"{DATABASE}"="SQLite"')
-    found = await receipt(comms, world, ask["askId"])
+    found = await agents_receipt(comms, world, ask["askId"])
     assert (found["state"], found["payload"]) == ("DELIVERY_STATE_DELIVERED", read)
     shown = _text_of(screen)
     assert DATABASE in shown

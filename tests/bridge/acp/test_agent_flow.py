@@ -19,8 +19,8 @@ from acp.schema import AcceptElicitationResponse, SessionNotification
 
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
+from tests.bridge._inproc import acp_bridge
 from tests.bridge.acp.test_agent_forms import agent_messages
-from tests.bridge.test_outcomes import acp_bridge
 
 if TYPE_CHECKING:
     from compass_bridge.acp.bridge import AcpBridge

@@ -5,9 +5,8 @@ NOT_DELIVERED for a failed call), within a bound; anything else at the hand-over
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from acp.client.router import (
@@ -22,20 +21,19 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from compass_bridge.acp.bridge import AcpBridge
 from compass_bridge.acp.calls import CallReceipts
 from compass_bridge.receipts import Receipt, delivered
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
-from tests.bridge._fake_service import FakeAgentService
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator
+from tests.bridge._inproc import acp_bridge
 
 DELIVERED = comms_pb2.DELIVERY_STATE_DELIVERED
 NOT_DELIVERED = comms_pb2.DELIVERY_STATE_NOT_DELIVERED
 SENT = '{"db":"SQLite"}'
 READ = 'The user answered: "Which database?"="SQLite"'
+
+HOUR = 3600.0
+"""A call end wait no test reaches."""
 
 
 def update(**fields: Any) -> object:
@@ -167,29 +165,6 @@ async def test_a_call_that_never_ends_gets_what_was_sent_after_the_bound(
 # -- through the bridge ------------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def acp_bridge(
-    call_end_seconds: float = 3600.0,
-) -> AsyncGenerator[tuple[AcpBridge, FakeAgentService]]:
-    service = FakeAgentService()
-    bridge = AcpBridge(
-        api=service,
-        channel_id="ch",
-        run_id="run",
-        call_end_seconds=call_end_seconds,
-        initial_backoff=0.001,
-        max_backoff=0.005,
-    )
-    worker = asyncio.create_task(bridge.run_poster())
-    try:
-        yield bridge, service
-    finally:
-        await bridge.asks.settle(1)
-        worker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await worker
-
-
 def form_for(call_id: str) -> Any:
     request = _validate_create_elicitation_request(
         {
@@ -222,7 +197,7 @@ def form_for(call_id: str) -> Any:
 async def test_a_form_naming_a_running_call_waits_for_it_whatever_the_call_is(
     title: str, raw_input: object
 ) -> None:
-    async with acp_bridge() as (bridge, service):
+    async with acp_bridge(call_end_seconds=HOUR) as (bridge, service):
         await bridge.session_update("s", started("c1", title, raw_input))
         form = asyncio.create_task(bridge.create_elicitation("Answer", form_for("c1")))
         await eventually(service.ask_ids, "the form's ask posted")
@@ -259,7 +234,7 @@ async def test_a_permissions_choice_is_reported_at_the_hand_over_even_for_a_runn
     """A permission is a gate, not the call's input: a reject fails the call by design, an
     allowed command may fail on its own; neither says the choice was not received."""
     caplog.set_level(logging.INFO, logger="compass_bridge")
-    async with acp_bridge() as (bridge, service):
+    async with acp_bridge(call_end_seconds=HOUR) as (bridge, service):
         await bridge.session_update("s", started("c1", "touch marker"))
         options = [
             PermissionOption(option_id="a", name="Allow", kind="allow_once"),

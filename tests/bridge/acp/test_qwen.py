@@ -26,8 +26,8 @@ from compass_bridge.acp.qwen import QwenQuestions, qwen_reply, read_questions
 from compass_bridge.receipts import DECLINE_PAYLOAD
 from gen.compass.v1 import comms_pb2
 from tests._wait import eventually
+from tests.bridge._inproc import acp_bridge
 from tests.bridge.acp.test_agent_forms import RECORDED, agent_messages
-from tests.bridge.test_outcomes import acp_bridge
 
 ASK_CALL = "call_ask_1"
 

@@ -11,15 +11,12 @@ them. What Claude Code itself shows: tests/realagent/test_claude_hooks.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
-from compass_server.store.postgres import PostgresStore
+from tests.bridge._checks import CASES, run_compass, wrong_connection
 from tests.bridge._harness import list_messages
 
 if TYPE_CHECKING:
@@ -62,55 +59,6 @@ FORM = json.dumps(
         },
     }
 ).encode()
-CASES = ["human token", "unknown channel", "not a participant", "bad token"]
-
-
-async def _case(server: RunningServer, world: SeededWorld, case: str) -> tuple[str, str, str]:
-    """(token, channel, the line saying what is wrong) for `case`."""
-    if case == "human token":
-        return (
-            world.human.token,
-            world.channel_id,
-            "the token is not an agent's: use an agent account's token",
-        )
-    if case == "unknown channel":
-        return (
-            world.agent.token,
-            "ch_doesnotexist",
-            "channel 'ch_doesnotexist' does not exist or is not visible to this agent",
-        )
-    if case == "not a participant":
-        async with PostgresStore(server.dsn, pool_min=1, pool_max=1) as store:
-            channel = (await store.create_channel(world.workspace_id, "elsewhere")).channel_id
-        return (
-            world.agent.token,
-            channel,
-            f"this agent does not participate in channel {channel!r}",
-        )
-    return (
-        "cmp_" + "x" * 43,
-        world.channel_id,
-        "the server did not accept the token (unknown, or its account is disabled)",
-    )
-
-
-async def _compass(*args: str, stdin: bytes = b"", token: str = "") -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "COMPASS_TOKEN"}
-    if token:
-        env["COMPASS_TOKEN"] = token
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "compass_server.cli",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(stdin), timeout=60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 @pytest.mark.parametrize(
@@ -125,8 +73,8 @@ async def test_the_hook_fails_loudly_when_it_cannot_post(
     case: str,
     event: bytes,
 ) -> None:
-    token, channel, expected = await _case(module_server, world, case)
-    code, out, err = await _compass(
+    token, channel, expected = await wrong_connection(module_server, world, case)
+    code, out, err = await run_compass(
         "claude-hook",
         "--server",
         module_server.url,
@@ -147,14 +95,14 @@ async def test_the_hook_fails_loudly_when_it_cannot_post(
 async def test_install_checks_before_it_writes(
     module_server: RunningServer, world: SeededWorld, tmp_path: Path, case: str
 ) -> None:
-    token, channel, expected = await _case(module_server, world, case)
+    token, channel, expected = await wrong_connection(module_server, world, case)
     token_file = tmp_path / "agent.token"
     token_file.write_text(token + "\n")
     settings = tmp_path / "settings.json"
     settings.write_text('{"theme": "dark"}')
     argv = ["claude-hook", "install", "--settings", str(settings)]
     argv += ["--server", module_server.url, "--channel", channel, "--token-file", str(token_file)]
-    code, out, err = await _compass(*argv)
+    code, out, err = await run_compass(*argv)
     assert (code, out) == (2, ""), err
     assert err.splitlines() == [
         f"compass claude-hook install: {expected}; nothing was written "
@@ -163,7 +111,7 @@ async def test_install_checks_before_it_writes(
     assert token not in err
     assert settings.read_text() == '{"theme": "dark"}'
     # --no-check: written without asking the server.
-    code, out, err = await _compass(*argv, "--no-check")
+    code, out, err = await run_compass(*argv, "--no-check")
     assert code == 0, err
     assert json.loads(out)["changed"] is True
     assert "claude-hook" in settings.read_text()
@@ -177,7 +125,7 @@ async def test_install_checks_the_token_of_the_environment(
     settings = tmp_path / "settings.json"
     argv = ["claude-hook", "install", "--settings", str(settings)]
     argv += ["--server", module_server.url, "--channel", world.channel_id]
-    code, out, err = await _compass(*argv)
+    code, out, err = await run_compass(*argv)
     assert (code, out) == (2, ""), err
     assert err.splitlines() == [
         "compass claude-hook install: cannot check the token: give --token-file, or set "
@@ -185,11 +133,11 @@ async def test_install_checks_the_token_of_the_environment(
         "(--no-check writes it all the same)"
     ]
     assert not settings.exists()
-    code, out, err = await _compass(*argv, token=world.human.token)
+    code, out, err = await run_compass(*argv, token=world.human.token)
     assert code == 2, err
     assert "the token is not an agent's" in err
     assert not settings.exists()
-    code, out, err = await _compass(*argv, token=world.agent.token)
+    code, out, err = await run_compass(*argv, token=world.agent.token)
     assert code == 0, err
     assert json.loads(out)["changed"] is True
     assert err.splitlines() == [

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, strategies as st
 
 from compass_bridge.claude.install import (
-    SettingsError,
     hook_command,
     install,
     settings_path,
     with_hooks,
 )
+from compass_bridge.config_files import ConfigFileError
 
 COMMAND = hook_command(
     ["/opt/compass/bin/compass"],
@@ -98,7 +98,7 @@ def test_running_it_twice_changes_nothing_more() -> None:
     ],
 )
 def test_settings_of_another_shape_are_refused(settings: object, why: str) -> None:
-    with pytest.raises(SettingsError, match=why.replace(".", r"\.")):
+    with pytest.raises(ConfigFileError, match=why.replace(".", r"\.")):
         with_hooks(settings, COMMAND, 3600)
 
 
@@ -187,7 +187,7 @@ def test_an_existing_file_keeps_its_hooks_and_its_mode(tmp_path: Path) -> None:
 def test_a_file_that_cannot_take_them_is_left_alone(tmp_path: Path, text: str, why: str) -> None:
     path = tmp_path / "settings.json"
     path.write_text(text)
-    with pytest.raises(SettingsError, match=why):
+    with pytest.raises(ConfigFileError, match=why):
         install(path, COMMAND, 3600)
     assert path.read_text() == text
 
@@ -221,7 +221,7 @@ def test_a_file_claude_code_could_not_read_back_is_refused(
 ) -> None:
     path = tmp_path / "settings.json"
     path.write_text(text)
-    with pytest.raises(SettingsError) as refused:
+    with pytest.raises(ConfigFileError) as refused:
         install(path, COMMAND, 3600)
     assert str(refused.value) == why
     assert path.read_text() == text

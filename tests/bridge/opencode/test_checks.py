@@ -5,15 +5,12 @@ prompt stays); `install` exits 2 with one line and writes nothing, unless `--no-
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
-from compass_server.store.postgres import PostgresStore
+from tests.bridge._checks import CASES, run_compass, wrong_connection
 from tests.bridge._harness import list_messages
 
 if TYPE_CHECKING:
@@ -48,67 +45,14 @@ EVENT = (
     )
     + "\n"
 ).encode()
-CASES = ["human token", "unknown channel", "not a participant", "bad token"]
-
-
-async def _case(server: RunningServer, world: SeededWorld, case: str) -> tuple[str, str, str]:
-    """(token, channel, the line saying what is wrong) for `case`."""
-    if case == "human token":
-        return (
-            world.human.token,
-            world.channel_id,
-            "the token is not an agent's: use an agent account's token",
-        )
-    if case == "unknown channel":
-        return (
-            world.agent.token,
-            "ch_doesnotexist",
-            "channel 'ch_doesnotexist' does not exist or is not visible to this agent",
-        )
-    if case == "not a participant":
-        async with PostgresStore(server.dsn, pool_min=1, pool_max=1) as store:
-            channel = (await store.create_channel(world.workspace_id, "elsewhere")).channel_id
-        return (
-            world.agent.token,
-            channel,
-            f"this agent does not participate in channel {channel!r}",
-        )
-    return (
-        "cmp_" + "x" * 43,
-        world.channel_id,
-        "the server did not accept the token (unknown, or its account is disabled)",
-    )
-
-
-async def _compass(
-    *args: str, stdin: bytes = b"", token: str = "", home: Path | None = None
-) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"COMPASS_TOKEN", "XDG_CONFIG_HOME"}}
-    if token:
-        env["COMPASS_TOKEN"] = token
-    if home is not None:
-        env["HOME"] = str(home)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "compass_server.cli",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(stdin), timeout=60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 @pytest.mark.parametrize("case", CASES)
 async def test_ask_fails_loudly_when_it_cannot_post(
     module_server: RunningServer, world: SeededWorld, comms: httpx.AsyncClient, case: str
 ) -> None:
-    token, channel, expected = await _case(module_server, world, case)
-    code, out, err = await _compass(
+    token, channel, expected = await wrong_connection(module_server, world, case)
+    code, out, err = await run_compass(
         *("opencode", "ask", "--server", module_server.url, "--channel", channel),
         stdin=EVENT,
         token=token,
@@ -123,7 +67,7 @@ async def test_a_question_compass_cannot_hold_is_one_line_and_exit_1(
     module_server: RunningServer, world: SeededWorld
 ) -> None:
     bad = b'{"type": "question.asked", "properties": {"id": "q", "sessionID": "s", "questions": "x"}}\n'
-    code, out, err = await _compass(
+    code, out, err = await run_compass(
         *("opencode", "ask", "--server", module_server.url, "--channel", world.channel_id),
         stdin=bad,
         token=world.agent.token,
@@ -139,14 +83,14 @@ async def test_a_question_compass_cannot_hold_is_one_line_and_exit_1(
 async def test_install_checks_before_it_writes(
     module_server: RunningServer, world: SeededWorld, tmp_path: Path, case: str
 ) -> None:
-    token, channel, expected = await _case(module_server, world, case)
+    token, channel, expected = await wrong_connection(module_server, world, case)
     token_file = tmp_path / "agent.token"
     token_file.write_text(token + "\n")
     config = tmp_path / "opencode.json"
     config.write_text('{"theme": "dark"}')
     argv = ["opencode", "install", "--config", str(config)]
     argv += ["--server", module_server.url, "--channel", channel, "--token-file", str(token_file)]
-    code, out, err = await _compass(*argv)
+    code, out, err = await run_compass(*argv)
     assert (code, out) == (2, ""), err
     assert err.splitlines() == [
         f"compass opencode install: {expected}; nothing was written "
@@ -154,7 +98,7 @@ async def test_install_checks_before_it_writes(
     ]
     assert token not in err
     assert config.read_text() == '{"theme": "dark"}'
-    code, out, err = await _compass(*argv, "--no-check")
+    code, out, err = await run_compass(*argv, "--no-check")
     assert code == 0, err
     summary = json.loads(out)
     assert (summary["config"], summary["changed"]) == (str(config), True)
@@ -171,14 +115,14 @@ async def test_install_into_a_fresh_home_with_the_token_of_the_environment(
     it has, and without one it cannot check."""
     home = tmp_path / "home"
     argv = ["opencode", "install", "--server", module_server.url, "--channel", world.channel_id]
-    code, out, err = await _compass(*argv, home=home)
+    code, out, err = await run_compass(*argv, home=home)
     assert (code, out) == (2, ""), err
     assert err.splitlines() == [
         "compass opencode install: cannot check the token: give --token-file, or set "
         "$COMPASS_TOKEN here as OpenCode will have it; nothing was written "
         "(--no-check writes it all the same)"
     ]
-    code, out, err = await _compass(*argv, token=world.agent.token, home=home)
+    code, out, err = await run_compass(*argv, token=world.agent.token, home=home)
     assert code == 0, err
     config = home / ".config" / "opencode" / "opencode.json"
     assert json.loads(out)["config"] == str(config)
@@ -190,7 +134,7 @@ async def test_install_into_a_fresh_home_with_the_token_of_the_environment(
         "OpenCode's environment"
     ]
     # Again: nothing changes.
-    code, out, _ = await _compass(*argv, token=world.agent.token, home=home)
+    code, out, _ = await run_compass(*argv, token=world.agent.token, home=home)
     assert (code, json.loads(out)["changed"]) == (0, False)
 
 
@@ -202,7 +146,7 @@ async def test_install_refuses_a_config_with_comments_and_prints_the_entry(
     config.write_text(text)
     argv = ["opencode", "install", "--config", str(config)]
     argv += ["--server", module_server.url, "--channel", world.channel_id]
-    code, out, err = await _compass(*argv, token=world.agent.token)
+    code, out, err = await run_compass(*argv, token=world.agent.token)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"compass opencode install: {config}: it holds comments, which writing it would "
@@ -210,7 +154,7 @@ async def test_install_refuses_a_config_with_comments_and_prints_the_entry(
         "was written"
     ]
     assert config.read_text() == text
-    code, out, err = await _compass(*argv, "--print", token=world.agent.token)
+    code, out, err = await run_compass(*argv, "--print", token=world.agent.token)
     assert code == 0, err
     path, options = json.loads(out)
     assert path.endswith("compass_bridge/opencode/plugin/compass.js")

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
+from compass_bridge.config_files import ConfigFileError
 from compass_bridge.opencode.install import (
     PLUGIN_FILE,
     SCHEMA,
-    ConfigError,
     ask_command,
     config_path,
     install,
@@ -77,7 +77,7 @@ def test_an_older_entry_of_ours_is_replaced_where_it_stood_and_twins_dropped() -
     ],
 )
 def test_configs_of_another_shape_are_refused(config: object, why: str) -> None:
-    with pytest.raises(ConfigError, match=re.escape(why)):
+    with pytest.raises(ConfigFileError, match=re.escape(why)):
         with_plugin(config, OURS)
 
 
@@ -146,7 +146,7 @@ def test_an_existing_file_keeps_its_mode_and_the_rest(tmp_path: Path) -> None:
 def test_a_file_that_cannot_take_it_is_left_alone(tmp_path: Path, text: str, why: str) -> None:
     path = tmp_path / "opencode.json"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=re.escape(why)):
+    with pytest.raises(ConfigFileError, match=re.escape(why)):
         install(path, OURS)
     assert path.read_text() == text
 
