@@ -8,7 +8,7 @@ here:
 
 - A missing file is created with its folder; a file that is not JSON is refused and left
   alone.
-- What is written back must read as it was read (issue 33, H6): Python reads some JSON that it
+- What is written back must read as it was read: Python reads some JSON that it
   cannot write back as JSON. A number beyond a double (`1e999`, read as infinity, would be
   written `Infinity`) and nesting deeper than the parser's recursion limit are refused; so are
   `NaN` and `Infinity`, which Python reads but are not JSON. Half a surrogate pair escaped in

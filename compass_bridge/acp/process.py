@@ -12,7 +12,7 @@ when the agent cannot be started, 2 when it does not offer the `--mode` or
 The agent's stdout reaches the ACP library through `_AgentPipe`, not the library's own
 newline-JSON transport, which logs a traceback for every line that is not JSON-RPC (hundreds
 for `-- ls`, without end for `-- yes`) and one more when it writes to an agent that is gone.
-A program that is not an ACP agent (issue 33 N6) ends the run with one line saying that it
+A program that is not an ACP agent ends the run with one line saying that it
 did not answer the initialize request and why: its first output was not an ACP message, it
 exited, it answered with an error, or it said nothing within INITIALIZE_SECONDS; exit 1.
 Once the agent has spoken ACP, a stray line of other output is skipped with one warning.

@@ -1,4 +1,4 @@
-"""Qwen Code's questions over ACP <-> one typed Ask (pure; issue 34).
+"""Qwen Code's questions over ACP <-> one typed Ask (pure).
 
 Read from `@qwen-code/qwen-code` 0.24.4 as published (the version tests/realagent/qwen pins)
 and checked against it through the bridge (tests/realagent/test_acp_agents.py):

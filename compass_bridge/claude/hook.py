@@ -25,7 +25,7 @@ and Elicitation (an MCP server's form). Per run, one hook event on stdin:
    timeout: the Ask is withdrawn before the server could expire it at its deadline, and
    Claude Code, getting no reply, asks at the terminal as it would after a timeout.
 
-The deadline (issue 33, H4): Claude Code kills a hook still running at its timeout and
+The deadline: Claude Code kills a hook still running at its timeout and
 discards what it printed, so the process must be gone by then whatever the server does. The
 wait ends at LEAD_SECONDS before the timeout; every call after that (the withdrawal, the
 end of an append under way, the receipt) is bounded by SETTLE_SECONDS and by what is left
