@@ -321,7 +321,7 @@ def html_to_text(markup: str) -> str:
         # html.parser refuses an unknown "<![keyword" section (_markupbase); read it again
         # without such sections rather than lose what follows.
         reader = _TextReader()
-        reader.feed(markup.replace("<![", ""))
+        reader.feed(re.sub(r"<!\[[^>]*>?", "", markup))
         reader.close()
     return reader.text()
 
