@@ -1,5 +1,5 @@
 """An ask as plain text, for the channels that cannot show the form: a push notification's
-title, body and buttons today; an email's numbered form next. Pure: an `Ask` in, strings out.
+title, body and buttons; an email's numbered form (`email_text`). Pure: an `Ask` in, strings out.
 
 Everything here is agent text and must be shown as text, never as markup. The pieces:
 
