@@ -14,8 +14,10 @@ do not matter), `skip`, or any other text as the person's own words. Several que
 line per question, `1: 2`, `2: 1, 3`, `2: <own words>`, `3: skip`; a line that names no
 question continues the own words of the line above; questions not named are skipped.
 A one-question reply may also use that line form ("1: 2"). Anywhere: `decline` or
-`decline: <reason>` declines. A multi-select question that takes
-free text with its picks takes both as `1, 3 + <own words>`.
+`decline: <reason>` declines. A multi-select question that takes free text with its picks
+takes both as `1, 3 + <own words>`. After a pick (numbers, a label, `skip`) the lines that
+name no question, a sign-off ("Thanks, Ada"), are not read; after own words they are part
+of the words.
 
 What wins when one reply could mean two things: a number is an option number (a label made
 of digits is picked by its number); a label beats the words `skip` and `decline` (such an
@@ -75,12 +77,12 @@ def read_reply(ask: comms_pb2.Ask, text: str) -> Reading:
     problem = _text_problem(text)
     if problem:
         return NotUnderstood(problems=(problem,))
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    text = _bare(text.replace("\r\n", "\n").replace("\r", "\n"))
     if not text:
         return NotUnderstood(problems=("The reply is empty.",))
     if not ask.questions:
         return NotUnderstood(problems=("This ask has no question to answer.",))
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    lines = [_bare(line) for line in text.split("\n") if _bare(line)]
     declined = _declined(ask, lines)
     if declined is not None:
         return declined
@@ -192,7 +194,10 @@ def _several(ask: comms_pb2.Ask, lines: list[str]) -> Reading:
     last: int | None = None
     named: set[int] = set()
     troubled: set[int] = set()
-    for line in lines:
+    # Lines after the last question's line that do not go on with its own words are a
+    # sign-off ("Thanks, Ada"), not read.
+    tail = max((i for i, line in enumerate(lines) if _LINE.fullmatch(line)), default=-1)
+    for index, line in enumerate(lines):
         match = _LINE.fullmatch(line)
         if match is None:
             if last is not None and _continues(values[last]):
@@ -201,6 +206,8 @@ def _several(ask: comms_pb2.Ask, lines: list[str]) -> Reading:
                     previous.question, previous.number, f"{previous.text}\n{line}"
                 )
                 continue
+            if index > tail:
+                break
             problems.append(
                 f'The line "{_shown(line)}" names no question: write "1: 2" for question 1, option 2.'
             )
@@ -239,12 +246,33 @@ def _several(ask: comms_pb2.Ask, lines: list[str]) -> Reading:
 
 
 def _one_value(question: comms_pb2.AskQuestion, lines: list[str], text: str) -> str:
-    """The answer of a one-question reply: the whole text, or VALUE when the reply is the one
-    line "1: VALUE" of the several-questions form (not itself a label)."""
-    match = _LINE.fullmatch(lines[0]) if len(lines) == 1 else None
-    if match is None or _number(match["number"]) != 1 or _kind(question, text) == "label":
-        return text
-    return match["value"].strip() or text
+    """The answer of a one-question reply: its first line when that line picks (numbers, a
+    label, skip; the lines after it, a sign-off, are not read), else the whole text as own
+    words. A first line "1: VALUE" (the several-questions form) reads as VALUE."""
+    first = lines[0]
+    match = _LINE.fullmatch(first)
+    if match is not None and _number(match["number"]) == 1 and _kind(question, first) != "label":
+        value = _bare(match["value"])
+        if value and (len(lines) == 1 or _kind(question, value) in _PICKS):
+            return value
+    if len(lines) > 1 and _kind(question, first) in _PICKS:
+        return first
+    return text
+
+
+_PICKS: Final = frozenset({"numbers", "label", "skip"})
+_INVISIBLE: Final = "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad"
+"""Zero-width and direction marks, a byte-order mark, a soft hyphen: clients leave them at
+the ends of lines; they are trimmed with the white space."""
+
+
+def _bare(text: str) -> str:
+    """`text` without white space or invisible marks at its ends."""
+    while True:
+        trimmed = text.strip().strip(_INVISIBLE)
+        if trimmed == text:
+            return text
+        text = trimmed
 
 
 def _takes_picks_and_text(question: comms_pb2.AskQuestion) -> bool:

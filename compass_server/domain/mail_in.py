@@ -88,9 +88,11 @@ def _first_word(value: str) -> str:
 
 
 def _from_daemon(message: email.message.EmailMessage) -> bool:
+    """From MAILER-DAEMON or postmaster: the local part of an address, or a bare name
+    ("MAILER-DAEMON (Mail Delivery System)", as Postfix writes it)."""
     sender = _header(message, "From") or ""
-    addresses = re.findall(r"([^\s<>\"@,;:]+)@", sender) or [sender.strip().strip("<>")]
-    return any(address.lower() in _DAEMONS for address in addresses)
+    names = re.findall(r"([^\s<>\"@,;:()]+)@", sender) or sender.replace("<", " ").split()[:1]
+    return any(name.strip("<>").lower() in _DAEMONS for name in names)
 
 
 def _content_type(message: email.message.EmailMessage) -> str:
@@ -124,10 +126,13 @@ def new_text(text: str) -> str:
     stands above it, the unquoted lines below: a bottom-posted reply), less "> " lines, cut
     at a "-- " line and less a closing "Sent from my ..." line."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    cut = _quote_start(lines)
+    cut, header = _quote_start(lines)
     kept = _unquoted(lines[:cut])
-    if cut < len(lines) and not any(line.strip() for line in kept):
-        kept = _unquoted(lines[cut + _header_length(lines, cut) :])
+    if header and not any(line.strip() for line in kept):
+        # Only an attribution says the quote is the "> " lines below it: what else stands
+        # there is the person's. Below an Outlook block or "Original Message" the original
+        # follows unquoted, and is never read.
+        kept = _unquoted(lines[cut + header :])
     kept = _before_signature(kept)
     while kept and (not kept[-1].strip() or _MOBILE.fullmatch(kept[-1].strip())):
         kept.pop()
@@ -153,33 +158,39 @@ _ORIGINAL: Final = re.compile(
     re.IGNORECASE,
 )
 _OUTLOOK_FROM: Final = re.compile(r"\s*\*?(?:from|von|de|da|van)\s*:\*?\s*\S", re.IGNORECASE)
-_OUTLOOK_FIELD: Final = re.compile(
-    r"\s*\*?(?:sent|date|to|subject|cc|gesendet|an|betreff|envoyé|à|objet|enviado|para|asunto"
-    r"|inviato|oggetto|datum|verzonden|onderwerp)\s*:\*?",
+_OUTLOOK_SENT: Final = re.compile(
+    r"\s*\*?(?:sent|date|gesendet|datum|envoyé|date d'envoi|enviado|fecha|inviato|data"
+    r"|verzonden)\s*:",
+    re.IGNORECASE,
+)
+_OUTLOOK_TO: Final = re.compile(
+    r"\s*\*?(?:to|subject|cc|an|betreff|à|objet|para|asunto|a|oggetto|aan|onderwerp)\s*:",
     re.IGNORECASE,
 )
 _RULE: Final = re.compile(r"\s*_{10,}\s*")
 _SIGNATURE: Final = re.compile(r"--[ \t]?")
 _MOBILE: Final = re.compile(
-    r"(?:sent from my|sent from|get outlook for|envoyé de mon|von meinem|enviado desde mi)\b.{0,60}",
+    r"(?:sent from my|sent from (?:mail|outlook|yahoo mail|proton mail|samsung)|get outlook for"
+    r"|envoyé de mon|von meinem|enviado desde mi|inviato da)\b.{0,60}",
     re.IGNORECASE,
 )
 
 
-def _quote_start(lines: list[str]) -> int:
-    """The index of the first line of the quoted message (len(lines) when none)."""
+def _quote_start(lines: list[str]) -> tuple[int, int]:
+    """Where the quoted message starts (len(lines) when it does not) and, when an attribution
+    starts it, how many lines that takes (two when wrapped); 0 for anything else."""
     for index, line in enumerate(lines):
         if line.lstrip().startswith(">"):
             continue
-        if _ORIGINAL.fullmatch(line) or _ATTRIBUTION.fullmatch(line):
-            return index
+        if _ATTRIBUTION.fullmatch(line):
+            return index, 1
         if _wrapped_attribution(lines, index):
-            return index
+            return index, 2
+        if _ORIGINAL.fullmatch(line) or _outlook_block(lines, index):
+            return index, 0
         if _RULE.fullmatch(line) and _outlook_block(lines, _next_text(lines, index + 1)):
-            return index
-        if _outlook_block(lines, index):
-            return index
-    return len(lines)
+            return index, 0
+    return len(lines), 0
 
 
 def _wrapped_attribution(lines: list[str], index: int) -> bool:
@@ -192,21 +203,20 @@ def _wrapped_attribution(lines: list[str], index: int) -> bool:
 
 
 def _outlook_block(lines: list[str], index: int) -> bool:
-    """A "From: ..." line followed, within four lines, by a Sent:/Date:/To:/Subject: line."""
+    """A "From: ..." line followed, within five lines, by a Sent: (or Date:) line and a To:
+    (or Subject:, Cc:) line: Outlook's header of the message replied to."""
     if index >= len(lines) or not _OUTLOOK_FROM.match(lines[index]):
         return False
-    return any(_OUTLOOK_FIELD.match(line) for line in lines[index + 1 : index + 5])
+    block = lines[index + 1 : index + 6]
+    return any(_OUTLOOK_SENT.match(line) for line in block) and any(
+        _OUTLOOK_TO.match(line) for line in block
+    )
 
 
 def _next_text(lines: list[str], index: int) -> int:
     while index < len(lines) and not lines[index].strip():
         index += 1
     return index
-
-
-def _header_length(lines: list[str], cut: int) -> int:
-    """How many lines the quote header at `cut` takes (two for a wrapped attribution)."""
-    return 2 if _wrapped_attribution(lines, cut) and not _ATTRIBUTION.fullmatch(lines[cut]) else 1
 
 
 def _unquoted(lines: list[str]) -> list[str]:
@@ -247,9 +257,10 @@ def _decoded(part: email.message.MIMEPart) -> str:
         return raw if isinstance(raw, str) else ""
     charset = _charset(part)
     try:
-        return payload.decode(charset, errors="replace")
+        text = payload.decode(charset, errors="replace")
     except (LookupError, ValueError):
-        return payload.decode("utf-8", errors="replace")
+        text = payload.decode("utf-8", errors="replace")
+    return text.removeprefix("\ufeff")
 
 
 def _charset(part: email.message.MIMEPart) -> str:

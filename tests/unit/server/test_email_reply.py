@@ -231,9 +231,24 @@ def test_every_problem_is_said_at_once() -> None:
 
 def test_a_bare_number_to_several_questions_is_not_understood() -> None:
     assert problems(read_reply(SEVERAL, "2")) == (
-        'The line "2" names no question: write "1: 2" for question 1, option 2.',
+        'This ask has 4 questions: answer each on a line of its own, as "1: 2".',
         "Question 4 needs an answer; it cannot be skipped.",
     )
+
+
+def test_a_sign_off_after_a_pick_is_not_read() -> None:
+    assert answered(read_reply(ONE, "2\n\nThanks,\nAda")) == [a("db", "db-1")]
+    assert answered(read_reply(ONE, "sqlite\nAda")) == [a("db", "db-1")]
+    assert answered(read_reply(ONE, "1: 2\nAda")) == [a("db", "db-1")]
+    assert answered(read_reply(SEVERAL, "1: 2\n4: 1\n\nThanks,\nAda"))[0] == a("db", "db-1")
+    # After own words it is part of the words.
+    assert answered(read_reply(ONE, "use mongo\n\nAda")) == [a("db", text="use mongo\n\nAda")]
+    assert answered(read_reply(SEVERAL, "4: 1\n3: small\nAda"))[2] == a("why", text="small\nAda")
+
+
+def test_invisible_marks_at_the_ends_of_lines_are_trimmed() -> None:
+    assert answered(read_reply(ONE, "\ufeff2\u200b")) == [a("db", "db-1")]
+    assert answered(read_reply(SEVERAL, "\u200e1: 2\u200f\n4:\u00a01"))[0] == a("db", "db-1")
 
 
 def test_combining_picks_and_words_is_refused_where_the_agent_would_get_only_the_words() -> None:
@@ -347,7 +362,7 @@ labels = st.one_of(
     st.sampled_from(["a: b", "1, 2", "x + y", "skip", "Decline", "  Spaced  out ", "É", "\uff12"]),
 )
 _WORD_CHARS = st.characters(
-    blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters="\x00"
+    blacklist_categories=("Cs", "Cc", "Cf", "Zl", "Zp"), blacklist_characters="\x00"
 )
 
 
@@ -427,7 +442,7 @@ def intended(draw: st.DrawFn, ask: comms_pb2.Ask) -> tuple[str, list[comms_pb2.A
             first = ("my " + draw(st.text(_WORD_CHARS, max_size=30))).strip()
             rest = draw(st.lists(st.text(_WORD_CHARS, min_size=1, max_size=20), max_size=2))
             words_text = "\n".join([first, *(f"and {line}".strip() for line in rest)])
-            if normalize_label(words_text) in labels_norm:
+            if {normalize_label(words_text), normalize_label(first)} & labels_norm:
                 words_text = "my own words"  # a label would be read as that option
             answer.custom_text = words_text
             value = words_text if kind == "text" else f"{value} + {words_text}"

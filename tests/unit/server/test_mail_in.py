@@ -183,6 +183,21 @@ def test_the_new_text_of_each_clients_html_only_reply(client: Callable[[list[str
     assert reply_text(message) == "1: 2\n2: Fish & <chips>"
 
 
+def test_an_empty_reply_above_an_unquoted_original_is_empty() -> None:
+    # Outlook quotes the original without "> ": none of it is the person's.
+    assert reply_text(plain(outlook_plain(""))) == ""
+    assert reply_text(plain(outlook_original_message(""))) == ""
+    assert reply_text(html_only(outlook_html([]))) == ""
+
+
+def test_a_byte_order_mark_is_dropped() -> None:
+    message = parse(
+        b"From: a@b.c\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Content-Transfer-Encoding: 8bit\r\n\r\n\xef\xbb\xbf2"
+    )
+    assert reply_text(message) == "2"
+
+
 def test_text_plain_is_preferred_to_html() -> None:
     message = EmailMessage()
     message["From"] = "ada@example.com"
@@ -233,6 +248,9 @@ def test_unflow_keeps_the_signature_line_and_quote_depths() -> None:
         ("2\n\n-------- Original Message --------\nSubject: x", "2"),
         ("2\n\nFrom: Compass <a@b.c>\nDate: Sat, 5 Dec 2026\nTo: Ada", "2"),
         ("2\r\n\r\nOn Sat, Ada wrote:\r\n> x", "2"),
+        ("From: Monday\nTo: Friday", "From: Monday\nTo: Friday"),  # own words, no header block
+        ("2\nsent from the office, as agreed", "2\nsent from the office, as agreed"),
+        ("Von: Compass <a@b.c>\nGesendet: Samstag\nAn: Ada\nBetreff: x\n\nfrage", ""),
     ],
 )
 def test_quotes_and_signatures_are_cut(text: str, expected: str) -> None:
@@ -441,6 +459,7 @@ def test_automatic_by_header(headers: str) -> None:
         "From: MAILER-DAEMON@mx.example.com (Mail Delivery System)\r\nSubject: x\r\n\r\nx",
         "From: Mail Delivery Subsystem <mailer-daemon@googlemail.com>\r\n\r\nx",
         "From: postmaster@example.com\r\n\r\nx",
+        "From: MAILER-DAEMON (Mail Delivery System)\r\n\r\nx",
         "From: a@b.c\r\nSubject: Auto: I am away\r\n\r\nx",
         "From: a@b.c\r\nSubject: Automatic reply: [Compass] Coder: Which?\r\n\r\nx",
         "From: a@b.c\r\nSubject: Out of Office: back Monday\r\n\r\nx",
