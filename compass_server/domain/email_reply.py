@@ -19,7 +19,8 @@ takes both as `1, 3 + <own words>`. After a pick (numbers, a label, `skip`) the 
 name no question, a sign-off ("Thanks, Ada"), are not read; after own words they are part
 of the words.
 
-What wins when one reply could mean two things: a number is an option number (a label made
+A number may end with a full stop ("2."). "2 + words" on a single-select question is
+refused (free text replaces a pick there). What wins when one reply could mean two things: a number is an option number (a label made
 of digits is picked by its number); a label beats the words `skip` and `decline` (such an
 option is picked; `decline:` with its colon still declines); a value that is neither a
 number, a label nor `skip` is own words.
@@ -66,7 +67,7 @@ SKIP: Final = "skip"
 DECLINE: Final = "decline"
 _DECLINE: Final = re.compile(r"decline[.!]?(?:\s*:(?P<reason>.*))?", re.IGNORECASE | re.DOTALL)
 _LINE: Final = re.compile(r"\s*(?P<number>\d+)\s*:(?P<value>.*)")
-_NUMBERS: Final = re.compile(r"\d+(?:\s*,\s*\d+|\s+\d+)*")
+_NUMBERS: Final = re.compile(r"\d+(?:\s*,\s*\d+|\s+\d+)*\.?")
 _PICKS_AND_TEXT: Final = re.compile(r"(?P<numbers>\d+(?:\s*,\s*\d+)*)\s*\+(?P<text>.*)", re.DOTALL)
 _MAX_NUMBER_DIGITS: Final = 6
 """A longer number names no question or option (and `int` of thousands of digits raises)."""
@@ -326,7 +327,7 @@ def _kind(question: comms_pb2.AskQuestion, text: str) -> str:
         return "label"
     if norm == SKIP:
         return "skip"
-    if question.options and question.allow_multiple and _PICKS_AND_TEXT.fullmatch(text):
+    if question.options and _PICKS_AND_TEXT.fullmatch(text):
         return "picks+text"
     return "text"
 
@@ -339,7 +340,8 @@ def _answer(value: _Value, problems: list[str]) -> comms_pb2.AskQuestionAnswer:
     if kind == "skip":
         return answer
     if kind == "numbers":
-        answer.chosen_option_ids.extend(_picks(value, re.split(r"[\s,]+", text), problems))
+        tokens = re.split(r"[\s,]+", text.removesuffix("."))
+        answer.chosen_option_ids.extend(_picks(value, tokens, problems))
         return answer
     if kind == "label":
         norm = normalize_label(text)
@@ -357,6 +359,9 @@ def _answer(value: _Value, problems: list[str]) -> comms_pb2.AskQuestionAnswer:
         match = _PICKS_AND_TEXT.fullmatch(text)
         assert match is not None  # noqa: S101 -- _kind just matched it
         own = match["text"].strip()
+        if ask_text.takes_free_text(question) and not question.allow_multiple:
+            problems.append(f"{name} takes one option or your own words, not both.")
+            return answer
         if question.free_text == comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS:
             problems.append(
                 f"{name} cannot take options and your own words together: the agent would get "

@@ -43,13 +43,19 @@ _AUTO_SUBJECTS: Final = re.compile(
 )
 
 
-def is_automatic(message: email.message.EmailMessage) -> bool:
+def is_automatic(message: email.message.EmailMessage, *, envelope_from: str | None = None) -> bool:
     """Whether `message` was sent by a machine and must never be answered: Auto-Submitted
     other than "no" (RFC 3834); Precedence bulk, junk, list or auto_reply; X-Autoreply or
     X-Autorespond (other than "no"); X-Auto-Response-Suppress All or OOF (Exchange's
     out-of-office); an empty or "<>" Return-Path (a bounce); From MAILER-DAEMON or
     postmaster; a multipart/report (a delivery or disposition report); a subject starting
-    "Auto:", "Automatic reply", "Out of Office" (and the kin bounces use)."""
+    "Auto:", "Automatic reply", "Out of Office" (and the kin bounces use).
+
+    `envelope_from` is the SMTP MAIL FROM when the caller has it (an SMTP listener does; a
+    relayed message carries no Return-Path yet): "" or "<>", a bounce's null sender, is
+    automatic too."""
+    if envelope_from is not None and envelope_from.strip() in ("", "<>"):
+        return True
     auto_submitted = _header(message, "Auto-Submitted")
     if auto_submitted is not None and _first_word(auto_submitted) != "no":
         return True

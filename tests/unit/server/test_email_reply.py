@@ -92,6 +92,8 @@ def problems(reading: object) -> tuple[str, ...]:
         pytest.param("line one\n\nline two", a("db", text="line one\n\nline two"), id="own-lines"),
         pytest.param("skip", a("db"), id="skip"),
         pytest.param("1: 3", a("db", "db-2"), id="the-line-form"),
+        pytest.param("2.", a("db", "db-1"), id="number-full-stop"),
+        pytest.param("3 days", a("db", text="3 days"), id="a-number-in-words"),
         pytest.param("\uff12", a("db", "db-1"), id="full-width-digit"),
     ],
 )
@@ -107,6 +109,12 @@ def test_one_multi_select_question_takes_several_numbers_and_words_with_them() -
         a("auth", "auth-0", "auth-2", text="and Redis")
     ]
     assert answered(read_reply(multi, "sso")) == [a("auth", "auth-1")]
+
+
+def test_options_and_words_together_are_refused_on_a_single_select_question() -> None:
+    assert problems(read_reply(ONE, "2 + but with backups")) == (
+        "The question takes one option or your own words, not both.",
+    )
 
 
 def test_a_question_without_options_reads_everything_as_words() -> None:
@@ -400,7 +408,9 @@ def _label_reply(question: comms_pb2.AskQuestion, index: int) -> str | None:
     flat = ask_text.one_line(label)
     if not norm or len(same) > 1 or normalize_label(flat) != norm:
         return None
-    if norm.replace(",", " ").replace(" ", "").isdigit() or norm.startswith("decline"):
+    if norm.removesuffix(".").replace(",", " ").replace(" ", "").isdigit() or norm.startswith(
+        "decline"
+    ):
         return None  # numbers are option numbers; "decline..." may decline
     return flat
 

@@ -493,6 +493,14 @@ def test_a_persons_reply_is_not_automatic(headers: str) -> None:
     assert reply_text(message) == "2"
 
 
+def test_a_null_envelope_sender_is_a_bounce() -> None:
+    message = plain("2")
+    assert is_automatic(message, envelope_from="")
+    assert is_automatic(message, envelope_from="<>")
+    assert not is_automatic(message, envelope_from="ada@example.com")
+    assert not is_automatic(message)
+
+
 def test_a_subject_mentioning_auto_later_is_a_person() -> None:
     assert not is_automatic(parse("From: a@b.c\r\nSubject: Re: Auto: scaling question\r\n\r\n2"))
     assert not is_automatic(parse("From: Postmaster General <pmg@example.com>\r\n\r\n2"))
