@@ -15,7 +15,6 @@ from compass_server.domain.email_reply import (
     Declined,
     NotUnderstood,
     grammar_help,
-    normalize_label,
     read_reply,
 )
 from compass_server.domain.email_text import ask_mail
@@ -23,7 +22,7 @@ from compass_server.domain.limits import MAX_CUSTOM_TEXT_LENGTH
 from compass_server.domain.outcomes import check_decline_request
 from compass_server.domain.verdicts import judge_answer
 from gen.compass.v1 import comms_pb2
-from tests.unit.server._strategies import asks
+from tests.unit.server._strategies import asks, email_asks, email_replies
 
 ACCEPTED = comms_pb2.FREE_TEXT_ACCEPTED
 REFUSED = comms_pb2.FREE_TEXT_REFUSED
@@ -363,117 +362,17 @@ def test_the_help_shows_the_forms_this_ask_takes() -> None:
 # ---------------------------------------------------------------------------------------------
 # Properties
 
-_LABEL_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
-labels = st.one_of(
-    st.text(_LABEL_CHARS, max_size=12),
-    st.integers(0, 12).map(str),  # digits-only labels
-    st.sampled_from(["a: b", "1, 2", "x + y", "skip", "Decline", "  Spaced  out ", "É", "\uff12"]),
-)
-_WORD_CHARS = st.characters(
-    blacklist_categories=("Cs", "Cc", "Cf", "Zl", "Zp"), blacklist_characters="\x00"
-)
-
-
-@st.composite
-def grammar_asks(draw: st.DrawFn) -> comms_pb2.Ask:
-    """1-6 questions of 0-8 options with any labels, any kind, any free-text rule."""
-    questions: list[comms_pb2.AskQuestion] = []
-    for index in range(draw(st.integers(1, 6))):
-        count = draw(st.integers(0, 8))
-        question = comms_pb2.AskQuestion(
-            question_id=f"q{index}",
-            question=draw(st.text(_LABEL_CHARS, min_size=1, max_size=20)),
-            options=[
-                comms_pb2.AskOption(id=f"o{index}.{n}", label=draw(labels)) for n in range(count)
-            ],
-            allow_multiple=draw(st.booleans()),
-            answer_required=draw(st.booleans()),
-            free_text=draw(
-                st.sampled_from([ACCEPTED, REFUSED, INSTEAD, comms_pb2.FREE_TEXT_UNSPECIFIED])
-                if count
-                else st.sampled_from([ACCEPTED, INSTEAD])
-            ),
-        )
-        if count and draw(st.booleans()):
-            question.recommended = draw(st.integers(0, count - 1))
-        questions.append(question)
-    return comms_pb2.Ask(ask_id="ask_p", questions=questions)
-
-
-def _label_reply(question: comms_pb2.AskQuestion, index: int) -> str | None:
-    """The label of option `index` as a reply that reads as that option, or None."""
-    label = question.options[index].label
-    norm = normalize_label(label)
-    same = [o for o in question.options if normalize_label(o.label) == norm]
-    flat = ask_text.one_line(label)
-    if not norm or len(same) > 1 or normalize_label(flat) != norm:
-        return None
-    if norm.removesuffix(".").replace(",", " ").replace(" ", "").isdigit() or norm.startswith(
-        "decline"
-    ):
-        return None  # numbers are option numbers; "decline..." may decline
-    return flat
-
-
-@st.composite
-def intended(draw: st.DrawFn, ask: comms_pb2.Ask) -> tuple[str, list[comms_pb2.AskQuestionAnswer]]:
-    """A reply the grammar describes for `ask` and the answers it means."""
-    several = len(ask.questions) > 1
-    lines: list[str] = []
-    expected: list[comms_pb2.AskQuestionAnswer] = []
-    labels_norm = {normalize_label(o.label) for qn in ask.questions for o in qn.options}
-    for number, question in enumerate(ask.questions, start=1):
-        count = len(question.options)
-        free = ask_text.takes_free_text(question)
-        both = (
-            count
-            and question.allow_multiple
-            and question.free_text in (ACCEPTED, comms_pb2.FREE_TEXT_UNSPECIFIED)
-        )
-        kinds = ["pick"] * bool(count) + ["text"] * free + ["both"] * bool(both)
-        skip_is_label = "skip" in {normalize_label(o.label) for o in question.options}
-        if not question.answer_required and (several or not skip_is_label):
-            kinds.append("skip")
-        kind = draw(st.sampled_from(kinds))
-        answer = comms_pb2.AskQuestionAnswer(question_id=question.question_id)
-        value: str | None = None
-        if kind == "skip" and not skip_is_label:
-            value = draw(st.sampled_from([None, "skip", "SKIP"])) if several else "skip"
-        if kind in ("pick", "both"):
-            most = count if question.allow_multiple else 1
-            picks = draw(
-                st.lists(st.integers(0, count - 1), min_size=1, max_size=most, unique=True)
-            )
-            answer.chosen_option_ids.extend(question.options[i].id for i in picks)
-            value = draw(st.sampled_from([", ", ",", " , "])).join(str(i + 1) for i in picks)
-            if kind == "pick" and len(picks) == 1 and draw(st.booleans()):
-                value = _label_reply(question, picks[0]) or value
-        if kind in ("text", "both"):
-            first = ("my " + draw(st.text(_WORD_CHARS, max_size=30))).strip()
-            rest = draw(st.lists(st.text(_WORD_CHARS, min_size=1, max_size=20), max_size=2))
-            words_text = "\n".join([first, *(f"and {line}".strip() for line in rest)])
-            if {normalize_label(words_text), normalize_label(first)} & labels_norm:
-                words_text = "my own words"  # a label would be read as that option
-            answer.custom_text = words_text
-            value = words_text if kind == "text" else f"{value} + {words_text}"
-        expected.append(answer)
-        if value is not None:
-            lines.append(f"{number}: {value}" if several else value)
-    if several:
-        lines = draw(st.permutations(lines))
-    return "\n".join(lines), expected
-
 
 @settings(max_examples=300)
 @given(data=st.data())
 def test_round_trip_from_the_rendered_form(data: st.DataObject) -> None:
-    the_ask = data.draw(grammar_asks())
+    the_ask = data.draw(email_asks())
     mail = ask_mail(the_ask, asker="Coder", channel="general", link="https://c.example/#/ask/1")
     for question in the_ask.questions:
         for line in ask_text.numbered(question):
             assert ask_text.one_line(line) in mail.text  # the numbers the reply uses
     assert grammar_help(the_ask) in mail.text
-    reply, expected = data.draw(intended(the_ask))
+    reply, expected = data.draw(email_replies(the_ask))
     if not reply.strip():  # every question skipped by leaving it out: an empty reply
         assert isinstance(read_reply(the_ask, reply), NotUnderstood)
         return
@@ -502,7 +401,7 @@ def _shaped_lines(the_ask: comms_pb2.Ask) -> st.SearchStrategy[str]:
 @st.composite
 def _near_misses(draw: st.DrawFn, the_ask: comms_pb2.Ask) -> str:
     """A reply the grammar describes with one line's value replaced by anything."""
-    reply, _ = draw(intended(the_ask))
+    reply, _ = draw(email_replies(the_ask))
     lines = reply.split("\n")
     index = draw(st.integers(0, len(lines) - 1))
     head, colon, _ = lines[index].partition(":")
@@ -514,7 +413,7 @@ def _near_misses(draw: st.DrawFn, the_ask: comms_pb2.Ask) -> str:
 @settings(max_examples=300)
 @given(data=st.data())
 def test_every_reading_passes_the_judge_and_nothing_raises(data: st.DataObject) -> None:
-    the_ask = data.draw(st.one_of(grammar_asks(), asks(ask_id="ask_s")))
+    the_ask = data.draw(st.one_of(email_asks(), asks(ask_id="ask_s")))
     text = data.draw(st.one_of(st.text(), _shaped_lines(the_ask), _near_misses(the_ask)))
     reading = read_reply(the_ask, text)
     if isinstance(reading, Answered):
