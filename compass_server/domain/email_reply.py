@@ -64,8 +64,7 @@ class NotUnderstood:
 Reading = Answered | Declined | NotUnderstood
 
 SKIP: Final = "skip"
-DECLINE: Final = "decline"
-_DECLINE: Final = re.compile(r"decline[.!]?(?:\s*:(?P<reason>.*))?", re.IGNORECASE | re.DOTALL)
+_DECLINE: Final = re.compile(r"decline[.!]?(?:\s*:(?P<reason>.*))?", re.IGNORECASE)
 _LINE: Final = re.compile(r"\s*(?P<number>\d+)\s*:(?P<value>.*)")
 _NUMBERS: Final = re.compile(r"\d+(?:\s*,\s*\d+|\s+\d+)*\.?")
 _PICKS_AND_TEXT: Final = re.compile(r"(?P<numbers>\d+(?:\s*,\s*\d+)*)\s*\+(?P<text>.*)", re.DOTALL)

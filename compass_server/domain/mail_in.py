@@ -4,7 +4,7 @@ message was sent by a machine (an auto-reply or a bounce, never to be answered).
 Pure: an `email.message.EmailMessage` (parsed with `email.policy.default`) in, a string or a
 bool out. Nothing here raises for a message that parsed, however broken its parts.
 
-The new text: the text/plain part, else the text/html part turned into text (stdlib
+The new text: the text/plain part (when it has any), else the text/html part turned into text (stdlib
 `html.parser`; `<blockquote>` and the clients' quote containers become "> " lines); decoded
 from its declared charset (an unknown or wrong one decodes as UTF-8 with replacement
 characters); format=flowed joined; then cut before the quoted message and the signature.
@@ -119,11 +119,11 @@ def reply_text(message: email.message.EmailMessage) -> str:
         text = _decoded(plain)
         if _is_flowed(plain):
             text = unflow(text, delsp=_param(plain, "delsp").lower() == "yes")
-    elif markup is not None:
-        text = html_to_text(_decoded(markup))
-    else:
-        return ""
-    return new_text(text)
+        found = new_text(text)
+        if found or markup is None:
+            return found
+    # No text/plain part, or an empty one beside the HTML (some clients send one).
+    return new_text(html_to_text(_decoded(markup))) if markup is not None else ""
 
 
 def new_text(text: str) -> str:

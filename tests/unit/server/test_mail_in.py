@@ -183,6 +183,14 @@ def test_the_new_text_of_each_clients_html_only_reply(client: Callable[[list[str
     assert reply_text(message) == "1: 2\n2: Fish & <chips>"
 
 
+def test_an_empty_text_part_beside_html_reads_the_html() -> None:
+    message = EmailMessage()
+    message["From"] = "ada@example.com"
+    message.set_content("\n")
+    message.add_alternative("<p>2</p><blockquote>x</blockquote>", subtype="html")
+    assert reply_text(parse(message.as_bytes())) == "2"
+
+
 def test_an_empty_reply_above_an_unquoted_original_is_empty() -> None:
     # Outlook quotes the original without "> ": none of it is the person's.
     assert reply_text(plain(outlook_plain(""))) == ""
