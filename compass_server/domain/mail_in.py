@@ -151,26 +151,39 @@ _ATTRIBUTION: Final = re.compile(
     r"|le\b.{0,200}\ba\s+écrit\s*:"  # French
     r"|am\b.{0,200}\bschrieb\b.{0,100}:"  # German
     r"|el\b.{0,200}\bescribió\s*:"  # Spanish
+    r"|em\b.{0,200}\bescreveu\s*:"  # Portuguese
     r"|il\b.{0,200}\bha\s+scritto\s*:"  # Italian
-    r"|op\b.{0,200}\bschreef\b.{0,100}:"  # Dutch
+    r"|op\b.{0,200}\b(?:schreef\b.{0,100}|geschreven\s*):"  # Dutch
+    r"|den\b.{0,200}\bskrev\b.{0,100}:"  # Swedish, Danish, Norwegian
     r"|.{1,200}\s<[^<>\s]+@[^<>\s]+>\s+(?:wrote|schrieb|a\s+écrit|escribió)\s*:"  # "Ada <a@b> wrote:"
     r")\s*",
     re.IGNORECASE,
 )
-_ATTRIBUTION_START: Final = re.compile(r"\s*(?:on|le|am|el|il|op)\s", re.IGNORECASE)
-_ORIGINAL: Final = re.compile(
-    r"\s*(?:-{2,}\s*(?:original message|forwarded message|ursprüngliche nachricht|message d'origine"
-    r"|mensaje original|messaggio originale)\s*-{2,}|begin forwarded message:)\s*",
-    re.IGNORECASE,
+_ADDRESS_COLON: Final = re.compile(r".{1,200}<[^<>\s]+@[^<>\s]+>\s*:\s*")
+"""Gmail's attribution in many languages: "<date>, <name> <address>:" (then the quote)."""
+_ATTRIBUTION_START: Final = re.compile(r"\s*(?:on|le|am|el|em|il|op|den)\s", re.IGNORECASE)
+_ORIGINALS: Final = (
+    "original message|forwarded message|begin forwarded message|ursprüngliche nachricht"
+    "|weitergeleitete nachricht|anfang der weitergeleiteten e-mail|message d'origine"
+    "|message transféré|début du message réexpédié|mensaje original|mensaje reenviado"
+    "|inicio del mensaje reenviado|messaggio originale|messaggio inoltrato"
+    "|oorspronkelijk bericht|origineel bericht|doorgestuurd bericht|begin doorgestuurd bericht"
+    "|vidarebefordrat meddelande|ursprungligt meddelande"
 )
-_OUTLOOK_FROM: Final = re.compile(r"\s*\*?(?:from|von|de|da|van)\s*:\*?\s*\S", re.IGNORECASE)
+_ORIGINAL: Final = re.compile(
+    rf"\s*(?:-{{2,}}\s*(?:{_ORIGINALS})\s*-{{2,}}|(?:{_ORIGINALS})\s*:)\s*", re.IGNORECASE
+)
+_OUTLOOK_FROM: Final = re.compile(
+    r"\s*\*?(?:from|von|de|da|van|från|fra)\s*:\*?\s*\S", re.IGNORECASE
+)
 _OUTLOOK_SENT: Final = re.compile(
-    r"\s*\*?(?:sent|date|gesendet|datum|envoyé|date d'envoi|enviado|fecha|inviato|data"
-    r"|verzonden)\s*:",
+    r"\s*\*?(?:sent|date|gesendet|datum|envoyé|date d'envoi|enviado(?: el)?|fecha|inviato|data"
+    r"|verzonden|skickat|sendt)\s*:",
     re.IGNORECASE,
 )
 _OUTLOOK_TO: Final = re.compile(
-    r"\s*\*?(?:to|subject|cc|an|betreff|à|objet|para|asunto|a|oggetto|aan|onderwerp)\s*:",
+    r"\s*\*?(?:to|subject|cc|an|betreff|à|pour|objet|sujet|para|asunto|a|oggetto|aan|onderwerp"
+    r"|till|ämne|til|emne)\s*:",
     re.IGNORECASE,
 )
 _RULE: Final = re.compile(r"\s*_{10,}\s*")
@@ -192,6 +205,8 @@ def _quote_start(lines: list[str]) -> tuple[int, int]:
             return index, 1
         if _wrapped_attribution(lines, index):
             return index, 2
+        if _ADDRESS_COLON.fullmatch(line) and _quote_follows(lines, index + 1):
+            return index, 1
         if _ORIGINAL.fullmatch(line) or _outlook_block(lines, index):
             return index, 0
         if _RULE.fullmatch(line) and _outlook_block(lines, _next_text(lines, index + 1)):
@@ -217,6 +232,11 @@ def _outlook_block(lines: list[str], index: int) -> bool:
     return any(_OUTLOOK_SENT.match(line) for line in block) and any(
         _OUTLOOK_TO.match(line) for line in block
     )
+
+
+def _quote_follows(lines: list[str], index: int) -> bool:
+    after = _next_text(lines, index)
+    return after < len(lines) and lines[after].lstrip().startswith(">")
 
 
 def _next_text(lines: list[str], index: int) -> int:

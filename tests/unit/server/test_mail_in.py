@@ -256,6 +256,14 @@ def test_unflow_keeps_the_signature_line_and_quote_depths() -> None:
         ("2\n\n-------- Original Message --------\nSubject: x", "2"),
         ("2\n\nFrom: Compass <a@b.c>\nDate: Sat, 5 Dec 2026\nTo: Ada", "2"),
         ("2\r\n\r\nOn Sat, Ada wrote:\r\n> x", "2"),
+        ("2\n\nOp 5 dec. 2026 om 00:14 heeft Compass <a@b.c> het volgende geschreven:\n> x", "2"),
+        ("2\n\nDen 5 dec. 2026 kl. 00:14 skrev Compass <a@b.c>:\n> x", "2"),
+        ("2\n\nEm sáb., 5 de dez. de 2026 às 00:14, Compass <a@b.c> escreveu:\n> x", "2"),
+        ("2\n\n5 dec. 2026, 00:14, Compass <a@b.c>:\n\n> x", "2"),  # Gmail in many languages
+        ("mail me at <a@b.c>:\nthanks", "mail me at <a@b.c>:\nthanks"),  # no quote follows
+        ("2\n\n-------- Message transféré --------\nSujet : x\nDe : Compass", "2"),
+        ("2\n\nDébut du message réexpédié :\n\nDe: Compass <a@b.c>", "2"),
+        ("2\n\nFrån: Compass <a@b.c>\nSkickat: den 5 december 2026\nTill: Ada\nÄmne: x", "2"),
         ("From: Monday\nTo: Friday", "From: Monday\nTo: Friday"),  # own words, no header block
         ("2\nsent from the office, as agreed", "2\nsent from the office, as agreed"),
         ("Von: Compass <a@b.c>\nGesendet: Samstag\nAn: Ada\nBetreff: x\n\nfrage", ""),
