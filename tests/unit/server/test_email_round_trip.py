@@ -4,6 +4,8 @@ the grammar describes written above it in each mail client's format, the reply's
 
 from __future__ import annotations
 
+import html
+import re
 from email.message import EmailMessage
 
 from hypothesis import assume, given, settings, strategies as st
@@ -40,3 +42,34 @@ def test_a_reply_above_the_rendered_email_reads_back_as_intended(
     message.set_content(f"{reply}\n\n{_quoting(mail.text)[client]}\n", cte="quoted-printable")
     text = reply_text(message)
     assert read_reply(the_ask, text) == Answered(answers=tuple(expected))
+
+
+def _collapsed(text: str) -> str:
+    """Own words as HTML shows them: runs of spaces (and no-break spaces) as one space."""
+    return "\n".join(re.sub(r"[ \t\f\xa0]+", " ", line).strip() for line in text.split("\n"))
+
+
+@settings(max_examples=100)
+@given(data=st.data(), client=st.sampled_from(["gmail", "apple", "thunderbird"]))
+def test_an_html_reply_above_the_rendered_email_reads_back_as_intended(
+    data: st.DataObject, client: str
+) -> None:
+    the_ask = data.draw(email_asks())
+    mail = ask_mail(the_ask, asker="Coder", channel="general", link="https://c.example/#/ask/1")
+    reply, expected = data.draw(email_replies(the_ask))
+    assume(reply.strip() and new_text(reply) == reply)
+    mine = "".join(f"<div>{html.escape(line)}</div>" for line in reply.split("\n"))
+    body = mail.html.split("<body", 1)[1].split(">", 1)[1].rsplit("</body>", 1)[0]
+    quote = {
+        "gmail": f'<div class="gmail_quote"><div class="gmail_attr">On Sat, Compass wrote:</div>'
+        f'<blockquote class="gmail_quote">{body}</blockquote></div>',
+        "apple": f'<div><br><blockquote type="cite">On Dec 5, Compass wrote:<br>{body}</blockquote>',
+        "thunderbird": '<div class="moz-cite-prefix">On 12/5/26, Compass wrote:<br></div>'
+        f'<blockquote type="cite">{body}</blockquote>',
+    }[client]
+    message = EmailMessage()
+    message["From"] = "Ada <ada@example.com>"
+    message.set_content(f"<html><body>{mine}{quote}</body></html>", subtype="html")
+    for answer in expected:
+        answer.custom_text = _collapsed(answer.custom_text)
+    assert read_reply(the_ask, reply_text(message)) == Answered(answers=tuple(expected))
