@@ -12,6 +12,7 @@ them and loads nothing from outside (no images, no style sheets, no scripts).
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -61,10 +62,14 @@ def ask_mail(ask: comms_pb2.Ask, *, asker: str, channel: str, link: str) -> Mail
     return MailBody(subject=subject, text=text + "\n", html=_page(subject, body))
 
 
-def not_understood_mail(ask: comms_pb2.Ask, problems: Sequence[str], *, link: str) -> MailBody:
+def not_understood_mail(
+    ask: comms_pb2.Ask, problems: Sequence[str], *, link: str, replying_to: str = ""
+) -> MailBody:
     """The answer to a reply that could not be read: what was not understood (nothing was
-    answered), the questions again, and how to reply."""
-    subject = _subject(f"Not understood: {ask_text.one_line(ask_text.first_question(ask))}")
+    answered), the questions again, and how to reply. With `replying_to`, the Subject of the
+    person's reply, the subject is "Re: " and it (`reply_subject`), so that mail clients
+    keep it in the ask's thread; else "[Compass] Not understood: <first question>"."""
+    subject = reply_subject(replying_to) or _subject(f"Not understood: {_first(ask)}")
     opening = "Your reply could not be understood, so nothing was answered:"
     said = [f"- {ask_text.one_line(problem)}" for problem in problems] or [
         "- The reply could not be read."
@@ -89,7 +94,9 @@ def not_understood_mail(ask: comms_pb2.Ask, problems: Sequence[str], *, link: st
     return MailBody(subject=subject, text=text + "\n", html=_page(subject, body))
 
 
-def ended_mail(ask: comms_pb2.Ask, *, outcome: str, by: str, link: str) -> MailBody:
+def ended_mail(
+    ask: comms_pb2.Ask, *, outcome: str, by: str, link: str, replying_to: str = ""
+) -> MailBody:
     """The answer to a reply to an ask that had already ended: how it ended and by whom.
 
     Args:
@@ -98,13 +105,31 @@ def ended_mail(ask: comms_pb2.Ask, *, outcome: str, by: str, link: str) -> MailB
             "declined", "withdrawn", "timed_out", "expired").
         by: who ended it (the answering or closing account's name); "" when nobody did.
         link: the ask's deep link.
+        replying_to: the Subject of the person's reply, when known: the subject is then
+            "Re: " and it (`reply_subject`); else "[Compass] Already answered: <first
+            question>" and the like.
     """
     sentence = ended_sentence(outcome, by)
-    subject = _subject(f"{_ENDED_TITLES.get(_status(outcome), 'Closed')}: {_first(ask)}")
+    title = _ENDED_TITLES.get(_status(outcome), "Closed")
+    subject = reply_subject(replying_to) or _subject(f"{title}: {_first(ask)}")
     closing = "Your reply was not used."
     text = "\n\n".join([f"{sentence} {closing}", f"See it in the browser: {link}"])
     body = _p(f"{sentence} {closing}") + _link_html(link, words="See it in the browser")
     return MailBody(subject=subject, text=text + "\n", html=_page(subject, body))
+
+
+def reply_subject(subject: str) -> str:
+    """The subject of Compass's answer to a message with `subject`: "Re: " and it, on one line
+    and clipped ("" when `subject` is blank; an existing "Re:" is not doubled)."""
+    line = ask_text.one_line(subject)
+    if not line:
+        return ""
+    if not _RE.match(line):
+        line = f"Re: {line}"
+    return ask_text.clip(line, MAX_SUBJECT_CHARS)
+
+
+_RE: Final = re.compile(r"(?:re|aw|sv|antw)\s*:", re.IGNORECASE)
 
 
 def ended_sentence(outcome: str, by: str) -> str:

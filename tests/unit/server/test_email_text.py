@@ -18,6 +18,7 @@ from compass_server.domain.email_text import (
     ended_mail,
     ended_sentence,
     not_understood_mail,
+    reply_subject,
 )
 from gen.compass.v1 import comms_pb2
 
@@ -139,6 +140,19 @@ def test_ended_says_how_and_by_whom(outcome: str, by: str, title: str, sentence:
     assert LINK in mail.text
 
 
+def test_an_answer_to_a_reply_stays_in_its_thread() -> None:
+    theirs = "Re: [Compass] Coding Agent: Which database?"
+    assert not_understood_mail(ASK, ["x."], link=LINK, replying_to=theirs).subject == theirs
+    assert ended_mail(ASK, outcome="answered", by="", link=LINK, replying_to="AW: x").subject == (
+        "AW: x"
+    )
+    assert reply_subject("[Compass] Coder: Which?\r\nBcc: v@e.com") == (
+        "Re: [Compass] Coder: Which? Bcc: v@e.com"
+    )
+    assert reply_subject("  ") == ""
+    assert len(reply_subject("x" * 500)) == MAX_SUBJECT_CHARS
+
+
 def test_every_final_status_has_its_own_words() -> None:
     sentences = {ended_sentence(name, "Ada") for name in STATUS_NAMES.values()}
     assert len(sentences) == len(STATUS_NAMES)  # pending's "no longer open" among them
@@ -201,8 +215,8 @@ def _surrogates(text: str) -> bool:
 def _bodies(ask: comms_pb2.Ask, asker: str, problem: str) -> list[MailBody]:
     return [
         ask_mail(ask, asker=asker, channel=asker, link=LINK),
-        not_understood_mail(ask, [problem], link=LINK),
-        ended_mail(ask, outcome="answered", by=asker, link=LINK),
+        not_understood_mail(ask, [problem], link=LINK, replying_to=asker),
+        ended_mail(ask, outcome="answered", by=asker, link=LINK, replying_to=problem),
     ]
 
 
