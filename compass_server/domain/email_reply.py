@@ -197,14 +197,12 @@ def _several(ask: comms_pb2.Ask, lines: list[str]) -> Reading:
     # Lines after the last question's line that do not go on with its own words are a
     # sign-off ("Thanks, Ada"), not read.
     tail = max((i for i, line in enumerate(lines) if _LINE.fullmatch(line)), default=-1)
+    more: dict[int, list[str]] = {}  # the lines that go on with a question's own words
     for index, line in enumerate(lines):
         match = _LINE.fullmatch(line)
         if match is None:
-            if last is not None and _continues(values[last]):
-                previous = values[last]
-                values[last] = _Value(
-                    previous.question, previous.number, f"{previous.text}\n{line}"
-                )
+            if last is not None:
+                more[last].append(line)
                 continue
             if index > tail:
                 break
@@ -233,11 +231,17 @@ def _several(ask: comms_pb2.Ask, lines: list[str]) -> Reading:
             troubled.add(number - 1)
             continue
         values[number - 1] = _Value(ask.questions[number - 1], number, value)
-        last = number - 1
+        # Only own words go on over the lines that follow (decided once, on the first line).
+        last = number - 1 if _continues(values[number - 1]) else None
+        more[number - 1] = []
     if not named and not problems:
         problems.append(
             f'This ask has {count} questions: answer each on a line of its own, as "1: 2".'
         )
+    for at, extra_lines in more.items():
+        if extra_lines and at in values:
+            first = values[at]
+            values[at] = _Value(first.question, first.number, "\n".join([first.text, *extra_lines]))
     result = _result(ask, values, frozenset(troubled))
     if problems:
         extra = result.problems if isinstance(result, NotUnderstood) else ()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from email.message import EmailMessage
 
 from hypothesis import assume, given, settings, strategies as st
@@ -13,6 +14,7 @@ from hypothesis import assume, given, settings, strategies as st
 from compass_server.domain.email_reply import Answered, read_reply
 from compass_server.domain.email_text import ask_mail
 from compass_server.domain.mail_in import new_text, reply_text
+from gen.compass.v1 import comms_pb2
 from tests.unit.server._strategies import email_asks, email_replies
 
 
@@ -73,3 +75,25 @@ def test_an_html_reply_above_the_rendered_email_reads_back_as_intended(
     for answer in expected:
         answer.custom_text = _collapsed(answer.custom_text)
     assert read_reply(the_ask, reply_text(message)) == Answered(answers=tuple(expected))
+
+
+def test_a_reply_of_a_mebibyte_reads_in_linear_time() -> None:
+    """The listener refuses more than 1 MiB; up to that, reading is linear. (Time itself is
+    under test here: the bound is some 100 times what a linear reading takes on a busy
+    machine, and a quadratic one took minutes.)"""
+    ask = comms_pb2.Ask(
+        questions=[
+            comms_pb2.AskQuestion(
+                question_id=f"q{i}", options=[comms_pb2.AskOption(id="0", label="a")]
+            )
+            for i in range(3)
+        ]
+    )
+    body = "3: words\n" + "more words on a line\n" * 50_000 + "> quoted\n" * 5_000
+    message = EmailMessage()
+    message["From"] = "ada@example.com"
+    message.set_content(body, cte="quoted-printable")
+    started = time.perf_counter()
+    reading = read_reply(ask, reply_text(message))
+    assert time.perf_counter() - started < 5
+    assert not isinstance(reading, Answered)  # the words are over the limit
