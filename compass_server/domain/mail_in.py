@@ -385,6 +385,7 @@ class _TextReader(HTMLParser):
         self._line: list[str] = []
         self._line_depth = 0
         self._stack: list[tuple[str, str]] = []  # (tag, "quote" | "hide" | "pre" | "")
+        self._open: dict[str, int] = {}  # how many of each tag the stack holds
         self._depth = 0
         self._hidden = 0
         self._pre = 0
@@ -398,6 +399,7 @@ class _TextReader(HTMLParser):
             return
         role = self._role(tag, dict(attrs))
         self._stack.append((tag, role))
+        self._open[tag] = self._open.get(tag, 0) + 1
         self._enter(role, 1)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -409,13 +411,16 @@ class _TextReader(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in _VOID:
             return
-        # Close up to the nearest open `tag`; an end tag that opened nothing is ignored.
-        for index in range(len(self._stack) - 1, -1, -1):
-            if self._stack[index][0] == tag:
-                for _, role in self._stack[index:]:
-                    self._enter(role, -1)
-                del self._stack[index:]
-                break
+        # Close up to the nearest open `tag`; an end tag that opened nothing is ignored
+        # (counted, so that a run of stray end tags costs no walk down the stack).
+        if self._open.get(tag, 0):
+            for index in range(len(self._stack) - 1, -1, -1):
+                if self._stack[index][0] == tag:
+                    for closed, role in self._stack[index:]:
+                        self._enter(role, -1)
+                        self._open[closed] -= 1
+                    del self._stack[index:]
+                    break
         if tag in _BLOCKS:
             self._break()
 
