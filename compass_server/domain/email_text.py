@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from compass_core import ask_status
 from compass_server.domain import ask_text
 from compass_server.domain.email_reply import grammar_help
 from compass_server.domain.limits import STATUS_BY_NAME
@@ -130,6 +131,14 @@ def reply_subject(subject: str) -> str:
 
 
 _RE: Final = re.compile(r"(?:re|aw|sv|antw)\s*:", re.IGNORECASE)
+
+
+def how_it_ended(ask: comms_pb2.Ask) -> tuple[str, str]:
+    """`ended_mail`'s `outcome` and `by` for a stored `ask`: its status by name
+    (`ask_status`) and who answered or closed it ("" for the server's expiry)."""
+    status = ask_status.outcome(ask)
+    who = ask.answered_by_name if status == comms_pb2.ASK_STATUS_ANSWERED else ask.closed_by_name
+    return ask_status.status_name(status), who
 
 
 def ended_sentence(outcome: str, by: str) -> str:

@@ -17,6 +17,7 @@ from compass_server.domain.email_text import (
     ask_mail,
     ended_mail,
     ended_sentence,
+    how_it_ended,
     not_understood_mail,
     reply_subject,
 )
@@ -151,6 +152,18 @@ def test_an_answer_to_a_reply_stays_in_its_thread() -> None:
     )
     assert reply_subject("  ") == ""
     assert len(reply_subject("x" * 500)) == MAX_SUBJECT_CHARS
+
+
+def test_how_a_stored_ask_ended() -> None:
+    answered = comms_pb2.Ask(status=comms_pb2.ASK_STATUS_ANSWERED, answered_by_name="Ada")
+    assert how_it_ended(answered) == ("answered", "Ada")
+    declined = comms_pb2.Ask(status=comms_pb2.ASK_STATUS_DECLINED, closed_by_name="Bob")
+    assert how_it_ended(declined) == ("declined", "Bob")
+    assert how_it_ended(comms_pb2.Ask(status=comms_pb2.ASK_STATUS_EXPIRED)) == ("expired", "")
+    outcome, by = how_it_ended(answered)
+    assert ended_mail(answered, outcome=outcome, by=by, link=LINK).text.startswith(
+        "This ask was already answered by Ada."
+    )
 
 
 def test_every_final_status_has_its_own_words() -> None:
