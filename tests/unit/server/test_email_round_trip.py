@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-import time
 from email.message import EmailMessage
 
 from hypothesis import assume, given, settings, strategies as st
@@ -77,10 +76,9 @@ def test_an_html_reply_above_the_rendered_email_reads_back_as_intended(
     assert read_reply(the_ask, reply_text(message)) == Answered(answers=tuple(expected))
 
 
-def test_a_reply_of_a_mebibyte_reads_in_linear_time() -> None:
-    """The listener refuses more than 1 MiB; up to that, reading is linear. (Time itself is
-    under test here: the bound is some 100 times what a linear reading takes on a busy
-    machine, and a quadratic one took minutes.)"""
+def test_a_reply_of_a_mebibyte_is_read() -> None:
+    """The listener refuses more than 1 MiB; up to that, a reply is read (that the reading is
+    linear in the size is bench.mail_reading's question: a quadratic one took minutes)."""
     ask = comms_pb2.Ask(
         questions=[
             comms_pb2.AskQuestion(
@@ -93,7 +91,5 @@ def test_a_reply_of_a_mebibyte_reads_in_linear_time() -> None:
     message = EmailMessage()
     message["From"] = "ada@example.com"
     message.set_content(body, cte="quoted-printable")
-    started = time.perf_counter()
     reading = read_reply(ask, reply_text(message))
-    assert time.perf_counter() - started < 5
     assert not isinstance(reading, Answered)  # the words are over the limit

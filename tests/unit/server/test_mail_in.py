@@ -7,7 +7,6 @@ from __future__ import annotations
 import email
 import email.policy
 import html
-import time
 from email.message import EmailMessage
 from typing import TYPE_CHECKING
 
@@ -523,11 +522,9 @@ def test_a_subject_mentioning_auto_later_is_a_person() -> None:
     assert not is_automatic(parse("From: Postmaster General <pmg@example.com>\r\n\r\n2"))
 
 
-def test_html_of_a_mebibyte_reads_in_linear_time() -> None:
-    """Stray end tags and deep nesting cost no walk per tag. (Time itself is under test: the
-    bound is some 10 times a linear reading on a busy machine; the walk took minutes.)"""
+def test_html_of_a_mebibyte_reads_whole() -> None:
+    """Stray end tags and deep nesting read as their text (that this stays linear in the
+    size is bench.mail_reading's question: an earlier walk per tag took minutes)."""
     markup = "<span>x" * 60_000 + "</div>" * 60_000 + "<b>" + "<i>y" * 30_000 + "</b>" * 30_000
-    started = time.perf_counter()
     text = reply_text(html_only(markup))
-    assert time.perf_counter() - started < 5
     assert text.startswith("xxx")
