@@ -1,5 +1,5 @@
 """An ask as plain text, for the channels that cannot show the form: a push notification's
-title, body and buttons today; an email's numbered form next. Pure: an `Ask` in, strings out.
+title, body and buttons; an email's numbered form (`email_text`). Pure: an `Ask` in, strings out.
 
 Everything here is agent text and must be shown as text, never as markup. The pieces:
 
@@ -8,6 +8,9 @@ Everything here is agent text and must be shown as text, never as markup. The pi
 - `one_tap`: the options a person can pick without opening the form (the ask is ONE
   single-select question with options), the recommended one first, at most `most`;
 - `numbered`: a question's options as "1. Postgres (recommended)", for a reply by number;
+- `notes`: what a question takes, in words ("choose one", "free text allowed", ...);
+- `one_line`: a text on one line (every line break and control character a space), for a
+  subject or any other header;
 - `clip`: a text cut to a number of characters or of UTF-8 bytes, with an ellipsis.
 
 The same words are in the browser (ui/src/page.js `firstQuestion`, `moreQuestions`).
@@ -15,11 +18,11 @@ The same words are in the browser (ui/src/page.js `firstQuestion`, `moreQuestion
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:
-    from gen.compass.v1 import comms_pb2
+from gen.compass.v1 import comms_pb2
 
 ELLIPSIS: Final = "…"
 NO_QUESTION: Final = "A question"
@@ -94,6 +97,56 @@ def numbered(question: comms_pb2.AskQuestion) -> tuple[str, ...]:
         f"{n}. {choice.label}{' (recommended)' if choice.recommended else ''}"
         for n, choice in enumerate(choices(question), start=1)
     )
+
+
+CHOOSE_ONE: Final = "choose one"
+CHOOSE_ANY: Final = "choose one or more"
+OWN_WORDS: Final = "answer in your own words"
+FREE_TEXT_ALLOWED: Final = "free text allowed"
+OPTIONS_ONLY: Final = "options only"
+REQUIRED: Final = "answer required"
+
+
+def takes_free_text(question: comms_pb2.AskQuestion) -> bool:
+    """Whether the agent can receive a person's own words for `question` (every FreeText but
+    REFUSED; a question without options always can: RespondToAsk's rule, domain/answers.py)."""
+    return question.free_text != comms_pb2.FREE_TEXT_REFUSED or not question.options
+
+
+def notes(question: comms_pb2.AskQuestion) -> tuple[str, ...]:
+    """What `question` takes, in words: ("choose one", "free text allowed") for a
+    single-select question the agent takes free text for, ("choose one or more", "options
+    only", "answer required"), ("answer in your own words",) for one without options."""
+    if not question.options:
+        words = [OWN_WORDS]
+    else:
+        words = [CHOOSE_ANY if question.allow_multiple else CHOOSE_ONE]
+        words.append(FREE_TEXT_ALLOWED if takes_free_text(question) else OPTIONS_ONLY)
+    if question.answer_required:
+        words.append(REQUIRED)
+    return tuple(words)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: every run of white space, line breaks (CR, LF, U+2028, NEL, ...)
+    and control or format characters becomes one space, and the ends are trimmed. What goes
+    into a mail header must be this (a CR or LF there would start a header of its own)."""
+    pieces: list[str] = []
+    gap = False
+    for char in text:
+        if char.isspace() or unicodedata.category(char) in _BREAKING:
+            gap = True
+            continue
+        if gap and pieces:
+            pieces.append(" ")
+        gap = False
+        pieces.append(char)
+    return "".join(pieces)
+
+
+_BREAKING: Final = frozenset({"Cc", "Cs", "Zl", "Zp"})
+"""Categories `one_line` turns into a space: controls, unpaired surrogates, line and
+paragraph separators (white space, which the rest of these are, is caught by isspace)."""
 
 
 def clip(text: str, max_chars: int) -> str:

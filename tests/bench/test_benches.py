@@ -44,6 +44,13 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"server CPU/change {NUMBER} ms",
         ],
     ),
+    "mail_reading": (
+        ["--rounds", "1", "--kib", "32", "--scale", "4"],
+        [
+            rf"html: ratio cost per KiB large/small: {NUMBER}x",
+            rf"lines: ratio read / parse \(32 KiB\): {NUMBER} best, {NUMBER} median",
+        ],
+    ),
     "memory": (
         ["--messages", "4", "--message-bytes", "100000", "--readers", "2", "--stall", "0.5"],
         [rf"\({NUMBER}x the response\)", rf"{NUMBER} MiB per reader"],

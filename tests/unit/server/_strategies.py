@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from compass_server.domain import ask_text
+from compass_server.domain.email_reply import normalize_label
 from gen.compass.v1 import comms_pb2
 
 #: Text PostgreSQL can store: no NUL, no unpaired surrogates.
@@ -104,3 +106,120 @@ def answer_sets(draw: st.DrawFn, ask: comms_pb2.Ask) -> list[comms_pb2.AskQuesti
     elif mutation == "empty":
         answers.append(comms_pb2.AskQuestionAnswer(question_id=""))
     return answers
+
+
+# ---------------------------------------------------------------------------------------------
+# The email reply grammar (domain/email_reply.py)
+
+_LABEL_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+labels = st.one_of(
+    st.text(_LABEL_CHARS, max_size=12),
+    st.integers(0, 12).map(str),  # digits-only labels
+    st.sampled_from(["a: b", "1, 2", "x + y", "skip", "Decline", "  Spaced  out ", "É", "\uff12"]),
+)
+_WORD_CHARS = st.characters(
+    blacklist_categories=("Cs", "Cc", "Cf", "Zl", "Zp"), blacklist_characters="\x00"
+)
+
+
+@st.composite
+def email_asks(draw: st.DrawFn) -> comms_pb2.Ask:
+    """An ask for the email grammar: 1-6 questions of 0-8 options with any labels (digits,
+    colons, commas, "skip"), any kind, any free-text rule."""
+    questions: list[comms_pb2.AskQuestion] = []
+    for index in range(draw(st.integers(1, 6))):
+        count = draw(st.integers(0, 8))
+        question = comms_pb2.AskQuestion(
+            question_id=f"q{index}",
+            question=draw(st.text(_LABEL_CHARS, min_size=1, max_size=20)),
+            options=[
+                comms_pb2.AskOption(id=f"o{index}.{n}", label=draw(labels)) for n in range(count)
+            ],
+            allow_multiple=draw(st.booleans()),
+            answer_required=draw(st.booleans()),
+            free_text=draw(
+                st.sampled_from(
+                    [
+                        comms_pb2.FREE_TEXT_ACCEPTED,
+                        comms_pb2.FREE_TEXT_REFUSED,
+                        comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS,
+                        comms_pb2.FREE_TEXT_UNSPECIFIED,
+                    ]
+                )
+                if count
+                else st.sampled_from(
+                    [comms_pb2.FREE_TEXT_ACCEPTED, comms_pb2.FREE_TEXT_INSTEAD_OF_PICKS]
+                )
+            ),
+        )
+        if count and draw(st.booleans()):
+            question.recommended = draw(st.integers(0, count - 1))
+        questions.append(question)
+    return comms_pb2.Ask(ask_id="ask_p", questions=questions)
+
+
+def _label_reply(question: comms_pb2.AskQuestion, index: int) -> str | None:
+    """The label of option `index` as a reply that reads as that option, or None."""
+    label = question.options[index].label
+    norm = normalize_label(label)
+    same = [o for o in question.options if normalize_label(o.label) == norm]
+    flat = ask_text.one_line(label)
+    if not norm or len(same) > 1 or normalize_label(flat) != norm:
+        return None
+    if norm.removesuffix(".").replace(",", " ").replace(" ", "").isdigit() or norm.startswith(
+        "decline"
+    ):
+        return None  # numbers are option numbers; "decline..." may decline
+    return flat
+
+
+@st.composite
+def email_replies(
+    draw: st.DrawFn, ask: comms_pb2.Ask
+) -> tuple[str, list[comms_pb2.AskQuestionAnswer]]:
+    """A reply the grammar describes for `ask` and the answers it means."""
+    several = len(ask.questions) > 1
+    lines: list[str] = []
+    expected: list[comms_pb2.AskQuestionAnswer] = []
+    labels_norm = {normalize_label(o.label) for qn in ask.questions for o in qn.options}
+    for number, question in enumerate(ask.questions, start=1):
+        count = len(question.options)
+        free = ask_text.takes_free_text(question)
+        both = (
+            count
+            and question.allow_multiple
+            and question.free_text
+            in (comms_pb2.FREE_TEXT_ACCEPTED, comms_pb2.FREE_TEXT_UNSPECIFIED)
+        )
+        kinds = ["pick"] * bool(count) + ["text"] * free + ["both"] * bool(both)
+        skip_is_label = "skip" in {normalize_label(o.label) for o in question.options}
+        if not question.answer_required and (several or not skip_is_label):
+            kinds.append("skip")
+        kind = draw(st.sampled_from(kinds))
+        answer = comms_pb2.AskQuestionAnswer(question_id=question.question_id)
+        value: str | None = None
+        if kind == "skip" and not skip_is_label:
+            value = draw(st.sampled_from([None, "skip", "SKIP"])) if several else "skip"
+        if kind in ("pick", "both"):
+            most = count if question.allow_multiple else 1
+            picks = draw(
+                st.lists(st.integers(0, count - 1), min_size=1, max_size=most, unique=True)
+            )
+            answer.chosen_option_ids.extend(question.options[i].id for i in picks)
+            value = draw(st.sampled_from([", ", ",", " , "])).join(str(i + 1) for i in picks)
+            if kind == "pick" and len(picks) == 1 and draw(st.booleans()):
+                value = _label_reply(question, picks[0]) or value
+        if kind in ("text", "both"):
+            first = ("my " + draw(st.text(_WORD_CHARS, max_size=30))).strip()
+            rest = draw(st.lists(st.text(_WORD_CHARS, min_size=1, max_size=20), max_size=2))
+            words_text = "\n".join([first, *(f"and {line}".strip() for line in rest)])
+            if {normalize_label(words_text), normalize_label(first)} & labels_norm:
+                words_text = "my own words"  # a label would be read as that option
+            answer.custom_text = words_text
+            value = words_text if kind == "text" else f"{value} + {words_text}"
+        expected.append(answer)
+        if value is not None:
+            lines.append(f"{number}: {value}" if several else value)
+    if several:
+        lines = draw(st.permutations(lines))
+    return "\n".join(lines), expected

@@ -84,3 +84,27 @@ def test_clipping_bounds_characters(text: str, limit: int) -> None:
     clipped = ask_text.clip(text, limit)
     assert len(clipped) <= limit
     assert clipped == text or clipped.endswith(ask_text.ELLIPSIS)
+
+
+def test_notes_say_what_a_question_takes() -> None:
+    assert ask_text.notes(_question("Which?", "A", "B")) == ("choose one", "free text allowed")
+    multi = _question("Which?", "A", "B", multiple=True)
+    multi.free_text = comms_pb2.FREE_TEXT_REFUSED
+    multi.answer_required = True
+    assert ask_text.notes(multi) == ("choose one or more", "options only", "answer required")
+    assert ask_text.notes(_question("Why?")) == ("answer in your own words",)
+    # A question without options cannot refuse free text (RespondToAsk's rule).
+    bare = _question("Why?")
+    bare.free_text = comms_pb2.FREE_TEXT_REFUSED
+    assert ask_text.takes_free_text(bare)
+
+
+@given(text=st.text())
+def test_one_line_has_no_line_break_and_keeps_the_words(text: str) -> None:
+    line = ask_text.one_line(text)
+    assert len(line.splitlines()) <= 1
+    assert line == line.strip()
+    assert "  " not in line
+    assert line.split() == [w for w in line.split() if w]
+    kept = [c for c in text if not c.isspace() and c.isprintable()]
+    assert all(c in line for c in kept)
