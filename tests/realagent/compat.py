@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -191,8 +192,10 @@ class Compat:
         pytest: Sequence[str],
         say: Callable[[str], None],
         folders: Path = FOLDERS,
+        timeout: float = 1800,
     ) -> None:
         self.cache = cache
+        self.timeout = timeout
         self.folders = folders
         self.pytest = list(pytest)
         self.say = say
@@ -304,9 +307,22 @@ class Compat:
         argv = [*self.pytest, "-p", "no:cacheprovider", "-q", f"--junitxml={junit}", *path.args]
         self.say(f"==> {agent.name} {kind} {path.label}: {shlex.join(path.args)}")
         with log.open("w") as out:
-            code = subprocess.run(
-                argv, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
-            ).returncode
+            # A session of its own, so a run that outlives `timeout` ends with every agent and
+            # server it started.
+            process = subprocess.Popen(
+                argv,
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                code = process.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return f"FAIL (timed out after {self.timeout:g} s)", str(log)
         return _result(code, junit), str(log)
 
     def rows(self, agents: Sequence[Agent], *, pinned: bool, latest: bool) -> list[Row]:
@@ -418,6 +434,12 @@ def _parser() -> argparse.ArgumentParser:
     only.add_argument("--pinned-only", action="store_true", help="run only the pinned installs")
     only.add_argument("--latest-only", action="store_true", help="run only the latest versions")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800,
+        help="seconds one path's tests may take before they are stopped as a failure (1800)",
+    )
     return parser
 
 
@@ -467,7 +489,7 @@ def main(
         "-m",
         "pytest",
     ]
-    compat = Compat(cache=cache, pytest=pytest, say=_say, folders=folders)
+    compat = Compat(cache=cache, pytest=pytest, say=_say, folders=folders, timeout=args.timeout)
     try:
         rows = compat.rows(chosen, pinned=not args.latest_only, latest=not args.pinned_only)
     except CompatError as error:

@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
+from tests._wait import eventually_sync
 from tests.realagent import compat, installs
 from tests.realagent.compat import Agent, AgentPath, Row
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 AGENT = Agent(
     "fakeagent",
@@ -69,6 +67,12 @@ with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(json.dumps(["pytest", kind, override, *args]) + "\\n")
 if override and not (pathlib.Path(override) / "node_modules/.bin/fake-agent").exists():
     sys.exit(3)
+if os.environ.get("FAKE_HANG") == kind:
+    import subprocess, time
+    # A child of its own (an agent the tests started), which must end with the run.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    pathlib.Path(os.environ["FAKE_CHILD"]).write_text(str(child.pid))
+    time.sleep(60)
 failed = int(os.environ.get("FAKE_FAIL") == kind)
 junit = next(a.split("=", 1)[1] for a in args if a.startswith("--junitxml="))
 pathlib.Path(junit).write_text(
@@ -112,6 +116,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COMPASS_NPM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("COMPASS_COMPAT_PYTEST", str(bin_dir / "pytest"))
     monkeypatch.delenv("FAKE_FAIL", raising=False)
+    monkeypatch.delenv("FAKE_HANG", raising=False)
+    monkeypatch.setenv("FAKE_CHILD", str(tmp_path / "child.pid"))
     return tmp_path
 
 
@@ -182,6 +188,27 @@ def test_only_a_pinned_failure_fails_the_run(
     code, out = run(world, capsys)
     assert code == 1
     assert "fakeagent MCP pinned: FAIL 1 of 2" in out
+
+
+def test_a_run_past_the_timeout_is_stopped_with_what_it_started(
+    world: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_HANG", "latest")
+    code, out = run(world, capsys, "--latest-only", "--timeout", "2")
+    assert code == 0
+    assert out.count("| FAIL (timed out after 2 s)") == 2
+    child = int((world / "child.pid").read_text())
+    # SIGKILL reaches the agent's process on its next scheduling, not before killpg returns.
+    eventually_sync(lambda: not _running(child), what="the hung run's child ended", within=10)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (an ended child nobody reaped yet is a zombie: `Z`)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_a_second_run_reuses_the_latest_install(
