@@ -18,13 +18,16 @@ temp dir, the environment built from scratch (no key or setting of the caller le
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tests.realagent.installs import REPO_ROOT, ensure_npm
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "AgentLaunch",
@@ -36,28 +39,10 @@ __all__ = [
     "qwen_launch",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ENSURE_NPM = REPO_ROOT / "scripts" / "ensure-npm"
 QWEN_MODEL = "scripted-model"
 """The model id Qwen Code is configured with (wire_models.ChatModel's default)."""
 CODEX_MODEL = "gpt-5.5"
 """A model Codex 0.166 has metadata for (another name makes it warn in the conversation)."""
-
-
-@functools.cache
-def ensure_npm(name: str) -> Path:
-    """Install tests/realagent/NAME's pinned packages (scripts/ensure-npm; once per process)
-    if needed and return their node_modules/.bin. Raises RuntimeError with the script's
-    message ("cannot install ... from npm: ...") when that fails."""
-    result = subprocess.run(
-        [str(ENSURE_NPM), name], check=False, capture_output=True, text=True, timeout=900
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"scripts/ensure-npm {name} failed:\n{result.stderr}{result.stdout}")
-    lines = result.stdout.strip().splitlines()
-    if not lines:
-        raise RuntimeError(f"scripts/ensure-npm {name} printed nothing:\n{result.stderr}")
-    return Path(lines[-1])
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ Usage:
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -33,16 +32,15 @@ import time
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from tests.realagent.installs import ensure_npm
 from tests.realagent.loopback_http import LoopbackHTTPServer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ENSURE_OMP = REPO_ROOT / "scripts" / "ensure-omp"
 
 PROVIDER = "scripted"
 """Provider id written to models.yml."""
@@ -495,17 +493,8 @@ def omp_launch(
     return OmpLaunch(argv=argv, env=env, cwd=workspace)
 
 
-@functools.cache
 def ensure_omp() -> Path:
-    """Install the pinned omp (scripts/ensure-omp; once per process) if needed and return
-    the directory holding `omp` and `bun`. Raises RuntimeError with the script's message
-    ("cannot install @oh-my-pi/pi-coding-agent from npm: ...") when that fails."""
-    result = subprocess.run(
-        [str(ENSURE_OMP)], check=False, capture_output=True, text=True, timeout=900
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"scripts/ensure-omp failed:\n{result.stderr}{result.stdout}")
-    lines = result.stdout.strip().splitlines()
-    if not lines:
-        raise RuntimeError(f"scripts/ensure-omp printed nothing:\n{result.stderr}")
-    return Path(lines[-1])
+    """The directory holding `omp` and `bun`: the pinned install (scripts/ensure-omp, once per
+    process) or `COMPASS_NPM_DIR_OMP`'s (installs.py). Raises RuntimeError with the reason
+    ("cannot install @oh-my-pi/pi-coding-agent from npm: ...") when there is none."""
+    return ensure_npm("omp")

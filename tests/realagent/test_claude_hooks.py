@@ -20,6 +20,7 @@ import json
 import mmap
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -474,28 +475,47 @@ async def test_install_writes_hooks_claude_code_runs(tmp_path: Path) -> None:
     assert written["hooks"]["Elicitation"] == [{"hooks": [handler]}]
 
 
-def _bundled_function(binary: Path, name: str) -> str:
-    """The source of function `name` in the JavaScript bundled into the Claude Code binary
-    (its AskUserQuestion tool's module; minified names of 2.1.318)."""
+_LABELS_CHECK = re.compile(
+    rb"let ([\w$]+)=([\w$]+)\(([\w$]+)\);return \1!==null&&\1\.length>=1&&([\w$]+)\(\1\)===\3&&"
+)
+"""Where AskUserQuestion checks that an answer is labels it offered, naming its splitting and
+joining functions (`let g=W(y);return g!==null&&g.length>=1&&aVt(g)===y&&` in 2.1.318; the
+minified names change with each build)."""
+
+
+def _bundled_functions(binary: Path) -> dict[str, tuple[str, str]]:
+    """Claude Code's own `join` and `split` of picked labels, each (its minified name, its
+    source), cut out of the JavaScript bundled into the binary (its AskUserQuestion module)."""
     with binary.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         anchor = data.find(b"Your questions have been answered: ${")
         assert anchor > 0, "Claude Code's AskUserQuestion tool is not in the binary"
-        start = data.rfind(f"function {name}(e){{".encode(), max(0, anchor - 100_000), anchor)
-        assert start > 0, f"function {name} of AskUserQuestion's module not found: a new pin?"
-        depth = 0
-        for end in range(data.find(b"{", start), anchor):
-            depth += {ord("{"): 1, ord("}"): -1}.get(data[end], 0)
-            if depth == 0:
-                return data[start : end + 1].decode()
-    raise AssertionError(f"function {name} does not end")
+        window = max(0, anchor - 200_000)
+        checks = list(_LABELS_CHECK.finditer(data[window:anchor]))
+        assert checks, "AskUserQuestion's check of picked labels not found: a new pin?"
+        check = checks[-1]
+        names = {"split": check.group(2).decode(), "join": check.group(4).decode()}
+        found: dict[str, tuple[str, str]] = {}
+        for role, name in names.items():
+            start = data.rfind(f"function {name}(e){{".encode(), window, anchor)
+            assert start > 0, f"function {name} ({role}) of AskUserQuestion's module not found"
+            depth = 0
+            for end in range(data.find(b"{", start), anchor):
+                depth += {ord("{"): 1, ord("}"): -1}.get(data[end], 0)
+                if depth == 0:
+                    found[role] = (name, data[start : end + 1].decode())
+                    break
+            else:
+                raise AssertionError(f"function {name} does not end")
+        return found
 
 
 def test_the_encoding_is_claude_codes_own_joining() -> None:
-    """`join_labels` against the real thing: Claude Code's own `aVt` (joining) and `W`
-    (splitting), cut out of the binary and run by Node, on labels made of commas, quotes,
+    """`join_labels` against the real thing: Claude Code's own joining and splitting (`aVt` and
+    `W` in 2.1.318), cut out of the binary and run by Node, on labels made of commas, quotes,
     escapes and other Unicode."""
     binary = claude_binary(ensure_npm("claude"))
-    join, split = _bundled_function(binary, "aVt"), _bundled_function(binary, "W")
+    functions = _bundled_functions(binary)
+    (join_name, join), (split_name, split) = functions["join"], functions["split"]
     pieces = [*"ab ,\"\\'\n\t\x01\x1f\x7f\u2028é😀", ", ", '", "', '"', ",,", "\\u0041"]
     rng = random.Random(28)  # noqa: S311 - a reproducible corpus, not a secret
     corpus = [
@@ -512,7 +532,8 @@ def test_the_encoding_is_claude_codes_own_joining() -> None:
     script = (
         f"const _ = JSON.stringify;\n{join}\n{split}\n"
         f"const corpus = {json.dumps(corpus)};\n"
-        "process.stdout.write(JSON.stringify(corpus.map((labels) => [aVt(labels), W(aVt(labels))])));\n"
+        "process.stdout.write(JSON.stringify(corpus.map((labels) => "
+        f"[{join_name}(labels), {split_name}({join_name}(labels))])));\n"
     )
     done = subprocess.run(
         ["node", "--input-type=module", "-e", script],
