@@ -56,6 +56,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bench._timing import KEEPALIVE_EXPIRY_SECONDS
 from bench.respond import ROOT, admin_dsn, bench_database
 from compass_server.transport.connect_protocol import envelope
 from tests import _server
@@ -399,7 +400,10 @@ async def measure(args: argparse.Namespace) -> int:
             }
             with _server.serve(dsn, env=env, timeout=120) as server:
                 world = await _server.seed_world(dsn)
-                limits = httpx.Limits(max_connections=args.watchers + 10)
+                limits = httpx.Limits(
+                    max_connections=args.watchers + 10,
+                    keepalive_expiry=KEEPALIVE_EXPIRY_SECONDS,
+                )
                 timeout = httpx.Timeout(60.0)
                 async with httpx.AsyncClient(
                     base_url=server.url, limits=limits, timeout=timeout

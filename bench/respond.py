@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, Any, cast
 import asyncpg
 import httpx
 
-from bench._timing import Rate, load_average, machine, report
+from bench._timing import KEEPALIVE_EXPIRY_SECONDS, Rate, load_average, machine, report
 from compass_server.cli.demo import GALLERY_ASK_ARGS
 from tests import _procs
 
@@ -622,7 +622,11 @@ async def measure(
             # AsyncClient shared by 32 tasks spends more time in its own pool than on the
             # requests.
             clients = [
-                await stack.enter_async_context(httpx.AsyncClient(timeout=60))
+                await stack.enter_async_context(
+                    httpx.AsyncClient(
+                        timeout=60, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_SECONDS)
+                    )
+                )
                 for _ in range(args.clients)
             ]
             # The floor's pool is a PostgresStore's, configured as `compass serve` configures it.

@@ -60,11 +60,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from bench._timing import load_average, machine
+from bench._timing import KEEPALIVE_EXPIRY_SECONDS, load_average, machine
 from bench.respond import Child, admin_dsn, bench_database, commit_settings, serve_argv
 from compass_server.transport.connect_protocol import FLAG_END_STREAM, EnvelopeReader, envelope
 from tests._procs import children, cpu_seconds
 from tests.e2e._asks import DEFAULT_ASK, answer, append_request
+
+LIMITS = httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_SECONDS)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
@@ -185,7 +187,7 @@ class Tally:
 
 
 async def agent_loop(url: str, pair: Pair, think: float, tally: Tally) -> None:
-    async with httpx.AsyncClient(base_url=url, timeout=STEP_TIMEOUT) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=STEP_TIMEOUT, limits=LIMITS) as http:
         while True:
             await asyncio.sleep(think * random.uniform(0.5, 1.5))  # noqa: S311 - jitter
             posted = time.perf_counter()
@@ -210,7 +212,7 @@ async def agent_loop(url: str, pair: Pair, think: float, tally: Tally) -> None:
 
 async def person_loop(url: str, pair: Pair, tally: Tally) -> None:
     answered: set[str] = set()
-    async with httpx.AsyncClient(base_url=url, timeout=STEP_TIMEOUT) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=STEP_TIMEOUT, limits=LIMITS) as http:
         channel = stream(
             http, COMMS, "WatchChannel", {"channelId": pair.channel_id}, pair.person_token
         )
