@@ -49,6 +49,11 @@ respond / composed floor (1.0 = the server adds nothing beyond the two; target >
   never parse each other's notifications). Figure: N workers / 1 worker (target >= 1.6 for 2 workers on 2
   cores). The clients share the machine with the servers and PostgreSQL: on 2 cores they
   compete with them for CPU.
+Database round trips per answer are counted, not assumed: after the timed rounds one more
+`compass serve` answers a few asks with its pool behind a counting proxy (bench/_pgcount.py:
+every Sync or simple Query the server sends is one wait on the database), and the bench prints
+the count per answer, the token lookup included.
+
 What is left is the server's own work per answer: decoding the stored blocks, domain
 validation, building the Ask, protobuf <-> JSON, and handing off between HTTP and database.
 
@@ -82,6 +87,7 @@ from typing import TYPE_CHECKING, Any, cast
 import asyncpg
 import httpx
 
+from bench._pgcount import RoundTripCounter
 from bench._timing import KEEPALIVE_EXPIRY_SECONDS, Rate, load_average, machine, report
 from compass_server.cli.demo import GALLERY_ASK_ARGS
 from tests import _procs
@@ -649,6 +655,7 @@ async def measure(
                 servers[name] = many
             per_round: dict[str, list[float]] = {name: [] for name in sides}
             cpu = await run_rounds(args, sides, databases, per_round, servers)
+        trips = await count_round_trips(dsn, world, cursor, server_env)
 
     rates = {name: Rate(name=name, rounds=tuple(values)) for name, values in per_round.items()}
     echo_rate, sql_rate, respond_rate = rates["echo"], rates["sql"], rates["respond"]
@@ -676,6 +683,11 @@ async def measure(
         "server CPU per answer (echo: per call): "
         + ", ".join(f"{name} {seconds * 1e3:.2f} ms" for name, seconds in cpu.items())
     )
+    print(
+        f"database round trips per answer (counted on the wire, {COUNTED_ANSWERS} answers "
+        f"after {WARM_ANSWERS}): respond {trips:.2f} (token lookup included), sql floor "
+        f"{SQL_FLOOR_ROUND_TRIPS}"
+    )
     if many is not None:
         scaled = rates[f"respond, {args.workers} workers"]
         print(
@@ -685,6 +697,42 @@ async def measure(
             f" median of per-round ratios (target >= {WORKERS_TARGET} with 2 workers on 2 cores)"
         )
     return paired_ratio
+
+
+WARM_ANSWERS = 5
+COUNTED_ANSWERS = 20
+SQL_FLOOR_ROUND_TRIPS = 3
+"""The statements sql_side issues per answer, each a round trip of its own."""
+
+
+async def count_round_trips(
+    dsn: str, world: World, cursor: Cursor, server_env: dict[str, str]
+) -> float:
+    """Database round trips per answer of a `compass serve` (1 worker) whose pool reaches the
+    database through a RoundTripCounter (its change listener directly): one client answers
+    WARM_ANSWERS asks (connections, statement caches), then COUNTED_ANSWERS counted ones. Not
+    timed: the counter slows every call through it."""
+    async with RoundTripCounter(dsn).running() as counter:
+        env = server_env | {
+            "COMPASS_WORKERS": "1",
+            "COMPASS_DATABASE_URL": counter.dsn,
+            "COMPASS_LISTEN_DATABASE_URL": dsn,
+        }
+        # Child waits for the ready line synchronously; the counter runs on this loop.
+        child = await asyncio.to_thread(Child, serve_argv(), env)
+        try:
+            async with httpx.AsyncClient(timeout=60) as client:
+                one = http_side([client], child.url, world.token, cursor)
+                for _ in range(WARM_ANSWERS):
+                    await one(0)
+                before = counter.round_trips
+                for _ in range(COUNTED_ANSWERS):
+                    await one(0)
+                trips = (counter.round_trips - before) / COUNTED_ANSWERS
+        finally:
+            await asyncio.to_thread(child.stop)
+    await reset(dsn, cursor.rewind())
+    return trips
 
 
 async def run_rounds(

@@ -44,6 +44,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
         [
             rf"ratio respond / composed floor: {NUMBER} best-against-best, {NUMBER} median",
             rf"ratio 2 workers / 1 worker: {NUMBER} best-against-best, {NUMBER} median",
+            rf"database round trips per answer .*: respond {NUMBER} \(token lookup included\)",
         ],
     ),
     "fanout": (
