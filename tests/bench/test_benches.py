@@ -44,6 +44,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
         [
             rf"ratio respond / composed floor: {NUMBER} best-against-best, {NUMBER} median",
             rf"ratio 2 workers / 1 worker: {NUMBER} best-against-best, {NUMBER} median",
+            rf"ratio 2 workers / 1 worker \(server CPU per answer\): {NUMBER}",
             rf"database round trips per answer .*: respond {NUMBER} \(token lookup included\)",
         ],
     ),
@@ -67,6 +68,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"machine busy {NUMBER}% of",
             rf"ratio 2 workers / 1 worker \(asks/s\): {NUMBER} median",
             rf"ratio 2 processes / 1 worker \(asks/s\): {NUMBER} median",
+            rf"ratio 2 workers / 1 worker \(server CPU per ask\): {NUMBER}",
         ],
     ),
     "mcp_latency": (
