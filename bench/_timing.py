@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Mapping, Sequence
 
+KEEPALIVE_EXPIRY_SECONDS = 2.0
+"""How long the benches' HTTP clients reuse an idle kept-alive connection: well below the
+server's keep-alive timeout (COMPASS_KEEPALIVE_TIMEOUT, 5 s). httpx's default is 5 s too, and the
+server's clock starts when it queues a response, the client's when it has read it (later on a
+busy machine): a client then sent its next request on a connection the server was closing
+(`httpx.ReadError`, bench.respond on a busy machine)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rate:

@@ -18,6 +18,7 @@ from compass_server.live.feed import ChangeFeed
 from compass_server.live.hub import ChangeHub
 from compass_server.live.revocation import Revocations
 from compass_server.live.shared_reads import SharedResponses
+from compass_server.live.tokens import TokenCache
 from compass_server.mcp.http import METADATA_PATH, PATH as MCP_PATH, ROOT_METADATA_PATH, McpFront
 from compass_server.observe import tracing as telemetry
 from compass_server.observe.access_log import RpcObserver
@@ -42,7 +43,7 @@ from gen.compass.v1.agent_connect import AgentServiceASGIApplication
 from gen.compass.v1.comms_connect import CommsServiceASGIApplication
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable
+    from collections.abc import AsyncGenerator, Awaitable, Callable
     from datetime import datetime
 
     from starlette.types import ASGIApp
@@ -64,12 +65,17 @@ def authorize(account: AccountRow, service: str) -> str | None:
     return f"{account.kind.value} accounts may not call {service}"
 
 
-def _gated(rpc: object, auth: AuthContext[AccountRow], store: Store, settings: Settings) -> ASGIApp:
+def _gated(
+    rpc: object,
+    auth: AuthContext[AccountRow],
+    authenticate: Callable[[str], Awaitable[AccountRow | None]],
+    settings: Settings,
+) -> ASGIApp:
     """A Connect app behind the gate (transport/gate.py): authenticated, authorized, bounded."""
     return ConnectGate(
         cast("ASGIApp", rpc),
         auth=auth,
-        authenticate=store.authenticate,
+        authenticate=authenticate,
         authorize=authorize,
         max_body_bytes=settings.max_request_bytes,
     )
@@ -112,7 +118,13 @@ def create_app(
     metrics = Metrics(clock, pool_in_use=store.pool_in_use, count_pending=store.count_pending)
     auth: AuthContext[AccountRow] = AuthContext()
     hub = ChangeHub()
+    # The token lookup, reused while the change listener stands (live/tokens.py), for at most
+    # as long as a live stream's token goes unchecked (live/revocation.py).
     feed = ChangeFeed(store, hub, on_subscribed=metrics.listener_connected)
+    tokens = TokenCache(
+        store.authenticate, max_age=settings.auth_recheck_seconds, listening=feed.up.is_set
+    )
+    feed.tokens = tokens
     revocations = Revocations(store.valid_tokens, interval=settings.auth_recheck_seconds)
     responses = SharedResponses()  # watchers of one channel share each change's response
     quota = PostQuota(settings.posts_per_minute, settings.post_burst)
@@ -154,7 +166,7 @@ def create_app(
     agent_rpc = AgentServiceASGIApplication(
         AgentHandlers(asks, auth), interceptors=interceptors, **options
     )
-    mcp = McpFront(settings=settings, asks=asks, authenticate=store.authenticate)
+    mcp = McpFront(settings=settings, asks=asks, authenticate=tokens.authenticate)
     comms_rpc = CommsServiceASGIApplication(
         CommsHandlers(asks, auth, push=push, responses=responses),
         interceptors=interceptors,
@@ -199,8 +211,8 @@ def create_app(
         Route(MCP_PATH, mcp),  # every method: its gate answers 405 to all but POST
         Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
         Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
-        Mount(agent_rpc.path, app=_gated(agent_rpc, auth, store, settings)),
-        Mount(comms_rpc.path, app=_gated(comms_rpc, auth, store, settings)),
+        Mount(agent_rpc.path, app=_gated(agent_rpc, auth, tokens.authenticate, settings)),
+        Mount(comms_rpc.path, app=_gated(comms_rpc, auth, tokens.authenticate, settings)),
         Mount("/", app=ui_app()),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

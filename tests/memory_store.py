@@ -410,6 +410,7 @@ class MemoryStore:
         on_resync: Callable[[], None],
         *,
         on_lost: Callable[[], None] = lambda: None,
+        on_account: Callable[[str], None] = lambda _account_id: None,
     ) -> None:
         """Tell `on_change` of every write until cancelled (as `on_change` above does):
         subscribed at once (`on_resync`), lost only when it ends (`on_lost`, as PostgreSQL's

@@ -3,18 +3,21 @@ flow (for /readyz).
 
 One `Store.listen` subscription per process (live/hub.py). Each time it is (re)established
 the hub wakes every watcher to re-read (notifications may have been missed meanwhile); while
-it is lost, `up` is clear and /readyz says the listener is down.
+it is lost, `up` is clear and /readyz says the listener is down. The process's token cache
+(live/tokens.py) hears from it too: an account whose tokens may have lost access, and every
+loss and re-establishment of the subscription.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from compass_server.live.hub import ChangeHub
+    from compass_server.live.tokens import TokenCache
     from compass_server.store import ChangeEvent
 
 
@@ -27,6 +30,7 @@ class Listens(Protocol):
         on_resync: Callable[[], None],
         *,
         on_lost: Callable[[], None] = ...,
+        on_account: Callable[[str], None] = ...,
     ) -> None: ...
 
 
@@ -34,7 +38,11 @@ class ChangeFeed:
     """Feeds `hub` from `store`'s change notifications while `run` runs."""
 
     def __init__(
-        self, store: Listens, hub: ChangeHub, *, on_subscribed: Callable[[], None] = lambda: None
+        self,
+        store: Listens,
+        hub: ChangeHub,
+        *,
+        on_subscribed: Callable[[], None] = lambda: None,
     ) -> None:
         """
         Args:
@@ -44,6 +52,9 @@ class ChangeFeed:
         """
         self._store = store
         self._hub = hub
+        self.tokens: TokenCache[Any] | None = None
+        """The process's token cache: told of accounts that may have lost access, emptied
+        whenever the subscription is lost or made."""
         self._on_subscribed = on_subscribed
         self.up = asyncio.Event()
         """Set while the subscription stands."""
@@ -52,9 +63,22 @@ class ChangeFeed:
 
     async def run(self) -> None:
         """Feed the hub until cancelled (the store reconnects by itself)."""
-        await self._store.listen(self._hub.publish, self._subscribed, on_lost=self.up.clear)
+        tokens = self.tokens
+        await self._store.listen(
+            self._hub.publish,
+            self._subscribed,
+            on_lost=self._lost,
+            on_account=(lambda _account_id: None) if tokens is None else tokens.forget_account,
+        )
+
+    def _lost(self) -> None:
+        self.up.clear()
+        if self.tokens is not None:
+            self.tokens.clear()
 
     def _subscribed(self) -> None:
+        if self.tokens is not None:
+            self.tokens.clear()  # before `up`: nothing cached while notifications were missed
         self.up.set()
         self.subscribed_once = True
         self._on_subscribed()

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from gen.compass.v1 import comms_pb2
 
 __all__ = [
+    "ACCOUNTS_CHANNEL",
     "DEFAULT_PAGE_SIZE",
     "EVENTS_CHANNEL",
     "MAX_PAGE_SIZE",
@@ -87,6 +88,10 @@ __all__ = [
 
 EVENTS_CHANNEL: Final = "compass_events"
 """The one PostgreSQL NOTIFY channel every revision-bumping write notifies."""
+ACCOUNTS_CHANNEL: Final = "compass_accounts"
+"""The NOTIFY channel of writes that may end a token's access (an account disabled, its
+sessions revoked); the payload is the account id. Each process's token cache forgets the
+account's tokens on it (compass_server/live/tokens.py)."""
 
 DEFAULT_PAGE_SIZE: Final = 50
 """`list_messages` page size when the caller passes 0."""
@@ -584,6 +589,7 @@ class Store(AskStore, McpStore, Protocol):
         on_resync: Callable[[], None],
         *,
         on_lost: Callable[[], None] = lambda: None,
+        on_account: Callable[[str], None] = lambda _account_id: None,
     ) -> None:
         """Deliver change notifications until cancelled, on one dedicated connection.
 
@@ -591,6 +597,8 @@ class Store(AskStore, McpStore, Protocol):
         subscription is (re)established, and after an unreadable payload: notifications may
         have been missed, so watchers must re-read from their last revision. `on_lost` is
         called when the subscription is lost (/readyz says the listener is down until the
-        next `on_resync`). The callbacks run on the event loop and must not block.
+        next `on_resync`). `on_account` is called with the id of an account whose tokens may
+        have stopped authenticating (`ACCOUNTS_CHANNEL`: disabled, sessions revoked). The
+        callbacks run on the event loop and must not block.
         """
         ...

@@ -13,7 +13,13 @@ is a small subclass of uvicorn's own h11 protocol instead:
 - at most `max_connections` open connections, and at most `max_per_client` from one peer
   address; a connection over either cap is answered 503 and closed before anything is read;
 - a connection must deliver a whole request (head and body) within `read_timeout` seconds of
-  being opened or of its previous response completing, else it is closed.
+  being opened or of its previous response completing, else it is closed;
+- an idle timer (that deadline, or uvicorn's keep-alive timeout) that runs while a request's
+  bytes wait unread in the socket does not close the connection: under CPU contention the
+  timer can run in the same turn of the event loop as a request that has just arrived,
+  before the loop reads it, and closing then dropped that live request (its unread bytes make
+  the kernel reset the connection: the client's `httpx.ReadError`). The loop reads the bytes
+  next, which cancels the keep-alive timer and re-arms nothing until the response.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import errno
 import logging
 import resource
+import select
 import time
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -74,6 +81,7 @@ class GuardedH11Protocol(H11Protocol):
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self._read_deadline: asyncio.TimerHandle | None = None
+        self._read_since_armed = False
         self._peer: str | None = None
 
     def connection_made(  # pyright: ignore[reportIncompatibleMethodOverride] - uvicorn's own signature
@@ -119,7 +127,13 @@ class GuardedH11Protocol(H11Protocol):
         if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
             self._arm_read_deadline()
 
-    def _arm_read_deadline(self) -> None:
+    def data_received(self, data: bytes) -> None:
+        self._read_since_armed = True
+        super().data_received(data)
+
+    def _arm_read_deadline(self, *, keep_count: bool = False) -> None:
+        if not keep_count:
+            self._read_since_armed = False
         self._disarm_read_deadline()
         self._read_deadline = self.loop.call_later(self.read_timeout, self._read_timed_out)
 
@@ -128,9 +142,35 @@ class GuardedH11Protocol(H11Protocol):
             self._read_deadline.cancel()
             self._read_deadline = None
 
+    def timeout_keep_alive_handler(self) -> None:
+        if self._bytes_waiting():
+            return  # a request just arrived: the loop reads it next (see the module's doc)
+        super().timeout_keep_alive_handler()
+
+    def _bytes_waiting(self) -> bool:
+        """Whether the peer sent bytes the loop has not read yet (and will: reading is on)."""
+        if self.transport.is_closing() or not self.transport.is_reading():
+            return False
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return False
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+
     def _read_timed_out(self) -> None:
         self._read_deadline = None
         if self.transport.is_closing():
+            return
+        if (
+            self.conn.their_state is h11.IDLE
+            and not self._read_since_armed
+            and self._bytes_waiting()
+        ):
+            # A request's first bytes just arrived as the deadline ran (see the module's doc):
+            # it gets one more deadline from now, once (what arrives is read before the next
+            # deadline, so a trickle of bytes cannot keep a connection open).
+            self._arm_read_deadline(keep_count=True)
             return
         if self.conn.their_state in {h11.IDLE, h11.SEND_BODY}:
             # A request still incomplete: nothing was answered, so there is nothing to send

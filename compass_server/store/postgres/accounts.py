@@ -13,6 +13,7 @@ from compass_server.domain.errors import (
 )
 from compass_server.domain.limits import MAX_TOKEN_LENGTH
 from compass_server.store import (
+    ACCOUNTS_CHANNEL,
     AccountKind,
     AccountRow,
     ChannelRow,
@@ -40,6 +41,7 @@ from compass_server.store.postgres.sql import (
     INSERT_SIGN_IN_LINK,
     INSERT_TOKEN,
     INSERT_WORKSPACE,
+    NOTIFY,
     SELECT_ACCOUNT,
     SELECT_ACCOUNT_BY_TOKEN,
     SELECT_ACCOUNTS,
@@ -134,13 +136,17 @@ class AccountsMixin(PostgresBase):
             links = await conn.execute(VOID_SIGN_IN_LINKS, account_id)
             await conn.execute(DELETE_PUSH_SUBSCRIPTIONS, account_id)
             await conn.execute(VOID_ANSWER_TOKENS, account_id)
+            # At commit: every process's token cache forgets this account's tokens.
+            await conn.execute(NOTIFY, ACCOUNTS_CHANNEL, account_id)
         return row_count(sessions), row_count(links)
 
     async def disable_account(self, account_id: str) -> AccountRow:
-        async with self._connection() as conn:
+        async with self._write() as conn:
             row = await conn.fetchrow(DISABLE_ACCOUNT, account_id)
-        if row is None:
-            raise NotFoundError("account not found")
+            if row is None:
+                raise NotFoundError("account not found")
+            # At commit: every process's token cache forgets this account's tokens.
+            await conn.execute(NOTIFY, ACCOUNTS_CHANNEL, account_id)
         return account_row(row)
 
     async def add_workspace_member(self, workspace_id: str, account_id: str) -> None:

@@ -11,6 +11,7 @@ import asyncpg
 import stamina
 
 from compass_server.store import (
+    ACCOUNTS_CHANNEL,
     EVENTS_CHANNEL,
     ChangeEvent,
 )
@@ -54,6 +55,7 @@ class ListenerMixin(PostgresBase):
         max_retry_delay: float = 10.0,
         health_check_seconds: float = 15.0,
         on_lost: Callable[[], None] = lambda: None,
+        on_account: Callable[[str], None] = lambda _account_id: None,
     ) -> None:
         """See `Store.listen`.
 
@@ -73,6 +75,9 @@ class ListenerMixin(PostgresBase):
                 on_resync()
                 return
             on_change(event)
+
+        def deliver_account(_conn: object, _pid: int, _channel: str, payload: object) -> None:
+            on_account(str(payload))
 
         while True:
             # One backoff per healthy connection (HEALTHY_SECONDS); until one, every failed
@@ -101,6 +106,7 @@ class ListenerMixin(PostgresBase):
                         raise _ReconnectError from exc
                     connected = time.monotonic()
                     try:
+                        await conn.add_listener(ACCOUNTS_CHANNEL, deliver_account)
                         await self._listen_on(conn, deliver, on_resync, health_check_seconds)
                     except CONNECTION_TROUBLE as exc:
                         logger.warning(
