@@ -49,6 +49,7 @@ from compass_server.store.postgres.sql import (
     SELECT_VALID_TOKEN_HASHES,
     USE_SIGN_IN_LINK,
     VOID_ANSWER_TOKENS,
+    VOID_REPLY_TOKENS,
     VOID_SIGN_IN_LINKS,
 )
 
@@ -134,6 +135,7 @@ class AccountsMixin(PostgresBase):
             links = await conn.execute(VOID_SIGN_IN_LINKS, account_id)
             await conn.execute(DELETE_PUSH_SUBSCRIPTIONS, account_id)
             await conn.execute(VOID_ANSWER_TOKENS, account_id)
+            await conn.execute(VOID_REPLY_TOKENS, account_id)
         return row_count(sessions), row_count(links)
 
     async def disable_account(self, account_id: str) -> AccountRow:
