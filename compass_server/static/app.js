@@ -8731,6 +8731,76 @@ function sameKey(subscription, key) {
   return bytes.length === key.length && bytes.every((byte, i) => byte === key[i]);
 }
 
+// ui/src/emailasks.js
+function emailView(settings) {
+  if (!settings.email) {
+    return { text: "No email address is set for you; an operator can set one.", button: null, next: false };
+  }
+  const where = `Asks are mailed to ${settings.email}`;
+  if (!settings.serverSends) {
+    return { text: "This server does not send email.", button: null, next: false };
+  }
+  if (settings.emailAsks) {
+    return { text: `${where}; reply to a mail to answer.`, button: "Stop email asks", next: false };
+  }
+  return { text: `Email asks are off for ${settings.email}.`, button: "Email me asks", next: true };
+}
+var EmailAsks = class {
+  /** @param {{token: string}} options */
+  constructor({ token }) {
+    this.token = token;
+    this.stopped = false;
+    this.settings = null;
+  }
+  stop() {
+    this.stopped = true;
+  }
+  async start() {
+    try {
+      const got = await unary(comms(this.token).getEmailSettings({}));
+      if (this.stopped || !got.settings) return;
+      this.render(got.settings);
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+      byId("email").hidden = true;
+    }
+  }
+  /** @param {EmailState} settings */
+  render(settings, error = "") {
+    this.settings = settings;
+    const view = emailView(settings);
+    byId("email").hidden = false;
+    const note = byId("email-note");
+    note.textContent = error || view.text;
+    note.classList.toggle("form-error", Boolean(error));
+    const button = (
+      /** @type {HTMLButtonElement} */
+      byId("email-toggle")
+    );
+    button.hidden = view.button === null;
+    button.textContent = view.button ?? "";
+    button.disabled = false;
+    button.onclick = () => {
+      this.set(view.next);
+    };
+  }
+  /** @param {boolean} on */
+  async set(on) {
+    const button = (
+      /** @type {HTMLButtonElement} */
+      byId("email-toggle")
+    );
+    button.disabled = true;
+    try {
+      const done = await unary(comms(this.token).setEmailAsks({ on }));
+      if (!this.stopped && done.settings) this.render(done.settings);
+    } catch (error) {
+      if (!(error instanceof RpcError) || !this.settings) throw error;
+      this.render(this.settings, error.message);
+    }
+  }
+};
+
 // ui/src/app.js
 var TOKEN_KEY = "compass.token";
 var SESSION_KEY = "compass.session";
@@ -8743,6 +8813,7 @@ var app = {
   channels: [],
   view: null,
   devices: null,
+  email: null,
   inbox: { asks: [], known: null, timer: void 0, running: false, again: false }
 };
 function showSignin(message = "") {
@@ -8752,6 +8823,8 @@ function showSignin(message = "") {
   app.view = null;
   app.devices?.stop();
   app.devices = null;
+  app.email?.stop();
+  app.email = null;
   stopInbox();
   byId("app-view").hidden = true;
   byId("sign-out").hidden = true;
@@ -8787,6 +8860,9 @@ async function enter(token, { fromForm }) {
   app.devices?.stop();
   app.devices = new Devices({ token });
   app.devices.start();
+  app.email?.stop();
+  app.email = new EmailAsks({ token });
+  app.email.start();
   return true;
 }
 async function showMe(token) {
