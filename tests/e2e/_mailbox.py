@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import email
 import email.policy
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
 class Mailbox:
     """What the stand-in received."""
 
-    received: list[tuple[str, EmailMessage]] = field(default_factory=list)
+    received: list[tuple[str, EmailMessage]] = field(
+        default_factory=list[tuple[str, "EmailMessage"]]
+    )
     """(recipient, message), in order of acceptance."""
+    at: list[float] = field(default_factory=list[float])
+    """time.monotonic() when each of `received` was accepted."""
     hold: Callable[[EmailMessage], asyncio.Event | None] = lambda _m: None
     """A DATA whose message this returns an event for waits until it is set."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -39,6 +44,7 @@ class Mailbox:
             await event.wait()
         for rcpt in envelope.rcpt_tos:
             self.received.append((rcpt, message))
+            self.at.append(time.monotonic())
         self.changed.set()
         return "250 2.0.0 Queued"
 
