@@ -8,7 +8,8 @@ is kept), is the only credential: no sign-in.
 - GET (a person following the link): a page with one button that POSTs, so a link scanner
   that fetches every URL in a mail turns nothing off.
 
-An unknown token is 404; the page's text never echoes the token.
+An unknown token is 404. The token appears nowhere but in the page's own form action, and
+the responses are `no-store` and send no Referer.
 """
 
 from __future__ import annotations
