@@ -55,6 +55,9 @@ RefusedReason: TypeAlias = Literal[
 ]
 MAX_DECLINE_REASON: Final = 500
 MAX_REFERENCES: Final = 20
+MAX_MAILS_BACK: Final = 5
+"""Mails back (not understood, ended) per ask and person at most: a sender that keeps
+replying gets no more (no mail loop with an auto-responder that does not say it is one)."""
 
 DkimCheck: TypeAlias = "Callable[[bytes, str], Awaitable[bool]]"
 """Whether a raw message carries a valid DKIM signature of the given domain."""
@@ -240,5 +243,5 @@ class Email:
             "references": references[-MAX_REFERENCES:],
         }
         await self._store.queue_reply(
-            found.ask_id, found.account.account_id, kind, json.dumps(payload)
+            found.ask_id, found.account.account_id, kind, json.dumps(payload), most=MAX_MAILS_BACK
         )

@@ -60,8 +60,13 @@ class EmailStore(Protocol):
         was stored); False when none was live (a racing reply spent them)."""
         ...
 
-    async def queue_reply(self, ask_id: str, account_id: str, kind: ReplyKind, payload: str) -> str:
-        """Queue a mail answering a person's reply, for the sender. Returns its delivery id."""
+    async def queue_reply(
+        self, ask_id: str, account_id: str, kind: ReplyKind, payload: str, *, most: int
+    ) -> str | None:
+        """Queue a mail answering a person's reply, for the sender, unless `most` such mails
+        of the (ask, person) thread were queued already (None then: a sender that keeps
+        replying, e.g. an auto-responder that does not say so, gets no more: no mail loop).
+        Returns its delivery id."""
         ...
 
 

@@ -128,9 +128,23 @@ class PostgresEmailStore(outbox.OutboxTable[DueEmail], EmailStore, EmailOutbox):
             )
         return status != "UPDATE 0"
 
-    async def queue_reply(self, ask_id: str, account_id: str, kind: ReplyKind, payload: str) -> str:
+    async def queue_reply(
+        self, ask_id: str, account_id: str, kind: ReplyKind, payload: str, *, most: int
+    ) -> str | None:
         delivery_id = new_id("mail")
-        async with self._store.connection() as conn:
+        async with self._store.transaction() as conn:
+            # One thread's replies are counted one at a time (the person's row is locked).
+            await conn.execute(
+                "SELECT 1 FROM accounts WHERE account_id = $1 FOR NO KEY UPDATE", account_id
+            )
+            sent = await conn.fetchval(
+                """SELECT count(*) FROM email_deliveries
+                   WHERE ask_id = $1 AND account_id = $2 AND event_type <> 'ask'""",
+                ask_id,
+                account_id,
+            )
+            if int(sent) >= most:
+                return None
             await conn.execute(
                 """INSERT INTO email_deliveries (delivery_id, account_id, event_type, ask_id,
                                                  payload)

@@ -168,7 +168,13 @@ async def test_reply_mails_are_queued_and_purge_forgets_tokens_of_ended_asks(
     await store.email().set_email(world.human.account_id, "ana@example.com")
     ask_id = await _post_ask(store, world)
     token = await store.email_outbox().new_reply_token(ask_id, world.human.account_id)
-    await store.email().queue_reply(ask_id, world.human.account_id, "ended", '{"x": 1}')
+    assert await store.email().queue_reply(
+        ask_id, world.human.account_id, "ended", '{"x": 1}', most=1
+    )
+    assert (  # one thread's mails back are capped
+        await store.email().queue_reply(ask_id, world.human.account_id, "ended", "{}", most=1)
+        is None
+    )
     kinds = [kind for _, kind, _ in await _mails(store)]
     assert sorted(kinds) == ["ask", "ended"]
     assert await store.email_outbox().purge(datetime.now(UTC) + timedelta(seconds=1)) == 0
