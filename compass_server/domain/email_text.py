@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING
 
 from compass_server.domain import ask_text
 from compass_server.domain.email_reply import grammar_help
+from gen.compass.v1 import comms_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gen.compass.v1 import comms_pb2
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MailBody:
     subject: str
     text: str
@@ -25,7 +24,7 @@ class MailBody:
 
 def _body(subject: str, lines: Sequence[str]) -> MailBody:
     text = "\n".join(lines) + "\n"
-    return MailBody(subject, text, f"<pre>{html_lib.escape(text)}</pre>")
+    return MailBody(subject=subject, text=text, html=f"<pre>{html_lib.escape(text)}</pre>")
 
 
 def ask_mail(ask: comms_pb2.Ask, *, asker: str, channel: str, link: str) -> MailBody:
@@ -37,12 +36,24 @@ def ask_mail(ask: comms_pb2.Ask, *, asker: str, channel: str, link: str) -> Mail
     return _body(f"[Compass] {asker}: {ask_text.first_question(ask)}", lines)
 
 
-def not_understood_mail(ask: comms_pb2.Ask, problems: Sequence[str], *, link: str) -> MailBody:
+def not_understood_mail(
+    ask: comms_pb2.Ask, problems: Sequence[str], *, link: str, replying_to: str = ""
+) -> MailBody:
     lines = ["Your reply was not understood:", *(f"- {p}" for p in problems)]
     lines += ["", grammar_help(ask), f"Open: {link}"]
-    return _body(f"Re: [Compass] {ask_text.first_question(ask)}", lines)
+    return _body(replying_to or f"[Compass] Not understood: {ask_text.first_question(ask)}", lines)
 
 
-def ended_mail(ask: comms_pb2.Ask, *, outcome: str, by: str, link: str) -> MailBody:
+def ended_mail(
+    ask: comms_pb2.Ask, *, outcome: str, by: str, link: str, replying_to: str = ""
+) -> MailBody:
     lines = [f"This ask was already {outcome}{f' by {by}' if by else ''}.", f"Open: {link}"]
-    return _body(f"Re: [Compass] {ask_text.first_question(ask)}", lines)
+    return _body(replying_to or f"[Compass] Ended: {ask_text.first_question(ask)}", lines)
+
+
+def how_it_ended(ask: comms_pb2.Ask) -> tuple[str, str]:
+    from compass_core import ask_status
+
+    status = ask_status.outcome(ask)
+    who = ask.answered_by_name if status == comms_pb2.ASK_STATUS_ANSWERED else ask.closed_by_name
+    return ask_status.status_name(status), who

@@ -21,7 +21,9 @@ def reply_text(message: email.message.EmailMessage) -> str:
     return "\n".join(kept).strip()
 
 
-def is_automatic(message: email.message.EmailMessage) -> bool:
+def is_automatic(message: email.message.EmailMessage, *, envelope_from: str | None = None) -> bool:
+    if envelope_from is not None and envelope_from.strip() in ("", "<>"):
+        return True
     auto = str(message.get("Auto-Submitted", "no")).strip().lower()
     precedence = str(message.get("Precedence", "")).strip().lower()
     return auto != "no" or precedence in {"bulk", "auto_reply", "junk", "list"}
