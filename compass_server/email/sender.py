@@ -35,7 +35,12 @@ import aiosmtplib
 
 from compass_server.background.outbox import OutboxWorker, retry_time, utc_now
 from compass_server.domain.email_address import reply_address
-from compass_server.domain.email_text import ask_mail, ended_mail, not_understood_mail
+from compass_server.domain.email_text import (
+    ask_mail,
+    ended_mail,
+    how_it_ended,
+    not_understood_mail,
+)
 from compass_server.store import DueEmail
 from compass_server.webhooks.sender import BACKOFF
 from gen.compass.v1 import comms_pb2
@@ -51,7 +56,7 @@ if TYPE_CHECKING:
     from compass_server.store.email import EmailResult
     from compass_server.webhooks.sender import AskSource
 
-__all__ = ["UNSUBSCRIBE_PATH", "EmailSender", "Relay", "ended_words", "from_settings"]
+__all__ = ["UNSUBSCRIBE_PATH", "EmailSender", "Relay", "from_settings"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,20 +67,6 @@ TOKEN_KEEP: Final = timedelta(days=7)
 """Reply tokens of ended asks are forgotten this long after they were made (a reply to an
 old mail then gets no answer rather than "already answered")."""
 UNSUBSCRIBE_PATH: Final = "email/unsubscribe"
-_ENDED: Final = {
-    comms_pb2.ASK_STATUS_ANSWERED: "answered",
-    comms_pb2.ASK_STATUS_DECLINED: "declined",
-    comms_pb2.ASK_STATUS_WITHDRAWN: "withdrawn",
-    comms_pb2.ASK_STATUS_TIMED_OUT: "timed out",
-    comms_pb2.ASK_STATUS_EXPIRED: "expired",
-}
-
-
-def ended_words(ask: comms_pb2.Ask) -> tuple[str, str]:
-    """How a final ask ended and by whom ("answered", "Ana"); "" when nobody (expired)."""
-    outcome = _ENDED.get(ask.status, "closed")
-    by = ask.answered_by_name if ask.status == comms_pb2.ASK_STATUS_ANSWERED else ask.closed_by_name
-    return outcome, by
 
 
 class Relay:
@@ -224,10 +215,10 @@ class EmailSender(OutboxWorker[DueEmail]):
         else:
             said = _reply_payload(delivery.payload)
             if delivery.event_type == "ended":
-                outcome, by = ended_words(ask)
-                body = ended_mail(ask, outcome=outcome, by=by, link=link)
+                outcome, by = how_it_ended(ask)
+                body = ended_mail(ask, outcome=outcome, by=by, link=link, replying_to=said.subject)
             else:
-                body = not_understood_mail(ask, said.problems, link=link)
+                body = not_understood_mail(ask, said.problems, link=link, replying_to=said.subject)
             message_id = make_msgid("reply", domain=self._id_domain)
             if said.in_reply_to:
                 message["In-Reply-To"] = said.in_reply_to
@@ -290,10 +281,14 @@ class EmailSender(OutboxWorker[DueEmail]):
 class _Said:
     """What a reply mail answers (the outbox row's payload, written by service/email.py)."""
 
-    def __init__(self, problems: Sequence[str], in_reply_to: str, references: Sequence[str]):
+    def __init__(
+        self, problems: Sequence[str], in_reply_to: str, references: Sequence[str], subject: str
+    ) -> None:
         self.problems = tuple(problems)
         self.in_reply_to = in_reply_to
         self.references = tuple(references)
+        self.subject = subject
+        """The Subject of the person's mail ("Re: " it keeps the thread together)."""
 
 
 def _reply_payload(payload: str | None) -> _Said:
@@ -301,14 +296,16 @@ def _reply_payload(payload: str | None) -> _Said:
 
     doc: object = json.loads(payload) if payload else {}
     if not is_object(doc):
-        return _Said((), "", ())
+        return _Said((), "", (), "")
     problems = doc.get("problems")
     references = doc.get("references")
     in_reply_to = doc.get("in_reply_to")
+    subject = doc.get("subject")
     return _Said(
         [str(p) for p in problems] if is_array(problems) else [],
         in_reply_to if isinstance(in_reply_to, str) else "",
         [str(r) for r in references] if is_array(references) else [],
+        subject if isinstance(subject, str) else "",
     )
 
 

@@ -179,7 +179,7 @@ class Email:
         if found is None or found.used:
             return Reply("refused", "unknown_token")
         message: EmailMessage = email.message_from_bytes(raw, policy=email.policy.default)
-        if not mail_from.strip("<> ") or is_automatic(message):
+        if is_automatic(message, envelope_from=mail_from):
             return Reply("refused", "automatic")
         senders = [address for _, address in getaddresses(message.get_all("From") or [])]
         if len(senders) != 1 or found.email is None or not same_address(senders[0], found.email):
@@ -238,6 +238,7 @@ class Email:
         if not references and found.thread_id:
             references = [found.thread_id]
         payload = {
+            "subject": str(message.get("Subject", "")),
             "problems": list(problems),
             "in_reply_to": incoming,
             "references": references[-MAX_REFERENCES:],

@@ -204,6 +204,7 @@ async def test_an_ask_is_mailed_to_each_participant_and_a_reply_answers_it(
     assert str(ended["In-Reply-To"]) == str(late["Message-ID"])
     assert str(late["Message-ID"]) in str(ended["References"])
     assert str(ended["Auto-Submitted"]) == "auto-replied"
+    assert str(ended["Subject"]) == "Re: the ask"  # in the person's thread
     body = ended.get_body(preferencelist=("plain",))
     assert body is not None
     assert "answered" in str(body.get_content())
