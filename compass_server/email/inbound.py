@@ -8,7 +8,9 @@ It takes only what a reply needs and hands the rest to the email use cases
 - RCPT: only `ask+<token>@<reply domain>` with a live token, one per message (others 550;
   a second recipient 452, so the relay sends it as a message of its own);
 - DATA: at most MAX_MESSAGE_BYTES (over it: 552, refused by aiosmtpd before anything is
-  read into a message; SIZE is announced); then `Email.receive` as the token's person.
+  read into a message; SIZE is announced); then `Email.receive` as the token's person;
+- at most MAX_SESSIONS sessions at once per process (more: 421, try later), each closed
+  after IDLE_TIMEOUT_SECONDS of silence.
 
 Every outcome is an SMTP code and a short text (REPLIES): an automatic message (auto-reply,
 bounce) is accepted and dropped, so no relay bounces it back and nothing loops; a refusal of
@@ -22,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from aiosmtpd.smtp import SMTP
 
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES: Final = 1 << 20
+MAX_SESSIONS: Final = 100
+"""SMTP sessions one process holds open at once; more are answered 421 and closed."""
 IDLE_TIMEOUT_SECONDS: Final = 60.0
 IDENT: Final = "Compass"
 TRY_LATER: Final = "451 4.3.0 Cannot take replies right now; try again later"
@@ -114,24 +118,66 @@ class ReplyHandler:
         return smtp_reply(reply)
 
 
+class _Sessions:
+    """The sessions open now, and the cap."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.open = 0
+
+
+class _CountedSMTP(SMTP):
+    """aiosmtpd's session, counted while its connection is open (no STARTTLS here: one
+    connection_made and one connection_lost each)."""
+
+    def __init__(self, handler: ReplyHandler, sessions: _Sessions, **settings: Any) -> None:
+        super().__init__(handler, **settings)
+        self._sessions = sessions
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._sessions.open += 1
+        super().connection_made(transport)
+
+    def connection_lost(self, error: Exception | None) -> None:
+        self._sessions.open -= 1
+        super().connection_lost(error)
+
+
+class _Busy(asyncio.Protocol):
+    """A connection past the cap: 421 (the sender tries again later), closed."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)  # noqa: S101 - a TCP transport
+        transport.write(b"421 4.3.2 Too many connections; try again later\r\n")
+        transport.close()
+
+
 @contextlib.asynccontextmanager
 async def listening(
-    email: Email, *, host: str, port: int, reply_domain: str
+    email: Email, *, host: str, port: int, reply_domain: str, most: int = MAX_SESSIONS
 ) -> AsyncGenerator[int]:
     """The listener on host:port while the context is open; yields the port it bound (for
     port 0). Several processes may bind the same port (SO_REUSEPORT): the kernel spreads the
     connections."""
     handler = ReplyHandler(email, reply_domain=reply_domain)
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
-        lambda: SMTP(
+    sessions = _Sessions(most)
+
+    def session() -> asyncio.Protocol:
+        if sessions.open >= sessions.most:
+            return _Busy()
+        return _CountedSMTP(
             handler,
+            sessions,
             data_size_limit=MAX_MESSAGE_BYTES,
             hostname=reply_domain,
             ident=IDENT,
             timeout=IDLE_TIMEOUT_SECONDS,
             loop=loop,
-        ),
+        )
+
+    server = await loop.create_server(
+        session,
         host,
         port,
         reuse_port=hasattr(socket, "SO_REUSEPORT"),
