@@ -13,6 +13,9 @@ from starlette.routing import Mount, Route
 
 from compass_server.background.periodic import running
 from compass_server.background.sweeper import Sweeper, utc_now
+from compass_server.email.inbound import listening as inbound_listening
+from compass_server.email.sender import from_settings as email_sender
+from compass_server.email.unsubscribe import PATH as UNSUBSCRIBE_PATH, unsubscribe_endpoint
 from compass_server.health import DatabaseHealth, JobHealth, ListenerHealth, Readiness, healthz
 from compass_server.live.feed import ChangeFeed
 from compass_server.live.hub import ChangeHub
@@ -28,6 +31,7 @@ from compass_server.push.keys import VapidSource
 from compass_server.push.sender import from_settings as push_sender
 from compass_server.quota import PostQuota
 from compass_server.service.asks import McpAsks
+from compass_server.service.email import Email, Reply, dkim_check
 from compass_server.service.handlers import AgentHandlers, CommsHandlers
 from compass_server.service.push import Push
 from compass_server.signin import sign_in_endpoint
@@ -150,6 +154,15 @@ def create_app(
         on_error=metrics.push_worker_errors.inc,
     )
     metrics.watch_push_worker(None if pushes is None else pushes.alive)
+    mails = email_sender(
+        settings,
+        store,
+        public_url=base_url,
+        on_outcome=metrics.email_outcome,
+        on_latency=metrics.email_latency.observe,
+        on_error=metrics.email_worker_errors.inc,
+    )
+    metrics.watch_email_worker(None if mails is None else mails.alive)
     # -- the front doors: both Connect services and /mcp on one application API, which they
     # share with its post quota and its cap of an account's open streams --
     asks = McpAsks(
@@ -161,6 +174,22 @@ def create_app(
         max_streams_per_account=settings.max_streams_per_account,
     )
     push = Push(store.push(), asks, vapid, allow=settings.push_allow)
+    email_store = store.email()
+
+    def replied(reply: Reply) -> None:
+        metrics.email_reply(reply.outcome, reply.reason)
+
+    email = (
+        None
+        if email_store is None
+        else Email(
+            email_store,
+            asks,
+            sends=settings.email_out,
+            require_dkim=dkim_check() if settings.email_require_dkim else None,
+            on_reply=replied,
+        )
+    )
     options = wire.app_options(settings.max_request_bytes, responses)
     interceptors = [RpcObserver(metrics, auth), ErrorMapping()]
     agent_rpc = AgentServiceASGIApplication(
@@ -168,7 +197,7 @@ def create_app(
     )
     mcp = McpFront(settings=settings, asks=asks, authenticate=tokens.authenticate)
     comms_rpc = CommsServiceASGIApplication(
-        CommsHandlers(asks, auth, push=push, responses=responses),
+        CommsHandlers(asks, auth, push=push, email=email, responses=responses),
         interceptors=interceptors,
         **options,
     )
@@ -179,6 +208,8 @@ def create_app(
             ListenerHealth(feed),
             JobHealth("webhooks", None if webhooks is None else webhooks.health),
             JobHealth("push", None if pushes is None else pushes.health),
+            # Email is optional (no relay: no sender, and no line here).
+            *([] if mails is None else [JobHealth("email", mails.health)]),
         ]
     )
     jobs = {
@@ -190,6 +221,8 @@ def create_app(
         jobs["compass-webhooks"] = webhooks.run
     if pushes is not None:
         jobs["compass-push"] = pushes.run
+    if mails is not None:
+        jobs["compass-email"] = mails.run
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -200,6 +233,18 @@ def create_app(
                 await stack.enter_async_context(owned)
             await stack.enter_async_context(mcp.running())
             await stack.enter_async_context(running(jobs))
+            if email is not None and settings.email_in:
+                assert settings.inbound_smtp_host is not None  # noqa: S101 - set together
+                assert settings.inbound_smtp_port is not None  # noqa: S101
+                assert settings.email_reply_domain is not None  # noqa: S101
+                _app.state.inbound_smtp_port = await stack.enter_async_context(
+                    inbound_listening(
+                        email,
+                        host=settings.inbound_smtp_host,
+                        port=settings.inbound_smtp_port,
+                        reply_domain=settings.email_reply_domain,
+                    )
+                )
             yield
 
     routes = [
@@ -215,6 +260,10 @@ def create_app(
         Mount(comms_rpc.path, app=_gated(comms_rpc, auth, tokens.authenticate, settings)),
         Mount("/", app=ui_app()),
     ]
+    if email is not None:
+        routes.insert(
+            0, Route(UNSUBSCRIBE_PATH, unsubscribe_endpoint(email), methods=["GET", "POST"])
+        )
     app = Starlette(routes=routes, lifespan=lifespan)
     if tracing is not None:
         tracing.install(app)
@@ -222,6 +271,8 @@ def create_app(
     app.state.metrics = metrics
     app.state.base_url = base_url
     app.state.public_url_set = bool(settings.public_url)
+    app.state.inbound_smtp_port = None
+    app.state.email_sender = mails
     return app
 
 

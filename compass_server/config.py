@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypedDict
 
+from compass_server.domain.email_address import check_address, check_domain
+from compass_server.domain.smtp_relay import SmtpRelay
 from compass_server.domain.vapid import VapidKey, check_subject
 from compass_server.domain.webhook_targets import AllowList
 
@@ -50,6 +52,13 @@ KEEPALIVE_TIMEOUT: Final = "COMPASS_KEEPALIVE_TIMEOUT_SECONDS"
 MCP_GRACE: Final = "COMPASS_MCP_GRACE_SECONDS"
 MCP_WAIT: Final = "COMPASS_MCP_WAIT_SECONDS"
 MCP_PROGRESS: Final = "COMPASS_MCP_PROGRESS_SECONDS"
+SMTP_URL: Final = "COMPASS_SMTP_URL"
+EMAIL_FROM: Final = "COMPASS_EMAIL_FROM"
+EMAIL_REPLY_DOMAIN: Final = "COMPASS_EMAIL_REPLY_DOMAIN"
+INBOUND_SMTP_HOST: Final = "COMPASS_INBOUND_SMTP_HOST"
+INBOUND_SMTP_PORT: Final = "COMPASS_INBOUND_SMTP_PORT"
+EMAIL_DELAY: Final = "COMPASS_EMAIL_DELAY_SECONDS"
+EMAIL_REQUIRE_DKIM: Final = "COMPASS_EMAIL_REQUIRE_DKIM"
 
 #: Every environment variable the server reads (docker-compose.yml may only use these).
 ENV_VARS: Final = frozenset(
@@ -92,6 +101,13 @@ ENV_VARS: Final = frozenset(
         MCP_GRACE,
         MCP_WAIT,
         MCP_PROGRESS,
+        SMTP_URL,
+        EMAIL_FROM,
+        EMAIL_REPLY_DOMAIN,
+        INBOUND_SMTP_HOST,
+        INBOUND_SMTP_PORT,
+        EMAIL_DELAY,
+        EMAIL_REQUIRE_DKIM,
     }
 )
 
@@ -191,6 +207,31 @@ class Settings:
     the call (`wait_seconds`) nor the client (header X-Compass-Wait-Seconds) says."""
     mcp_progress_seconds: float = 15.0
     """How often a waiting MCP call sends a progress notification (and renews its wait)."""
+    smtp: SmtpRelay | None = None
+    """The relay asks are mailed through (COMPASS_SMTP_URL; its password is never shown);
+    None: no mail goes out (docs/answering/email.md)."""
+    email_from: str | None = None
+    """The From of every mail ("Compass <compass@example.com>"); its domain is the
+    Message-IDs'."""
+    email_reply_domain: str | None = None
+    """Replies go to ask+<token>@ this domain (routed to the inbound listener)."""
+    inbound_smtp_host: str | None = None
+    inbound_smtp_port: int | None = None
+    """Compass's own SMTP listener for replies; None: off."""
+    email_delay_seconds: float = 60.0
+    """An ask is mailed only when still pending this long after it was asked (0: at once)."""
+    email_require_dkim: bool = False
+    """Replies must carry a valid DKIM signature of their From domain."""
+
+    @property
+    def email_out(self) -> bool:
+        """Whether asks are mailed (a relay, a From and a reply domain are set)."""
+        return self.smtp is not None
+
+    @property
+    def email_in(self) -> bool:
+        """Whether Compass listens for replies."""
+        return self.inbound_smtp_port is not None
 
     @property
     def base_url(self) -> str:
@@ -247,7 +288,75 @@ class Settings:
             mcp_grace_seconds=_float(source, MCP_GRACE, 60.0, low=0.0, high=86400.0),
             mcp_wait_seconds=_float(source, MCP_WAIT, 50.0, low=0.0, high=3600.0),
             mcp_progress_seconds=_float(source, MCP_PROGRESS, 15.0, low=0.05, high=600.0),
+            **_email(source),
         )
+
+
+class _EmailSettings(TypedDict):
+    smtp: SmtpRelay | None
+    email_from: str | None
+    email_reply_domain: str | None
+    inbound_smtp_host: str | None
+    inbound_smtp_port: int | None
+    email_delay_seconds: float
+    email_require_dkim: bool
+
+
+def _email(source: Mapping[str, str]) -> _EmailSettings:
+    """The email settings, checked together: a relay needs a From and a reply domain; the
+    listener needs a reply domain, and a host with a port. No message quotes the SMTP URL."""
+    smtp: SmtpRelay | None = None
+    if raw_url := source.get(SMTP_URL, "").strip():
+        try:
+            smtp = SmtpRelay.parse(raw_url)
+        except ValueError as exc:
+            raise ConfigError(f"{SMTP_URL} {exc}") from None
+    sender = _email_from(source.get(EMAIL_FROM, "").strip())
+    domain: str | None = None
+    if raw_domain := source.get(EMAIL_REPLY_DOMAIN, "").strip():
+        try:
+            domain = check_domain(raw_domain)
+        except ValueError as exc:
+            raise ConfigError(f"{EMAIL_REPLY_DOMAIN}: {exc}") from None
+    host = source.get(INBOUND_SMTP_HOST, "").strip() or None
+    port = (
+        _int(source, INBOUND_SMTP_PORT, 0, low=0, high=65535)
+        if source.get(INBOUND_SMTP_PORT, "").strip()
+        else None
+    )
+    if (host is None) != (port is None):
+        raise ConfigError(f"set both {INBOUND_SMTP_HOST} and {INBOUND_SMTP_PORT}, or neither")
+    if smtp is not None and (sender is None or domain is None):
+        raise ConfigError(f"{SMTP_URL} needs {EMAIL_FROM} and {EMAIL_REPLY_DOMAIN} set too")
+    if port is not None and domain is None:
+        raise ConfigError(f"{INBOUND_SMTP_PORT} needs {EMAIL_REPLY_DOMAIN} set too")
+    dkim = source.get(EMAIL_REQUIRE_DKIM, "").strip()
+    if dkim not in {"", "0", "1"}:
+        raise ConfigError(f"{EMAIL_REQUIRE_DKIM} must be 1 or 0, got {dkim!r}")
+    return {
+        "smtp": smtp,
+        "email_from": sender,
+        "email_reply_domain": domain,
+        "inbound_smtp_host": host,
+        "inbound_smtp_port": port,
+        "email_delay_seconds": _float(source, EMAIL_DELAY, 60.0, low=0.0, high=604800.0),
+        "email_require_dkim": dkim == "1",
+    }
+
+
+def _email_from(raw: str) -> str | None:
+    if not raw:
+        return None
+    from email.utils import formataddr, parseaddr
+
+    name, address = parseaddr(raw)
+    try:
+        check_address(address)
+    except ValueError:
+        raise ConfigError(
+            f"{EMAIL_FROM} must be an address, e.g. Compass <compass@example.com>, got {raw!r}"
+        ) from None
+    return formataddr((name, address))
 
 
 MAX_WORKERS: Final = 64

@@ -404,6 +404,12 @@ class MemoryStore:
     def push_outbox(self) -> None:
         return None  # no outbox: no push worker
 
+    def email(self) -> None:
+        return None  # no email: the email use cases are off
+
+    def email_outbox(self) -> None:
+        return None  # no outbox: no email sender
+
     async def listen(
         self,
         on_change: Callable[[ChangeEvent], None],

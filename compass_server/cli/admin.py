@@ -7,18 +7,22 @@ the result of `create_account` only: it is stored as a hash and cannot be shown 
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
-from compass_server.domain.errors import InvalidArgumentError
+from compass_server.domain.email_address import check_address
+from compass_server.domain.errors import FailedPreconditionError, InvalidArgumentError
 from compass_server.domain.webhook_targets import AllowList
 from compass_server.store import AccountKind
 from compass_server.store.postgres import PostgresStore
 from compass_server.store.postgres.webhooks import EVENT_TYPES, WebhookStore
 
 if TYPE_CHECKING:
-    from compass_server.store import Store
+    from collections.abc import Callable
+
+    from compass_server.store import EmailStore, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,16 @@ class Arg:
     choices: tuple[str, ...] | None = None
     required: bool = True
     """Optional ones are passed as None when not given."""
+    type: Callable[[str], str] | None = None
+    """Checks the value as argparse reads it: a bad one is a usage error (exit 2)."""
+
+
+def email_address(raw: str) -> str:
+    """`--email`: a person's address (domain/email_address.check_address)."""
+    try:
+        return check_address(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 MAX_DELIVERIES: Final = 500
@@ -48,6 +62,19 @@ COMMANDS: Final[dict[str, tuple[str, tuple[Arg, ...]]]] = {
         (
             Arg("--kind", "human or agent", tuple(k.value for k in AccountKind)),
             Arg("--name", "display name"),
+            Arg(
+                "--email",
+                "a person's email address: asks are mailed to it (docs/answering/email.md)",
+                required=False,
+                type=email_address,
+            ),
+        ),
+    ),
+    "set-email": (
+        "set the email address asks are mailed to, for a person's account",
+        (
+            Arg("--account", "account id of a person"),
+            Arg("--email", "the address (local@domain)", type=email_address),
         ),
     ),
     "list-accounts": (
@@ -122,7 +149,8 @@ COMMANDS: Final[dict[str, tuple[str, tuple[Arg, ...]]]] = {
 PARAMETERS: Final[dict[str, frozenset[str]]] = {
     "create_workspace": frozenset({"name"}),
     "create_channel": frozenset({"workspace", "name"}),
-    "create_account": frozenset({"kind", "name"}),
+    "create_account": frozenset({"kind", "name", "email"}),
+    "set_email": frozenset({"account", "email"}),
     "list_accounts": frozenset({"kind"}),
     "list_channels": frozenset(),
     "add_participant": frozenset({"channel", "account"}),
@@ -146,14 +174,36 @@ async def create_channel(store: Store, *, workspace: str, name: str) -> dict[str
     return {"channel_id": row.channel_id, "workspace_id": row.workspace_id, "name": row.name}
 
 
-async def create_account(store: Store, *, kind: str, name: str) -> dict[str, object]:
+async def create_account(
+    store: Store, *, kind: str, name: str, email: str | None = None
+) -> dict[str, object]:
+    """With `email` (a person's account only), asks are mailed to it."""
+    if email is not None and kind != AccountKind.HUMAN.value:
+        raise InvalidArgumentError("--email is for people's accounts (--kind human)")
+    emails = _emails(store) if email is not None else None
     account, token = await store.create_account(AccountKind(kind), name)
-    return {
+    result: dict[str, object] = {
         "account_id": account.account_id,
         "kind": account.kind.value,
         "name": account.name,
         "token": token,
     }
+    if emails is not None:
+        row = await emails.set_email(account.account_id, email)
+        result["email"] = row.email
+    return result
+
+
+async def set_email(store: Store, *, account: str, email: str) -> dict[str, object]:
+    row = await _emails(store).set_email(account, email)
+    return {"account_id": row.account_id, "email": row.email, "email_asks": row.email_asks}
+
+
+def _emails(store: Store) -> EmailStore:
+    emails = store.email()
+    if emails is None:
+        raise FailedPreconditionError("this store keeps no email addresses")
+    return emails
 
 
 async def list_accounts(store: Store, *, kind: str | None) -> dict[str, object]:

@@ -152,7 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (help_text, arguments) in admin.COMMANDS.items():
         sub = actions.add_parser(name, help=help_text)
         for arg in arguments:
-            sub.add_argument(arg.flag, required=arg.required, help=arg.help, choices=arg.choices)
+            sub.add_argument(
+                arg.flag,
+                required=arg.required,
+                help=arg.help,
+                choices=arg.choices,
+                type=arg.type or str,
+            )
         sub.set_defaults(handler=_admin, action=name.replace("-", "_"))
 
     # `agent-bridge`, `mcp` and `claude-hook`: the agent side's commands, each a client of some

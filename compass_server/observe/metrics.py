@@ -42,6 +42,18 @@ the answer over); the long tail is a bridge that was away."""
 _PUSH_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600)
 """An ask's push normally leaves within the worker's poll interval; the tail is retries."""
 PUSH_RESULTS: Final = ("sent", "skipped", "retried", "failed", "gone")
+EMAIL_RESULTS: Final = ("sent", "skipped", "retried", "failed")
+REPLY_OUTCOMES: Final = (
+    ("answered", ""),
+    ("declined", ""),
+    ("not_understood", ""),
+    ("ended", ""),
+    ("refused", "unknown_token"),
+    ("refused", "automatic"),
+    ("refused", "wrong_sender"),
+    ("refused", "no_dkim"),
+    ("refused", "not_allowed"),
+)
 _PENDING_CACHE_SECONDS: Final = 5.0
 REMEMBERED_ASKS: Final = 100_000
 """Ask ids kept per table (created, viewed, final): about 10 MB at most."""
@@ -177,6 +189,42 @@ class Metrics:
             "Unexpected errors in the push worker's rounds and attempts (it carries on)",
             registry=r,
         )
+        self.emails = Counter(
+            "compass_emails",
+            "Email attempts by outcome (sent: the relay took it; skipped: its ask ended "
+            "first, or the person has no address or email asks off; retried; failed)",
+            ["outcome"],
+            registry=r,
+        )
+        for outcome in EMAIL_RESULTS:
+            self.emails.labels(outcome=outcome)
+        self.email_latency = Histogram(
+            "compass_email_latency_seconds",
+            "From an ask's storing to the relay accepting its mail (each person; the "
+            "COMPASS_EMAIL_DELAY_SECONDS wait included)",
+            buckets=_PUSH_BUCKETS,
+            registry=r,
+        )
+        self.email_worker_up = Gauge(
+            "compass_email_worker_up",
+            "1 while this process's email sender runs and ends its rounds; 0 when it stopped "
+            "or stalled (no sender: 0)",
+            registry=r,
+        )
+        self.email_worker_errors = Counter(
+            "compass_email_worker_errors",
+            "Unexpected errors in the email sender's rounds and attempts (it carries on)",
+            registry=r,
+        )
+        self.email_replies = Counter(
+            "compass_email_replies",
+            "Email replies by outcome (answered, declined, not_understood, ended, refused) "
+            "and, when refused, why",
+            ["outcome", "reason"],
+            registry=r,
+        )
+        for outcome, reason in REPLY_OUTCOMES:
+            self.email_replies.labels(outcome=outcome, reason=reason)
         self.time_to_answer = Histogram(
             "compass_ask_time_to_answer_seconds",
             "From an ask's creation to its answer (asks created by this process)",
@@ -293,6 +341,19 @@ class Metrics:
     def push_outcome(self, outcome: str) -> None:
         """One push attempt ended (PUSH_RESULTS)."""
         self.pushes.labels(outcome=outcome).inc()
+
+    def watch_email_worker(self, alive: Callable[[], bool] | None) -> None:
+        """`compass_email_worker_up` reads `alive` at each scrape (None: no sender, 0)."""
+        if alive is not None:
+            self.email_worker_up.set_function(lambda: 1.0 if alive() else 0.0)
+
+    def email_outcome(self, outcome: str) -> None:
+        """One mail attempt ended (EMAIL_RESULTS)."""
+        self.emails.labels(outcome=outcome).inc()
+
+    def email_reply(self, outcome: str, reason: str | None) -> None:
+        """One reply reached the inbound listener and did `outcome` (REPLY_OUTCOMES)."""
+        self.email_replies.labels(outcome=outcome, reason=reason or "").inc()
 
     def swept(self, ask_ids: Iterable[str] | None) -> None:
         """After a sweep: the asks it closed as EXPIRED (None: the sweep failed)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from compass_server.domain.errors import FailedPreconditionError
 from compass_server.live.shared_reads import SharedResponses
 from compass_server.store import account_kind_proto
 from gen.compass.v1 import agent_pb2, comms_pb2
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
     from connectrpc.request import RequestContext
 
     from compass_server.service.asks import Asks
+    from compass_server.service.email import Email
     from compass_server.service.push import Push
-    from compass_server.store import AccountRow
+    from compass_server.store import AccountRow, EmailSettingsRow
     from compass_server.transport.auth import AuthContext
 
     # Handlers never read the context's message types; the gate did the header work. (The
@@ -51,10 +53,12 @@ class CommsHandlers(_Handlers, CommsService):
         auth: AuthContext[AccountRow],
         *,
         push: Push,
+        email: Email | None = None,
         responses: SharedResponses | None = None,
     ) -> None:
         super().__init__(asks, auth)
         self._push = push
+        self._email = email
         self._responses = responses or SharedResponses()
 
     async def get_me(self, request: comms_pb2.GetMeRequest, ctx: Ctx) -> comms_pb2.GetMeResponse:
@@ -151,6 +155,25 @@ class CommsHandlers(_Handlers, CommsService):
             subscriptions=[row.to_proto() for row in rows]
         )
 
+    async def get_email_settings(
+        self, request: comms_pb2.GetEmailSettingsRequest, ctx: Ctx
+    ) -> comms_pb2.GetEmailSettingsResponse:
+        email = self._email_cases()
+        row = await email.settings(self._auth.current())
+        return comms_pb2.GetEmailSettingsResponse(settings=_email_settings(row, email.sends))
+
+    async def set_email_asks(
+        self, request: comms_pb2.SetEmailAsksRequest, ctx: Ctx
+    ) -> comms_pb2.SetEmailAsksResponse:
+        email = self._email_cases()
+        row = await email.set_email_asks(self._auth.current(), request.on)
+        return comms_pb2.SetEmailAsksResponse(settings=_email_settings(row, email.sends))
+
+    def _email_cases(self) -> Email:
+        if self._email is None:
+            raise FailedPreconditionError("this server keeps no email settings")
+        return self._email
+
 
 class AgentHandlers(_Handlers, AgentService):
     """AgentService: what agent processes call to post frames and wait for answers."""
@@ -195,3 +218,9 @@ class AgentHandlers(_Handlers, AgentService):
     ) -> agent_pb2.ReportDeliveryResponse:
         row = await self._asks.report_delivery(self._auth.current(), request)
         return agent_pb2.ReportDeliveryResponse(ask=row.ask)
+
+
+def _email_settings(row: EmailSettingsRow, sends: bool) -> comms_pb2.EmailSettings:
+    return comms_pb2.EmailSettings(
+        email=row.email or "", email_asks=row.email_asks, server_sends=sends
+    )

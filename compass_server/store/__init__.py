@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 # The rows live in rows.py, the notifiers' outboxes in outboxes.py, Web Push's devices in
 # push.py; the port is where they are imported from.
+from compass_server.store.email import EmailOutbox, EmailStore
 from compass_server.store.outboxes import Claims, PushOutbox, WebhookOutbox
 from compass_server.store.push import PushStore
 from compass_server.store.rows import (
@@ -36,13 +37,16 @@ from compass_server.store.rows import (
     ChangeEvent,
     ChannelRow,
     DueDelivery,
+    DueEmail,
     DuePush,
+    EmailSettingsRow,
     MessagePage,
     MessageRow,
     PendingAskPage,
     PendingAskRow,
     PushSubscriptionRow,
     ReplayBatch,
+    ReplyTokenRow,
     WorkspaceRow,
     account_kind_proto,
 )
@@ -69,7 +73,11 @@ __all__ = [
     "ChannelRow",
     "Claims",
     "DueDelivery",
+    "DueEmail",
     "DuePush",
+    "EmailOutbox",
+    "EmailSettingsRow",
+    "EmailStore",
     "McpStore",
     "MessagePage",
     "MessageRow",
@@ -79,6 +87,7 @@ __all__ = [
     "PushStore",
     "PushSubscriptionRow",
     "ReplayBatch",
+    "ReplyTokenRow",
     "Store",
     "WebhookOutbox",
     "WorkspaceRow",
@@ -441,6 +450,16 @@ class Store(AskStore, McpStore, Protocol):
         keeps none (then no push worker runs)."""
         ...
 
+    def email(self) -> EmailStore | None:
+        """People's addresses, reply tokens and unsubscribe links (docs/answering/email.md);
+        None when it keeps none (then email is off)."""
+        ...
+
+    def email_outbox(self) -> EmailOutbox | None:
+        """The email outbox it fills as asks are made, for the sender; None when it keeps
+        none (then no email sender runs)."""
+        ...
+
     async def notified_ask(self, ask_id: str) -> tuple[PendingAskRow, str, AccountKind] | None:
         """An ask a webhook tells of, whoever may see it: the ask with its channel and author,
         its workspace id, and the author's kind; None when it is gone."""
@@ -519,7 +538,8 @@ class Store(AskStore, McpStore, Protocol):
     async def revoke_sessions(self, account_id: str) -> tuple[int, int]:
         """End every session of an account and void its unused sign-in codes; its ordinary
         tokens stay. Its devices stop being pushed to (their subscriptions are removed) and
-        the answer tokens already pushed to them stop working.
+        the answer tokens already pushed to them stop working, as do the reply addresses of
+        the mails already sent to it.
 
         Returns:
             (sessions ended, codes voided).

@@ -333,3 +333,46 @@ class DuePush:
     """When the event happened (for 'ask': when the ask was stored)."""
     attempts: int
     """Attempts made before this one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmailSettingsRow:
+    """A person's email: the address asks are mailed to (None: none) and whether they take
+    asks by email (docs/answering/email.md)."""
+
+    account_id: str
+    email: str | None
+    email_asks: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyTokenRow:
+    """What a reply address's token stands for (`EmailStore.reply_token`)."""
+
+    ask_id: str
+    account: AccountRow
+    """Whom it answers as (disabled or not: the caller judges)."""
+    email: str | None
+    """That person's address now (a reply must come from it)."""
+    used: bool
+    """Spent (an answer or a decline of theirs was stored) or voided (revoke-sessions)."""
+    thread_id: str | None
+    """The Message-ID of the ask's mail to that person (None before it was sent)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DueEmail:
+    """A mail claimed for one attempt (`EmailOutbox.claim`)."""
+
+    delivery_id: str
+    account_id: str
+    email: str | None
+    """The person's address now (None: removed since; the mail is skipped)."""
+    email_asks: bool
+    event_type: str
+    """'ask', or a reply to the person's mail: 'not_understood', 'ended'."""
+    ask_id: str
+    occurred_at: datetime
+    payload: str | None
+    """A reply's JSON (problems, in_reply_to, references); None for an ask."""
+    attempts: int

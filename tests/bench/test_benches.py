@@ -138,6 +138,13 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"ratio tap / RespondToAsk: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
         ],
     ),
+    "email": (
+        ["--asks", "2", "--warmup", "0", "--think", "0"],
+        [
+            rf"ratio email / bare send: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+            rf"ratio reply / RespondToAsk: p50/p50 {NUMBER}x, p99/p99 {NUMBER}x",
+        ],
+    ),
     "h2_abuse": (
         [
             *("--resets", "200", "--attack-connections", "20", "--floor-calls", "20"),

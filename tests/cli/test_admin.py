@@ -310,3 +310,51 @@ def test_list_accounts_and_channels_give_the_ids_the_other_commands_take(
     wrong_kind = compass_cli("admin", "list-accounts", "--kind", "robot")
     assert wrong_kind.code == 2
     assert "invalid choice: 'robot'" in wrong_kind.stderr
+
+
+def test_email_addresses_are_set_at_creation_or_later_and_a_bad_one_is_a_usage_error(
+    compass_cli: Callable[..., Ran],
+) -> None:
+    ana = ok_json(
+        compass_cli(
+            "admin",
+            "create-account",
+            "--kind",
+            "human",
+            "--name",
+            "Ana",
+            "--email",
+            "Ana@Example.com",
+        )
+    )
+    assert ana["email"] == "Ana@Example.com"
+    assert set(ana) == {"account_id", "kind", "name", "token", "email"}
+    plain = ok_json(compass_cli("admin", "create-account", "--kind", "human", "--name", "Bo"))
+    assert "email" not in plain
+    changed = ok_json(
+        compass_cli(
+            "admin", "set-email", "--account", str(plain["account_id"]), "--email", "bo@example.com"
+        )
+    )
+    assert changed == {
+        "account_id": plain["account_id"],
+        "email": "bo@example.com",
+        "email_asks": True,
+    }
+    for bad in ("not an address", "a@b", "@example.com", "a@@example.com", "a b@example.com"):
+        refused = compass_cli(
+            "admin", "set-email", "--account", str(plain["account_id"]), "--email", bad
+        )
+        assert refused.code == 2, (bad, refused)
+        assert "--email" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    made = compass_cli("admin", "create-account", "--kind", "human", "--name", "C", "--email", "x")
+    assert made.code == 2
+    robot = compass_cli(
+        "admin", "create-account", "--kind", "agent", "--name", "R2", "--email", "r2@example.com"
+    )
+    failed(robot, "--email is for people's accounts (--kind human)")
+    failed(
+        compass_cli("admin", "set-email", "--account", "acct_nope", "--email", "x@example.com"),
+        "account not found",
+    )

@@ -155,6 +155,8 @@ def test_services_list_every_rpc() -> None:
         "AddPushSubscription",
         "RemovePushSubscription",
         "ListPushSubscriptions",
+        "GetEmailSettings",
+        "SetEmailAsks",
     }
     assert {m.name for m in agent.methods} == {
         "AppendMessage",

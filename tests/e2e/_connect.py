@@ -48,6 +48,8 @@ SERVICE_OF: Final = {
     "AddPushSubscription": COMMS,
     "RemovePushSubscription": COMMS,
     "ListPushSubscriptions": COMMS,
+    "GetEmailSettings": COMMS,
+    "SetEmailAsks": COMMS,
     "AppendMessage": AGENT,
     "UpdateMessage": AGENT,
     "WatchAsk": AGENT,

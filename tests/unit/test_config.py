@@ -220,3 +220,75 @@ def test_the_push_settings() -> None:
         Settings.from_env({"COMPASS_VAPID_SUBJECT": "ops@example.com"})
     with pytest.raises(ConfigError, match="COMPASS_PUSH_ALLOW_HOSTS: 'a b' is not"):
         Settings.from_env({"COMPASS_PUSH_ALLOW_HOSTS": "a b"})
+
+
+# -- email (docs/answering/email.md) ------------------------------------------------------------
+
+EMAIL_ON = {
+    "COMPASS_SMTP_URL": "smtp://mailer:s3cret%2Fpw@relay.example.com:587?starttls=1",
+    "COMPASS_EMAIL_FROM": "Compass <compass@example.com>",
+    "COMPASS_EMAIL_REPLY_DOMAIN": "Reply.Example.com",
+}
+
+
+def test_email_settings_are_read_together() -> None:
+    settings = config.Settings.from_env(
+        {
+            **EMAIL_ON,
+            "COMPASS_INBOUND_SMTP_HOST": "127.0.0.1",
+            "COMPASS_INBOUND_SMTP_PORT": "2525",
+            "COMPASS_EMAIL_DELAY_SECONDS": "0",
+            "COMPASS_EMAIL_REQUIRE_DKIM": "1",
+        }
+    )
+    relay = settings.smtp
+    assert relay is not None
+    assert (relay.host, relay.port, relay.security) == ("relay.example.com", 587, "starttls")
+    assert (relay.username, relay.password) == ("mailer", "s3cret/pw")
+    assert "s3cret" not in repr(settings)
+    assert settings.email_from == "Compass <compass@example.com>"
+    assert settings.email_reply_domain == "reply.example.com"
+    assert (settings.inbound_smtp_host, settings.inbound_smtp_port) == ("127.0.0.1", 2525)
+    assert (settings.email_delay_seconds, settings.email_require_dkim) == (0.0, True)
+    assert settings.email_out
+    assert settings.email_in
+    default = config.Settings.from_env({})
+    assert (default.smtp, default.email_out, default.email_in) == (None, False, False)
+    implicit = config.Settings.from_env(
+        {**EMAIL_ON, "COMPASS_SMTP_URL": "smtps://relay.example.com"}
+    )
+    assert implicit.smtp is not None
+    assert (implicit.smtp.port, implicit.smtp.security) == (465, "tls")
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"COMPASS_SMTP_URL": "http://u:s3cret@relay.example.com"}, "smtp://"),
+        ({"COMPASS_SMTP_URL": "smtps://u:s3cret@relay.example.com?starttls=1"}, "implicit"),
+        ({"COMPASS_SMTP_URL": "smtp://u:s3cret@relay.example.com:99999"}, "URL"),
+        ({"COMPASS_SMTP_URL": "smtp://u:s3cret@relay.example.com?tls=yes"}, "starttls"),
+        ({"COMPASS_SMTP_URL": "smtp://u:s3cret@/"}, "host"),
+        ({"COMPASS_EMAIL_FROM": ""}, "COMPASS_EMAIL_FROM"),
+        ({"COMPASS_EMAIL_FROM": "Compass <not an address>"}, "COMPASS_EMAIL_FROM"),
+        ({"COMPASS_EMAIL_REPLY_DOMAIN": "not a domain"}, "COMPASS_EMAIL_REPLY_DOMAIN"),
+        ({"COMPASS_INBOUND_SMTP_PORT": "2525"}, "COMPASS_INBOUND_SMTP_HOST"),
+        ({"COMPASS_EMAIL_DELAY_SECONDS": "-1"}, "COMPASS_EMAIL_DELAY_SECONDS"),
+        ({"COMPASS_EMAIL_REQUIRE_DKIM": "yes"}, "COMPASS_EMAIL_REQUIRE_DKIM"),
+    ],
+)
+def test_bad_email_settings_are_a_clear_error_that_never_shows_the_password(
+    changes: dict[str, str], says: str
+) -> None:
+    env = {**EMAIL_ON, "COMPASS_SMTP_URL": "smtp://u:s3cret@relay.example.com:25", **changes}
+    with pytest.raises(config.ConfigError) as caught:
+        config.Settings.from_env(env)
+    assert says in str(caught.value)
+    assert "s3cret" not in str(caught.value)
+
+
+def test_the_listener_needs_a_reply_domain() -> None:
+    with pytest.raises(config.ConfigError, match="COMPASS_EMAIL_REPLY_DOMAIN"):
+        config.Settings.from_env(
+            {"COMPASS_INBOUND_SMTP_HOST": "127.0.0.1", "COMPASS_INBOUND_SMTP_PORT": "2525"}
+        )

@@ -4,6 +4,7 @@
 import { ChannelView } from "./channel.js";
 import { receiptWaitFrom } from "./delivery.js";
 import { Devices, registerServiceWorker } from "./devices.js";
+import { EmailAsks } from "./emailasks.js";
 import { byId as $, h, sentence, timeNode, untrusted } from "./dom.js";
 import {
   askHref,
@@ -43,6 +44,7 @@ const INBOX_MAX = 500; // asks read into the inbox at most (pages of 100)
  *   channels: Channel[],
  *   view: ChannelView | null,
  *   devices: Devices | null,
+ *   email: EmailAsks | null,
  *   inbox: {asks: PendingAsk[], known: Set<string> | null,
  *     timer: ReturnType<typeof setInterval> | undefined, running: boolean, again: boolean},
  * }}
@@ -53,6 +55,7 @@ const app = {
   channels: [],
   view: null,
   devices: null,
+  email: null,
   inbox: { asks: [], known: null, timer: undefined, running: false, again: false },
 };
 
@@ -64,6 +67,8 @@ function showSignin(message = "") {
   app.view = null;
   app.devices?.stop();
   app.devices = null;
+  app.email?.stop();
+  app.email = null;
   stopInbox();
   $("app-view").hidden = true;
   $("sign-out").hidden = true;
@@ -104,6 +109,9 @@ async function enter(token, { fromForm }) {
   app.devices?.stop();
   app.devices = new Devices({ token });
   app.devices.start();
+  app.email?.stop();
+  app.email = new EmailAsks({ token });
+  app.email.start();
   return true;
 }
 

@@ -36,6 +36,7 @@ from compass_server.store import Store
 from compass_server.store.postgres.accounts import AccountsMixin
 from compass_server.store.postgres.answers import AnswersMixin
 from compass_server.store.postgres.base import PAGE_BYTES, REPLAY_BYTES, TOKEN_PREFIX, new_id
+from compass_server.store.postgres.email import PostgresEmailStore
 from compass_server.store.postgres.listener import ListenerMixin
 from compass_server.store.postgres.mcp import McpMixin
 from compass_server.store.postgres.messages import MessagesMixin
@@ -69,3 +70,10 @@ class PostgresStore(AccountsMixin, McpMixin, MessagesMixin, AnswersMixin, Listen
 
     def push_outbox(self) -> PostgresPushStore:
         return PostgresPushStore(self)
+
+    def email(self) -> PostgresEmailStore:
+        """People's addresses and the email tokens, on this store's pool."""
+        return PostgresEmailStore(self)
+
+    def email_outbox(self) -> PostgresEmailStore:
+        return PostgresEmailStore(self)

@@ -51,6 +51,7 @@ from compass_server.store.postgres.sql import (
     SELECT_VALID_TOKEN_HASHES,
     USE_SIGN_IN_LINK,
     VOID_ANSWER_TOKENS,
+    VOID_REPLY_TOKENS,
     VOID_SIGN_IN_LINKS,
 )
 
@@ -136,6 +137,7 @@ class AccountsMixin(PostgresBase):
             links = await conn.execute(VOID_SIGN_IN_LINKS, account_id)
             await conn.execute(DELETE_PUSH_SUBSCRIPTIONS, account_id)
             await conn.execute(VOID_ANSWER_TOKENS, account_id)
+            await conn.execute(VOID_REPLY_TOKENS, account_id)
             # At commit: every process's token cache forgets this account's tokens.
             await conn.execute(NOTIFY, ACCOUNTS_CHANNEL, account_id)
         return row_count(sessions), row_count(links)

@@ -1,14 +1,14 @@
 """What every notifier's outbox shares on PostgreSQL: claims, the record of an attempt, and
 the reminders.
 
-A notifier (webhooks, Web Push; email next) keeps its outbox in a table of one shape:
+A notifier (webhooks, Web Push, email) keeps its outbox in a table of one shape:
 
     delivery_id text PRIMARY KEY, <key> text (its destination: a webhook, a device),
     event_type text, ask_id text, occurred_at timestamptz, payload text,
     state text ('pending' | 'delivered' | 'failed'), attempts integer,
     next_attempt_at timestamptz (when due; while in flight, the claim's lease)
 
-filled by triggers on `asks` in the transaction of the change (migrations 0005, 0009), and
+filled by triggers on `asks` in the transaction of the change (migrations 0005, 0009, 0010), and
 described here by an `Outbox`. Its worker (background/outbox.py) claims due rows with
 `claim`: FOR UPDATE SKIP LOCKED, each leased for one attempt (several processes never attempt
 one row at once, and a row whose process died is attempted again when its lease ends),
@@ -105,6 +105,13 @@ WEBHOOKS: Final = Outbox(
     returning="d.delivery_id, d.webhook_id, w.url, w.secret, d.event_type, d.ask_id, "
     "d.occurred_at, d.payload, d.attempts",
     log="webhook_attempts",
+)
+EMAIL: Final = Outbox(
+    deliveries="email_deliveries",
+    key="account_id",
+    destinations="accounts",
+    returning="d.delivery_id, d.account_id, w.email, w.email_asks, d.event_type, d.ask_id, "
+    "d.occurred_at, d.payload, d.attempts",
 )
 PUSH: Final = Outbox(
     deliveries="push_deliveries",

@@ -94,6 +94,10 @@ DELETE_PUSH_SUBSCRIPTIONS: Final = "DELETE FROM push_subscriptions WHERE account
 VOID_ANSWER_TOKENS: Final = (
     "UPDATE push_answer_tokens SET used_at = now() WHERE account_id = $1 AND used_at IS NULL"
 )
+# ... and the reply addresses of the mails sent to it (docs/answering/email.md).
+VOID_REPLY_TOKENS: Final = (
+    "UPDATE email_reply_tokens SET used_at = now() WHERE account_id = $1 AND used_at IS NULL"
+)
 
 VOID_SIGN_IN_LINKS: Final = """
     UPDATE sign_in_links SET revoked_at = now()

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .comms_pb2 import AddPushSubscriptionRequest, AddPushSubscriptionResponse, DeclineAskRequest, DeclineAskResponse, GetAskRequest, GetAskResponse, GetMeRequest, GetMeResponse, GetPushConfigRequest, GetPushConfigResponse, ListChannelsRequest, ListChannelsResponse, ListMessagesRequest, ListMessagesResponse, ListPendingAsksRequest, ListPendingAsksResponse, ListPushSubscriptionsRequest, ListPushSubscriptionsResponse, RemovePushSubscriptionRequest, RemovePushSubscriptionResponse, RespondToAskRequest, RespondToAskResponse, WatchChannelRequest, WatchChannelResponse
+from .comms_pb2 import AddPushSubscriptionRequest, AddPushSubscriptionResponse, DeclineAskRequest, DeclineAskResponse, GetAskRequest, GetAskResponse, GetEmailSettingsRequest, GetEmailSettingsResponse, GetMeRequest, GetMeResponse, GetPushConfigRequest, GetPushConfigResponse, ListChannelsRequest, ListChannelsResponse, ListMessagesRequest, ListMessagesResponse, ListPendingAsksRequest, ListPendingAsksResponse, ListPushSubscriptionsRequest, ListPushSubscriptionsResponse, RemovePushSubscriptionRequest, RemovePushSubscriptionResponse, RespondToAskRequest, RespondToAskResponse, SetEmailAsksRequest, SetEmailAsksResponse, WatchChannelRequest, WatchChannelResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -110,6 +110,18 @@ class CommsService(Protocol):
     async def list_push_subscriptions(self, request: ListPushSubscriptionsRequest, ctx: RequestContext[ListPushSubscriptionsRequest, ListPushSubscriptionsResponse], /) -> ListPushSubscriptionsResponse:
         """
         The caller's devices, with how their last pushes went.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_email_settings(self, request: GetEmailSettingsRequest, ctx: RequestContext[GetEmailSettingsRequest, GetEmailSettingsResponse], /) -> GetEmailSettingsResponse:
+        """
+        The caller's email address and whether asks are mailed to it.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def set_email_asks(self, request: SetEmailAsksRequest, ctx: RequestContext[SetEmailAsksRequest, SetEmailAsksResponse], /) -> SetEmailAsksResponse:
+        """
+        Turns asks by email on or off for the caller.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -258,6 +270,28 @@ class CommsServiceASGIApplication(ConnectASGIApplication[CommsService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_push_subscriptions,
+                ),
+                "/compass.v1.CommsService/GetEmailSettings": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetEmailSettings",
+                        service_name="compass.v1.CommsService",
+                        input=GetEmailSettingsRequest,
+                        output=GetEmailSettingsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_email_settings,
+                ),
+                "/compass.v1.CommsService/SetEmailAsks": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetEmailAsks",
+                        service_name="compass.v1.CommsService",
+                        input=SetEmailAsksRequest,
+                        output=SetEmailAsksResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_email_asks,
                 ),
             },
             interceptors=interceptors,
@@ -576,6 +610,52 @@ class CommsServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_email_settings(
+        self,
+        request: GetEmailSettingsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetEmailSettingsResponse:
+        """
+        The caller's email address and whether asks are mailed to it.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetEmailSettings",
+                service_name="compass.v1.CommsService",
+                input=GetEmailSettingsRequest,
+                output=GetEmailSettingsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def set_email_asks(
+        self,
+        request: SetEmailAsksRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetEmailAsksResponse:
+        """
+        Turns asks by email on or off for the caller.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetEmailAsks",
+                service_name="compass.v1.CommsService",
+                input=SetEmailAsksRequest,
+                output=SetEmailAsksResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class CommsServiceSync(Protocol):
     """
@@ -650,6 +730,18 @@ class CommsServiceSync(Protocol):
     def list_push_subscriptions(self, request: ListPushSubscriptionsRequest, ctx: RequestContext[ListPushSubscriptionsRequest, ListPushSubscriptionsResponse], /) -> ListPushSubscriptionsResponse:
         """
         The caller's devices, with how their last pushes went.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_email_settings(self, request: GetEmailSettingsRequest, ctx: RequestContext[GetEmailSettingsRequest, GetEmailSettingsResponse], /) -> GetEmailSettingsResponse:
+        """
+        The caller's email address and whether asks are mailed to it.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def set_email_asks(self, request: SetEmailAsksRequest, ctx: RequestContext[SetEmailAsksRequest, SetEmailAsksResponse], /) -> SetEmailAsksResponse:
+        """
+        Turns asks by email on or off for the caller.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -796,6 +888,28 @@ class CommsServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_push_subscriptions,
+                ),
+                "/compass.v1.CommsService/GetEmailSettings": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetEmailSettings",
+                        service_name="compass.v1.CommsService",
+                        input=GetEmailSettingsRequest,
+                        output=GetEmailSettingsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_email_settings,
+                ),
+                "/compass.v1.CommsService/SetEmailAsks": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetEmailAsks",
+                        service_name="compass.v1.CommsService",
+                        input=SetEmailAsksRequest,
+                        output=SetEmailAsksResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_email_asks,
                 ),
             },
             interceptors=interceptors,
@@ -1108,6 +1222,52 @@ class CommsServiceClientSync(ConnectClientSync):
                 service_name="compass.v1.CommsService",
                 input=ListPushSubscriptionsRequest,
                 output=ListPushSubscriptionsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_email_settings(
+        self,
+        request: GetEmailSettingsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetEmailSettingsResponse:
+        """
+        The caller's email address and whether asks are mailed to it.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetEmailSettings",
+                service_name="compass.v1.CommsService",
+                input=GetEmailSettingsRequest,
+                output=GetEmailSettingsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def set_email_asks(
+        self,
+        request: SetEmailAsksRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetEmailAsksResponse:
+        """
+        Turns asks by email on or off for the caller.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetEmailAsks",
+                service_name="compass.v1.CommsService",
+                input=SetEmailAsksRequest,
+                output=SetEmailAsksResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

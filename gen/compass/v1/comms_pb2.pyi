@@ -440,3 +440,35 @@ class PushSubscription(_message.Message):
     last_success_at: _timestamp_pb2.Timestamp
     last_error: str
     def __init__(self, subscription_id: _Optional[str] = ..., device_name: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_success_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ...) -> None: ...
+
+class GetEmailSettingsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetEmailSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: EmailSettings
+    def __init__(self, settings: _Optional[_Union[EmailSettings, _Mapping]] = ...) -> None: ...
+
+class SetEmailAsksRequest(_message.Message):
+    __slots__ = ("on",)
+    ON_FIELD_NUMBER: _ClassVar[int]
+    on: bool
+    def __init__(self, on: _Optional[bool] = ...) -> None: ...
+
+class SetEmailAsksResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: EmailSettings
+    def __init__(self, settings: _Optional[_Union[EmailSettings, _Mapping]] = ...) -> None: ...
+
+class EmailSettings(_message.Message):
+    __slots__ = ("email", "email_asks", "server_sends")
+    EMAIL_FIELD_NUMBER: _ClassVar[int]
+    EMAIL_ASKS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_SENDS_FIELD_NUMBER: _ClassVar[int]
+    email: str
+    email_asks: bool
+    server_sends: bool
+    def __init__(self, email: _Optional[str] = ..., email_asks: _Optional[bool] = ..., server_sends: _Optional[bool] = ...) -> None: ...

@@ -1225,6 +1225,102 @@ export declare type PushSubscription = Message$1<"compass.v1.PushSubscription"> 
 export declare const PushSubscriptionSchema: GenMessage<PushSubscription>;
 
 /**
+ * Asks by email (docs/answering/email.md): the caller's address and their switch.
+ *
+ * @generated from message compass.v1.GetEmailSettingsRequest
+ */
+export declare type GetEmailSettingsRequest = Message$1<"compass.v1.GetEmailSettingsRequest"> & {
+};
+
+/**
+ * Describes the message compass.v1.GetEmailSettingsRequest.
+ * Use `create(GetEmailSettingsRequestSchema)` to create a new message.
+ */
+export declare const GetEmailSettingsRequestSchema: GenMessage<GetEmailSettingsRequest>;
+
+/**
+ * @generated from message compass.v1.GetEmailSettingsResponse
+ */
+export declare type GetEmailSettingsResponse = Message$1<"compass.v1.GetEmailSettingsResponse"> & {
+  /**
+   * @generated from field: compass.v1.EmailSettings settings = 1;
+   */
+  settings?: EmailSettings | undefined;
+};
+
+/**
+ * Describes the message compass.v1.GetEmailSettingsResponse.
+ * Use `create(GetEmailSettingsResponseSchema)` to create a new message.
+ */
+export declare const GetEmailSettingsResponseSchema: GenMessage<GetEmailSettingsResponse>;
+
+/**
+ * Turns asks by email on or off for the caller (a mail's unsubscribe link turns them off too).
+ *
+ * @generated from message compass.v1.SetEmailAsksRequest
+ */
+export declare type SetEmailAsksRequest = Message$1<"compass.v1.SetEmailAsksRequest"> & {
+  /**
+   * @generated from field: bool on = 1;
+   */
+  on: boolean;
+};
+
+/**
+ * Describes the message compass.v1.SetEmailAsksRequest.
+ * Use `create(SetEmailAsksRequestSchema)` to create a new message.
+ */
+export declare const SetEmailAsksRequestSchema: GenMessage<SetEmailAsksRequest>;
+
+/**
+ * @generated from message compass.v1.SetEmailAsksResponse
+ */
+export declare type SetEmailAsksResponse = Message$1<"compass.v1.SetEmailAsksResponse"> & {
+  /**
+   * @generated from field: compass.v1.EmailSettings settings = 1;
+   */
+  settings?: EmailSettings | undefined;
+};
+
+/**
+ * Describes the message compass.v1.SetEmailAsksResponse.
+ * Use `create(SetEmailAsksResponseSchema)` to create a new message.
+ */
+export declare const SetEmailAsksResponseSchema: GenMessage<SetEmailAsksResponse>;
+
+/**
+ * @generated from message compass.v1.EmailSettings
+ */
+export declare type EmailSettings = Message$1<"compass.v1.EmailSettings"> & {
+  /**
+   * The caller's address, set by an operator (`compass admin set-email`); "" when none.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * Whether asks are mailed to it: the caller's own switch, on by default.
+   *
+   * @generated from field: bool email_asks = 2;
+   */
+  emailAsks: boolean;
+
+  /**
+   * Whether this server mails asks at all (an SMTP relay is configured).
+   *
+   * @generated from field: bool server_sends = 3;
+   */
+  serverSends: boolean;
+};
+
+/**
+ * Describes the message compass.v1.EmailSettings.
+ * Use `create(EmailSettingsSchema)` to create a new message.
+ */
+export declare const EmailSettingsSchema: GenMessage<EmailSettings>;
+
+/**
  * The outcome of an Ask. Only PENDING can change; every other status is final.
  *
  * @generated from enum compass.v1.AskStatus
@@ -1555,6 +1651,26 @@ export declare const CommsService: GenService<{
     methodKind: "unary";
     input: typeof ListPushSubscriptionsRequestSchema;
     output: typeof ListPushSubscriptionsResponseSchema;
+  },
+  /**
+   * The caller's email address and whether asks are mailed to it.
+   *
+   * @generated from rpc compass.v1.CommsService.GetEmailSettings
+   */
+  getEmailSettings: {
+    methodKind: "unary";
+    input: typeof GetEmailSettingsRequestSchema;
+    output: typeof GetEmailSettingsResponseSchema;
+  },
+  /**
+   * Turns asks by email on or off for the caller.
+   *
+   * @generated from rpc compass.v1.CommsService.SetEmailAsks
+   */
+  setEmailAsks: {
+    methodKind: "unary";
+    input: typeof SetEmailAsksRequestSchema;
+    output: typeof SetEmailAsksResponseSchema;
   },
 }>;
 

@@ -1,0 +1,2 @@
+"""Email (docs/answering/email.md): the sender (`sender.py`), the inbound SMTP listener
+(`inbound.py`) and the one-click unsubscribe endpoint (`unsubscribe.py`)."""
