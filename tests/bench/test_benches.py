@@ -54,6 +54,8 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
             rf"ratio 20/1: p50 {NUMBER}x\s+p99 {NUMBER}x",
             rf"ratio 20 watchers / 20 raw sockets: p50 {NUMBER}x\s+p99 {NUMBER}x",
             rf"20 raw sockets, median of 2 per-round ratios .*: p50 {NUMBER}x\s+p99 {NUMBER}x",
+            rf"1 watcher / 20 raw sockets: p50 {NUMBER}x\s+p99 {NUMBER}x; 20 watchers / "
+            rf"\(1 watcher \+ 20 raw sockets\): p50 {NUMBER}x\s+p99 {NUMBER}x",
             rf"server CPU/change {NUMBER} ms",
         ],
     ),
