@@ -71,6 +71,8 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "AddPushSubscription": comms_pb2.AddPushSubscriptionRequest,
     "RemovePushSubscription": comms_pb2.RemovePushSubscriptionRequest,
     "ListPushSubscriptions": comms_pb2.ListPushSubscriptionsRequest,
+    "GetEmailSettings": comms_pb2.GetEmailSettingsRequest,
+    "SetEmailAsks": comms_pb2.SetEmailAsksRequest,
     "AppendMessage": agent_pb2.AppendMessageRequest,
     "UpdateMessage": agent_pb2.UpdateMessageRequest,
     "WatchAsk": agent_pb2.WatchAskRequest,
@@ -91,6 +93,8 @@ RESPONSE_TYPES: dict[str, type[Message]] = {
     "AddPushSubscription": comms_pb2.AddPushSubscriptionResponse,
     "RemovePushSubscription": comms_pb2.RemovePushSubscriptionResponse,
     "ListPushSubscriptions": comms_pb2.ListPushSubscriptionsResponse,
+    "GetEmailSettings": comms_pb2.GetEmailSettingsResponse,
+    "SetEmailAsks": comms_pb2.SetEmailAsksResponse,
     "AppendMessage": agent_pb2.AppendMessageResponse,
     "UpdateMessage": agent_pb2.UpdateMessageResponse,
     "WatchAsk": agent_pb2.WatchAskResponse,
@@ -176,8 +180,16 @@ class FuzzWorld:
     def template(self, method: str, ask_id: str) -> dict[str, object]:
         """A valid request body of `method` (before mutation)."""
         match method:
-            case "ListChannels" | "GetMe" | "GetPushConfig" | "ListPushSubscriptions":
+            case (
+                "ListChannels"
+                | "GetMe"
+                | "GetPushConfig"
+                | "ListPushSubscriptions"
+                | "GetEmailSettings"
+            ):
                 return {}
+            case "SetEmailAsks":
+                return {"on": True}
             case "AddPushSubscription":  # a real P-256 point; .invalid never resolves
                 return {
                     "endpoint": "https://push.invalid/fuzz",
