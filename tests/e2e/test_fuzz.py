@@ -679,9 +679,10 @@ def test_no_request_gets_a_500_internal_or_exception_text(
     print(f"fuzz: {sum(sent.values())} requests {dict(sent)}; outcomes {dict(outcomes)}")  # noqa: T201 - shown with -s
     assert sum(sent.values()) >= REQUESTS, sent
     assert set(sent) == set(SERVICE_OF), sent  # every RPC was fuzzed
-    # Each RPC at least half an equal share (a fixed 1/20 stopped holding once ReportDelivery
-    # made 14 RPCs: the derandomized run gives GetMe 93 of 2,000).
-    assert min(sent.values()) >= REQUESTS // (2 * len(SERVICE_OF)), sent
+    # Each RPC at least a quarter of an equal share. Hypothesis's draws are not uniform, and
+    # derandomized runs still differ with the world's ids: at 20 RPCs the least drawn got 47 of
+    # 2,050 in one run and 65 in another, so half a share (50) failed by chance.
+    assert min(sent.values()) >= REQUESTS // (4 * len(SERVICE_OF)), sent
     # The fuzz reached past the guards: successes and errors of several kinds.
     assert outcomes["ok"] >= 50, outcomes
     assert {"invalid_argument", "unauthenticated", "permission_denied"} <= set(outcomes), outcomes
