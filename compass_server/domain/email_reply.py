@@ -95,8 +95,9 @@ def read_reply(ask: comms_pb2.Ask, text: str) -> Reading:
 
 def normalize_label(text: str) -> str:
     """A label or reply as the grammar compares them: NFKC, case-folded, white space runs as
-    one space, trimmed ("  POSTGRES\\n 16 " and "postgres 16" are the same)."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    one space, trimmed of white space and invisible marks as replies are (`_bare`: "  POSTGRES\\n
+    16\\u200b" and "postgres 16" are the same)."""
+    return " ".join(_bare(unicodedata.normalize("NFKC", text)).casefold().split())
 
 
 def grammar_help(ask: comms_pb2.Ask) -> str:

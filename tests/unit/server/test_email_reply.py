@@ -258,6 +258,17 @@ def test_invisible_marks_at_the_ends_of_lines_are_trimmed() -> None:
     assert answered(read_reply(SEVERAL, "\u200e1: 2\u200f\n4:\u00a01"))[0] == a("db", "db-1")
 
 
+def test_a_label_with_invisible_marks_at_its_ends_is_picked_by_its_visible_text() -> None:
+    # An agent's label can carry a zero-width space or a soft hyphen at an end (pasted text);
+    # a person typing what they see picks that option, never sends it as own words.
+    marked = ask(q("db", "Postgres\u200b", "\u00adSQLite", "MySQL"))
+    assert answered(read_reply(marked, "postgres")) == [a("db", "db-0")]
+    assert answered(read_reply(marked, "SQLite")) == [a("db", "db-1")]
+    # A label of invisible marks alone cannot be typed: its number picks it.
+    blank = ask(q("db", "\u00ad", "MySQL"))
+    assert answered(read_reply(blank, "1")) == [a("db", "db-0")]
+
+
 def test_combining_picks_and_words_is_refused_where_the_agent_would_get_only_the_words() -> None:
     instead = ask(q("m", "a", "b", multi=True, free_text=INSTEAD))
     assert problems(read_reply(instead, "1 + more")) == (
