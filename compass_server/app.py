@@ -247,7 +247,10 @@ def create_app(
                 )
             yield
 
+    # Starlette tries routes in order: the RPC mounts, which nearly every request is for, first.
     routes = [
+        Mount(comms_rpc.path, app=_gated(comms_rpc, auth, tokens.authenticate, settings)),
+        Mount(agent_rpc.path, app=_gated(agent_rpc, auth, tokens.authenticate, settings)),
         Route("/healthz", healthz),
         Route("/readyz", readiness.readyz),
         Route("/metrics", metrics_endpoint(metrics, settings.metrics_token)),
@@ -256,8 +259,6 @@ def create_app(
         Route(MCP_PATH, mcp),  # every method: its gate answers 405 to all but POST
         Route(METADATA_PATH, mcp.metadata, methods=["GET"]),
         Route(ROOT_METADATA_PATH, mcp.metadata, methods=["GET"]),
-        Mount(agent_rpc.path, app=_gated(agent_rpc, auth, tokens.authenticate, settings)),
-        Mount(comms_rpc.path, app=_gated(comms_rpc, auth, tokens.authenticate, settings)),
         Mount("/", app=ui_app()),
     ]
     if email is not None:

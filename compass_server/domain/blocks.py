@@ -23,6 +23,7 @@ from compass_server.domain.limits import (
     FREE_TEXT_NAMES,
     OPEN_STATUSES,
     nul,
+    nuls,
     question_label,
     quote,
     too_long,
@@ -378,12 +379,13 @@ def question_violations(question: comms_pb2.AskQuestion, path: str) -> list[Fiel
     violations: list[FieldViolation] = []
     if len(qid) > MAX_ID_LENGTH:
         violations.append(too_long(f"{path}.question_id", "question_id", MAX_ID_LENGTH, qid))
-    for field, value in (
-        ("question_id", qid),
-        ("question", question.question),
-        ("header", question.header),
-    ):
-        violations.extend(nul(f"{path}.{field}", value, qid))
+    violations.extend(
+        nuls(
+            path,
+            (("question_id", qid), ("question", question.question), ("header", question.header)),
+            qid,
+        )
+    )
     violations.extend(free_text_violations(question, path))
     if len(question.options) > MAX_OPTIONS_PER_QUESTION:
         violations.append(
@@ -416,13 +418,18 @@ def question_violations(question: comms_pb2.AskQuestion, path: str) -> list[Fiel
             option_seen[option.id] = index
         if len(option.id) > MAX_ID_LENGTH:
             violations.append(too_long(f"{opath}.id", "option id", MAX_ID_LENGTH, qid))
-        for field, value in (
-            ("id", option.id),
-            ("label", option.label),
-            ("description", option.description),
-            ("preview", option.preview),
-        ):
-            violations.extend(nul(f"{opath}.{field}", value, qid))
+        violations.extend(
+            nuls(
+                opath,
+                (
+                    ("id", option.id),
+                    ("label", option.label),
+                    ("description", option.description),
+                    ("preview", option.preview),
+                ),
+                qid,
+            )
+        )
     return violations
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from compass_core import ask_status
 
@@ -19,6 +19,9 @@ from compass_server.domain.errors import (
     InvalidArgumentError,
 )
 from gen.compass.v1 import comms_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MAX_NAME_LENGTH: Final = 200
 """Longest workspace, channel or account name."""
@@ -104,6 +107,20 @@ def nul(field: str, value: str, question_id: str = "") -> list[FieldViolation]:
             description=f"{prefix}contains a NUL character, which cannot be stored",
             question_id=question_id,
         )
+    ]
+
+
+def nuls(
+    path: str, fields: Iterable[tuple[str, str]], question_id: str = ""
+) -> list[FieldViolation]:
+    """`nul` for each (name, value) of `fields` at `path`: the violations of `path.name`, whose
+    field path is built only for a value that holds a NUL (every read of a stored ask checks
+    every text of it)."""
+    return [
+        violation
+        for name, value in fields
+        if NUL in value
+        for violation in nul(f"{path}.{name}", value, question_id)
     ]
 
 

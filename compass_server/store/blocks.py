@@ -381,6 +381,9 @@ def _keys(
     *,
     optional: frozenset[str] = frozenset(),
 ) -> None:
+    keys = obj.keys()
+    if keys == expected or (optional and keys <= expected and keys >= expected - optional):
+        return  # the common case, without building sets (every read decodes every block)
     unknown = set(obj) - expected
     missing = expected - optional - set(obj)
     if unknown or missing:
