@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
@@ -32,7 +33,7 @@ from compass_server.transport.netguard import RateLimitedLog
 
 if TYPE_CHECKING:
     import logging
-    from collections.abc import Callable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from compass_server.store import Claims
 
@@ -58,6 +59,20 @@ def retry_time(schedule: Sequence[float], attempts: int, sent_at: datetime) -> d
     return sent_at + timedelta(seconds=delay)
 
 
+FORGET_EVERY: Final = timedelta(hours=1)
+"""How often a worker with `Forget` purges what it keeps for ended asks."""
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """What a notifier keeps for a while after an ask ends (the answer tokens of its pushes,
+    the reply tokens of its emails) and forgets: `purge(before)` drops what belongs to asks
+    that ended before `before`; a worker calls it every FORGET_EVERY with `now - keep`."""
+
+    purge: Callable[[datetime], Awaitable[object]]
+    keep: timedelta
+
+
 class OutboxWorker(Generic[D]):
     """Runs one notifier's attempts, until cancelled. A notifier subclasses it: `destination`
     (the key its per-destination count is kept by) and `attempt` (one attempt at one
@@ -76,6 +91,7 @@ class OutboxWorker(Generic[D]):
         max_in_flight: int = MAX_IN_FLIGHT,
         clock: Callable[[], datetime] = utc_now,
         on_error: Callable[[], None] | None = None,
+        forget: Forget | None = None,
     ) -> None:
         """
         Args:
@@ -85,6 +101,8 @@ class OutboxWorker(Generic[D]):
             timeout_seconds: an attempt's deadline (its lease outlasts it).
             per_endpoint: attempts in flight here to one destination, at most.
             on_error: told of each unexpected error of a round or an attempt (a metric).
+            forget: what the notifier keeps for ended asks, purged at the start of a round
+                every FORGET_EVERY.
         """
         self._outbox = outbox
         self._name = name
@@ -95,6 +113,8 @@ class OutboxWorker(Generic[D]):
         self._max_in_flight = max_in_flight
         self._clock = clock
         self._on_error = on_error
+        self._forget = forget
+        self._forgotten: datetime | None = None
         self._busy: dict[str, int] = {}
         """Destination -> its attempts in flight in this process."""
         self._attempts: set[asyncio.Task[None]] = set()
@@ -158,9 +178,15 @@ class OutboxWorker(Generic[D]):
                 await asyncio.wait(self._attempts)
 
     async def tick(self) -> bool:
-        """One round: `before_claim`, then an attempt for each due delivery there is room
+        """One round: `forget` (when due), `before_claim`, then an attempt for each due delivery there is room
         for; True if any were started."""
         now = self._clock()
+        forget = self._forget
+        if forget is not None and (
+            self._forgotten is None or now - self._forgotten >= FORGET_EVERY
+        ):
+            self._forgotten = now
+            await forget.purge(now - forget.keep)
         await self.before_claim(now)
         room = self._max_in_flight - len(self._attempts)
         if room <= 0:

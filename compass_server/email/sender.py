@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Final
 
 import aiosmtplib
 
-from compass_server.background.outbox import OutboxWorker, retry_time, utc_now
+from compass_server.background.outbox import Forget, OutboxWorker, retry_time, utc_now
 from compass_server.domain.email_address import reply_address
 from compass_server.domain.email_text import (
     ask_mail,
@@ -62,7 +62,6 @@ logger = logging.getLogger(__name__)
 
 PER_PERSON: Final = 2
 """Mails in flight to one person at once, per process."""
-PURGE_EVERY: Final = timedelta(hours=1)
 TOKEN_KEEP: Final = timedelta(days=7)
 """Reply tokens of ended asks are forgotten this long after they were made (a reply to an
 old mail then gets no answer rather than "already answered")."""
@@ -160,6 +159,8 @@ class EmailSender(OutboxWorker[DueEmail]):
             per_endpoint=PER_PERSON,
             clock=clock,
             on_error=on_error,
+            # Now and then, forget the reply tokens of asks that ended a while ago.
+            forget=Forget(outbox.purge, TOKEN_KEEP),
         )
         self._mails = outbox
         self._asks = asks
@@ -173,16 +174,9 @@ class EmailSender(OutboxWorker[DueEmail]):
         self._backoff = tuple(backoff)
         self._on_outcome = on_outcome
         self._on_latency = on_latency
-        self._purged: datetime | None = None
 
     def destination(self, delivery: DueEmail) -> str:
         return delivery.account_id
-
-    async def before_claim(self, now: datetime) -> None:
-        """Now and then, forget the reply tokens of asks that ended a while ago."""
-        if self._purged is None or now - self._purged >= PURGE_EVERY:
-            self._purged = now
-            await self._mails.purge(now - TOKEN_KEEP)
 
     async def attempt(self, delivery: DueEmail) -> None:
         found = await self._asks.notified_ask(delivery.ask_id)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final
 import http_ece
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from compass_server.background.outbox import retry_time, utc_now
+from compass_server.background.outbox import Forget, retry_time, utc_now
 from compass_server.domain.errors import InvalidArgumentError
 from compass_server.domain.push import PUSH_SETTING, ask_payload, closed_payload
 from compass_server.domain.vapid import b64url, b64url_decode, default_subject
@@ -66,7 +66,6 @@ ASK_TTL_SECONDS: Final = 24 * 3600
 """How long a push service keeps an ask's push for a device that is offline (less when the
 ask's deadline is sooner)."""
 CLOSED_TTL_SECONDS: Final = 24 * 3600
-PURGE_EVERY: Final = timedelta(hours=1)
 TOKEN_KEEP: Final = timedelta(days=1)
 """Answer tokens of ended asks are forgotten this long after they were made (a tap on an old
 notice then says "unknown" rather than "already answered")."""
@@ -157,6 +156,8 @@ class PushSender(HttpOutboxWorker[DuePush]):
             per_endpoint=PER_DEVICE,
             clock=clock,
             on_error=on_error,
+            # Now and then, forget the answer tokens of asks that ended a while ago.
+            forget=Forget(outbox.purge, TOKEN_KEEP),
         )
         self._pushes = outbox
         self._asks = asks
@@ -167,16 +168,9 @@ class PushSender(HttpOutboxWorker[DuePush]):
         self._backoff = tuple(backoff)
         self._on_outcome = on_outcome
         self._on_latency = on_latency
-        self._purged: datetime | None = None
 
     def destination(self, delivery: DuePush) -> str:
         return delivery.subscription_id
-
-    async def before_claim(self, now: datetime) -> None:
-        """Now and then, forget the answer tokens of asks that ended a while ago."""
-        if self._purged is None or now - self._purged >= PURGE_EVERY:
-            self._purged = now
-            await self._pushes.purge(now - TOKEN_KEEP)
 
     async def attempt(self, delivery: DuePush) -> None:
         found = await self._asks.notified_ask(delivery.ask_id)

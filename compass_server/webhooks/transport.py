@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import httpcore
 import httpx
 
-from compass_server.background.outbox import OutboxWorker
+from compass_server.background.outbox import Forget, OutboxWorker
 from compass_server.domain.webhook_targets import refusal
 
 if TYPE_CHECKING:
@@ -199,6 +199,7 @@ class HttpOutboxWorker(OutboxWorker[D]):
         per_endpoint: int,
         clock: Callable[[], datetime],
         on_error: Callable[[], None] | None,
+        forget: Forget | None = None,
     ) -> None:
         """`allow`, `user_agent` and `transport` (a test's) make the client; the rest are
         OutboxWorker's."""
@@ -211,6 +212,7 @@ class HttpOutboxWorker(OutboxWorker[D]):
             per_endpoint=per_endpoint,
             clock=clock,
             on_error=on_error,
+            forget=forget,
         )
         self._allow = allow
         self._user_agent = user_agent
