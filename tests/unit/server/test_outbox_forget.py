@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from compass_server.background.outbox import FORGET_EVERY, Forget, OutboxWorker
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 START = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
 KEEP = timedelta(days=7)
@@ -35,6 +35,21 @@ class Nothing:
         return []
 
 
+def worker_of(
+    outbox: Nothing, clock: Callable[[], datetime], forget: Forget | None = None
+) -> OutboxWorker[str]:
+    return OutboxWorker(
+        outbox,
+        name="test",
+        logger=logging.getLogger("tests.outbox"),
+        poll_seconds=1.0,
+        timeout_seconds=1.0,
+        per_endpoint=1,
+        clock=clock,
+        forget=forget,
+    )
+
+
 async def test_a_round_forgets_what_ended_asks_left_once_every_hour() -> None:
     now = [START]
     purged: list[datetime] = []
@@ -43,16 +58,7 @@ async def test_a_round_forgets_what_ended_asks_left_once_every_hour() -> None:
         purged.append(before)
 
     outbox = Nothing()
-    worker: OutboxWorker[str] = OutboxWorker(
-        outbox,
-        name="test",
-        logger=logging.getLogger("tests.outbox"),
-        poll_seconds=1.0,
-        timeout_seconds=1.0,
-        per_endpoint=1,
-        clock=lambda: now[0],
-        forget=Forget(purge, KEEP),
-    )
+    worker = worker_of(outbox, lambda: now[0], Forget(purge, KEEP))
 
     await worker.tick()  # the first round forgets at once
     now[0] = START + FORGET_EVERY - timedelta(seconds=1)
@@ -66,14 +72,6 @@ async def test_a_round_forgets_what_ended_asks_left_once_every_hour() -> None:
 
 async def test_a_worker_without_forget_only_claims() -> None:
     outbox = Nothing()
-    worker: OutboxWorker[str] = OutboxWorker(
-        outbox,
-        name="test",
-        logger=logging.getLogger("tests.outbox"),
-        poll_seconds=1.0,
-        timeout_seconds=1.0,
-        per_endpoint=1,
-        clock=lambda: START,
-    )
+    worker = worker_of(outbox, lambda: START)
     assert await worker.tick() is False
     assert outbox.claims == 1
