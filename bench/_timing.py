@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Coroutine, Mapping, Sequence
+    from typing import Any
 
 KEEPALIVE_EXPIRY_SECONDS = 2.0
 """How long the benches' HTTP clients reuse an idle kept-alive connection: well below the
@@ -195,3 +196,31 @@ def answer_latency_arguments(
     if args.asks < 1 or args.warmup < 0 or args.think < 0:
         parser.error("--asks must be >= 1, --warmup and --think >= 0")
     return args
+
+
+def notifier_bench_main(
+    argv: Sequence[str] | None,
+    doc: str | None,
+    measure: Callable[[str, str, argparse.Namespace], Coroutine[Any, Any, int]],
+) -> int:
+    """The command line of a bench that times a notifier (push, email) against its floor in
+    paced rounds: `--asks`, `--warmup`, `--think`, then `measure(admin DSN, where it came
+    from, args)` on a bench database (bench.respond.run_on_database)."""
+    import argparse
+
+    from bench.respond import run_on_database  # bench.respond imports this module
+
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--asks", type=int, default=100, help="measured asks (default 100)")
+    parser.add_argument("--warmup", type=int, default=3, help="unmeasured rounds first")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.25,
+        help="each round starts after a random 0..THINK s (default 0.25: out of step with the "
+        "0.1 s polls)",
+    )
+    args = parser.parse_args(argv)
+    if args.asks < 1 or args.warmup < 0:
+        parser.error("--asks must be 1 or more, --warmup 0 or more")
+    return run_on_database(lambda admin, where: measure(admin, where, args))

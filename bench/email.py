@@ -35,7 +35,6 @@ samples is interpolated between the two slowest).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import random
@@ -48,8 +47,8 @@ from typing import TYPE_CHECKING
 import aiosmtplib
 import httpx
 
-from bench._timing import latency_table, percentile
-from bench.respond import bench_database, run_on_database
+from bench._timing import latency_table, notifier_bench_main, percentile
+from bench.respond import bench_database
 from compass_server.store.postgres import PostgresStore
 from tests import _server
 from tests.e2e import _mailbox
@@ -57,6 +56,8 @@ from tests.e2e._asks import answer, ask_block, ask_ids, post, question, respond
 from tests.e2e._connect import call, open_stream
 
 if TYPE_CHECKING:
+    import argparse
+
     from tests.e2e._connect import Stream
     from tests.e2e._mailbox import Mailbox
 
@@ -194,20 +195,7 @@ async def measure(admin: str, where: str, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--asks", type=int, default=100, help="measured asks (default 100)")
-    parser.add_argument("--warmup", type=int, default=3, help="unmeasured rounds first")
-    parser.add_argument(
-        "--think",
-        type=float,
-        default=0.25,
-        help="each round starts after a random 0..THINK s (default 0.25: out of step with the "
-        "0.1 s polls)",
-    )
-    args = parser.parse_args(argv)
-    if args.asks < 1 or args.warmup < 0:
-        parser.error("--asks must be 1 or more, --warmup 0 or more")
-    return run_on_database(lambda admin, where: measure(admin, where, args))
+    return notifier_bench_main(argv, __doc__, measure)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ samples is interpolated between the two slowest).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import random
@@ -49,8 +48,8 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bench._timing import latency_table, percentile
-from bench.respond import bench_database, run_on_database
+from bench._timing import latency_table, notifier_bench_main, percentile
+from bench.respond import bench_database
 from tests import _server
 from tests.e2e import _push_service
 from tests.e2e._asks import answer, ask_block, ask_ids, post, question, respond
@@ -58,6 +57,8 @@ from tests.e2e._connect import call, open_stream
 from tests.e2e.test_webhooks import _admin
 
 if TYPE_CHECKING:
+    import argparse
+
     from starlette.requests import Request
 
     from tests.e2e._connect import Stream
@@ -213,20 +214,7 @@ async def measure(admin: str, where: str, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--asks", type=int, default=100, help="measured asks (default 100)")
-    parser.add_argument("--warmup", type=int, default=3, help="unmeasured rounds first")
-    parser.add_argument(
-        "--think",
-        type=float,
-        default=0.25,
-        help="each round starts after a random 0..THINK s (default 0.25: out of step with the "
-        "0.1 s polls)",
-    )
-    args = parser.parse_args(argv)
-    if args.asks < 1 or args.warmup < 0:
-        parser.error("--asks must be 1 or more, --warmup 0 or more")
-    return run_on_database(lambda admin, where: measure(admin, where, args))
+    return notifier_bench_main(argv, __doc__, measure)
 
 
 if __name__ == "__main__":
