@@ -23,10 +23,14 @@ What each side does per event:
   RespondToAsk with a bearer token for an unanswered ask. The server authenticates the token
   (from its token cache once it has seen it), answers and notifies watchers.
 - echo (floor 1): the same request through the same stack without a database: the same
-  client, uvicorn, Starlette routes, ConnectGate (authentication is an in-memory token lookup),
-  connectrpc with the hardened codecs and the ErrorMapping interceptor; the handler
-  returns `RespondToAskResponse{}` at once. A subprocess built here from the product's pieces
-  (`serve-echo`); nothing of it is part of the product.
+  client, uvicorn as `compass serve` configures it (its connection guard, keep-alive and
+  logging), Starlette routes, ConnectGate (authentication is an in-memory token lookup),
+  connectrpc with the hardened codecs and the product's interceptors (the per-RPC observer:
+  metrics and the access line; the error mapping); the handler returns
+  `RespondToAskResponse{}` at once. A subprocess built here from the product's pieces
+  (`serve-echo`); nothing of it is part of the product. (Until 2026-12-05 the echo ran
+  without the observer and the connection guard: a floor below what any RPC of the product
+  costs.)
 - sql (floor 2): exactly the statements one RespondToAsk issues, with asyncpg from
   `--clients` concurrent tasks in this process, on connections taken the way the store takes
   them (a PostgresStore with a pool of `--pool`: same pool set-up, acquisition, reset on
@@ -366,7 +370,7 @@ async def served_database(admin: str) -> AsyncGenerator[tuple[Child, str, str]]:
 
 
 def echo_app(token: str, account_id: str) -> Starlette:
-    """The product's stack (routes, gate, connect, interceptor, codecs) with an empty handler
+    """The product's stack (routes, gate, connect, interceptors, codecs) with an empty handler
     and in-memory authentication: the echo floor's server."""
     from datetime import UTC, datetime
 
@@ -375,12 +379,13 @@ def echo_app(token: str, account_id: str) -> Starlette:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from compass_server.app import authorize
+    from compass_server.app import authorize, rpc_interceptors
+    from compass_server.background.sweeper import utc_now
     from compass_server.config import Settings
+    from compass_server.observe.metrics import Metrics
     from compass_server.store import AccountKind, AccountRow
     from compass_server.transport import wire
     from compass_server.transport.auth import AuthContext
-    from compass_server.transport.error_mapping import ErrorMapping
     from compass_server.transport.gate import ConnectGate
     from compass_server.transport.static import STATIC_DIR
     from gen.compass.v1 import comms_pb2
@@ -409,12 +414,15 @@ def echo_app(token: str, account_id: str) -> Starlette:
             return comms_pb2.RespondToAskResponse()
 
     options = wire.app_options(settings.max_request_bytes)
-    comms = CommsServiceASGIApplication(EmptyComms(), interceptors=[ErrorMapping()], **options)
+    # The product's interceptors: the per-RPC observer (metrics, the access line) and the
+    # error mapping, as every RPC of `compass serve` runs under them.
+    interceptors = rpc_interceptors(Metrics(utc_now), auth)
+    comms = CommsServiceASGIApplication(EmptyComms(), interceptors=interceptors, **options)
 
     class NoAgent(AgentService):
         """Routed like the product's AgentService, never called here."""
 
-    agent = AgentServiceASGIApplication(NoAgent(), interceptors=[ErrorMapping()], **options)
+    agent = AgentServiceASGIApplication(NoAgent(), interceptors=interceptors, **options)
 
     def gated(rpc: ASGIApp) -> ASGIApp:
         return ConnectGate(
@@ -442,11 +450,14 @@ def echo_app(token: str, account_id: str) -> Starlette:
 def serve_echo(port: int) -> None:
     import uvicorn
 
+    from compass_server.cli.main import configure_logging
+    from compass_server.cli.serve import uvicorn_config
+    from compass_server.config import Settings
+
+    # Logging, uvicorn and its protocol (the connection guard) as `compass serve` sets them.
+    configure_logging("text")
     app = echo_app(os.environ["BENCH_ECHO_TOKEN"], os.environ["BENCH_ECHO_ACCOUNT"])
-    # The same uvicorn settings as `compass serve`.
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, lifespan="on", log_level="info", access_log=False
-    )
+    config = uvicorn_config(app, Settings(), host="127.0.0.1", port=port)
 
     class Announcing(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

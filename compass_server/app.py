@@ -85,6 +85,15 @@ def _gated(
     )
 
 
+def rpc_interceptors(
+    metrics: Metrics, auth: AuthContext[AccountRow]
+) -> list[RpcObserver | ErrorMapping]:
+    """The interceptors every Connect service here runs under, outermost first: the per-RPC
+    observer (metrics and the access line), then the mapping of errors to Connect codes.
+    (bench.respond's echo floor runs under the same.)"""
+    return [RpcObserver(metrics, auth), ErrorMapping()]
+
+
 def create_app(
     settings: Settings,
     *,
@@ -191,7 +200,7 @@ def create_app(
         )
     )
     options = wire.app_options(settings.max_request_bytes, responses)
-    interceptors = [RpcObserver(metrics, auth), ErrorMapping()]
+    interceptors = rpc_interceptors(metrics, auth)
     agent_rpc = AgentServiceASGIApplication(
         AgentHandlers(asks, auth), interceptors=interceptors, **options
     )

@@ -178,9 +178,10 @@ def _choose(parser: argparse.ArgumentParser, message: str) -> Callable[[argparse
     return handler
 
 
-def _configure_logging(log_format: str, *, quiet: bool = False) -> None:
+def configure_logging(log_format: str, *, quiet: bool = False) -> None:
     """Text lines (default) or, with COMPASS_LOG_FORMAT=json, one JSON object per record,
-    uvicorn's own loggers included; `quiet`: warnings and errors only."""
+    uvicorn's own loggers included; `quiet`: warnings and errors only. (bench.respond's echo
+    floor logs the same way.)"""
     level = logging.WARNING if quiet else logging.INFO
     if log_format != "json":
         logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
@@ -224,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     # Commands other than `serve` print their result as JSON: their INFO lines (the embedded
     # PostgreSQL attached to or started, migrations) were noise on every call.
     quiet = getattr(args, "handler", None) in (_admin, _demo, _migrate_command)
-    _configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text", quiet=quiet)
+    configure_logging(os.environ.get("COMPASS_LOG_FORMAT") or "text", quiet=quiet)
     _quiet_stamina()
     from compass_server.domain.errors import CompassError
     from compass_server.store.migrate import MigrationError

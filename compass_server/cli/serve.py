@@ -107,25 +107,11 @@ def _probe_side_ports(where: listen.Address, settings: Settings) -> None:
             listen.probe(where, port, variable)
 
 
-def serve_one(
-    settings: Settings,
-    host: str,
-    port: int,
-    *,
-    demo: bool = False,
-    worker: WorkerLink | None = None,
-    sockets: list[socket.socket] | None = None,
-) -> None:
-    """Run one server process on `settings.database_url` until it is told to stop: the whole
-    server (`--workers 1`, on `sockets` when bound already: cli/listen.py), or one worker of
-    several (`worker`: its link to the supervisor)."""
-    from compass_server.app import create_app
-
-    if settings.database_url is None:
-        raise CliError("serve_one needs settings.database_url")
-    app = create_app(settings)
-    _check_open_files(settings)
-    config = uvicorn.Config(
+def uvicorn_config(
+    app: Callable[..., Awaitable[None]], settings: Settings, *, host: str, port: int
+) -> uvicorn.Config:
+    """How `compass serve` runs `app` under uvicorn (bench.respond's echo floor runs the same)."""
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -147,6 +133,27 @@ def serve_one(
         timeout_keep_alive=settings.keepalive_timeout_seconds,
         backlog=min(2048, settings.max_connections),
     )
+
+
+def serve_one(
+    settings: Settings,
+    host: str,
+    port: int,
+    *,
+    demo: bool = False,
+    worker: WorkerLink | None = None,
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Run one server process on `settings.database_url` until it is told to stop: the whole
+    server (`--workers 1`, on `sockets` when bound already: cli/listen.py), or one worker of
+    several (`worker`: its link to the supervisor)."""
+    from compass_server.app import create_app
+
+    if settings.database_url is None:
+        raise CliError("serve_one needs settings.database_url")
+    app = create_app(settings)
+    _check_open_files(settings)
+    config = uvicorn_config(app, settings, host=host, port=port)
     server = _AnnouncingServer(
         config, app=app, settings=settings, dsn=settings.database_url, demo=demo, worker=worker
     )
