@@ -32,7 +32,7 @@ from bench.ask_latency import FloorWatcher
 from bench.mcp_latency import STEP_TIMEOUT, BenchError, Participant
 from bench.respond import run_on_database
 from compass_bridge.client import AgentClient
-from tests import _server
+from tests import _procs, _server
 from tests.realagent.proxy import RefusingProxy
 from tests.realagent.wire_models import ChatModel
 
@@ -243,6 +243,7 @@ async def measure_run(
     ):
         output = Path(tmp) / run.log
         async with (
+            _stopping_strays(Path(tmp)),
             httpx.AsyncClient(base_url=server_url, timeout=30) as http,
             run.start(Path(tmp), world, model) as process,
         ):
@@ -264,6 +265,16 @@ async def measure_run(
             if code != 0:
                 raise BenchError(f"{run.who} exited with {code}:\n{log_tail(output)}")
     return measured, await receipt_delays(dsn, ask_ids=measured.ask_ids)
+
+
+@contextlib.asynccontextmanager
+async def _stopping_strays(tmp: Path) -> AsyncGenerator[None]:
+    """On the way out, after the run's own process: what it left running under `tmp`
+    (Cline's hub daemon outlives the run otherwise)."""
+    try:
+        yield
+    finally:
+        _procs.stop_strays(tmp)
 
 
 def header(next_request: str, args: argparse.Namespace, *, per: str = "") -> str:

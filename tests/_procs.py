@@ -1,10 +1,11 @@
 """Which process is which, read from /proc (Linux): the workers of a `compass serve --workers N`
-supervisor, which of them holds the server side of a client's TCP connection, and the CPU a
-process has used (the tests and the benches)."""
+supervisor, which of them holds the server side of a client's TCP connection, the CPU a
+process has used (the tests and the benches), and the strays an agent run left behind."""
 
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -72,3 +73,31 @@ def _connection_inode(local_port: int, remote_port: int) -> int | None:
             ):
                 return int(inode)
     return None
+
+
+def stop_strays(under: Path) -> list[int]:
+    """Kill every process but this one whose command line names a path under `under` or
+    whose working directory is under it, and return their pids. An agent CLI can leave a
+    detached helper behind in a session of its own (Cline's hub daemon, started with
+    `--cwd` in the test's workspace), which a kill of the agent's process does not reach."""
+    root = str(under.resolve())
+    killed: list[int] = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = (entry / "cwd").readlink().as_posix()
+        except OSError:
+            continue
+        named = any(
+            text == root or root + os.sep in text
+            for text in (arg.decode(errors="replace") for arg in argv)
+        )
+        if named or cwd == root or cwd.startswith(root + os.sep):
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            killed.append(int(entry.name))
+    return killed

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests import _procs
 from tests.mcp import _mcp
 from tests.mcp._mcp import Person, answer
 from tests.realagent.mcp_agents import AGENTS, launch, model_reads
@@ -135,6 +136,7 @@ async def _agent_run(
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+            _procs.stop_strays(tmp_path)  # Cline's hub daemon outlives the run otherwise
 
 
 async def _finish(process: asyncio.subprocess.Process) -> str:
