@@ -55,10 +55,12 @@ _QUESTION_KEYS = frozenset(
         "answer_required",
     }
 )
-# Keys a question may lack: `free_text` did not exist before delivery receipts, and rows stored before
-# it keep decoding (as UNSPECIFIED, which is never written as a key).
-_OPTIONAL_QUESTION_KEYS = frozenset({"recommended", "free_text", "answer_required"})
+# A question may lack `recommended`, `free_text` and `answer_required`: `free_text` did not exist
+# before delivery receipts, and rows stored before it keep decoding (as UNSPECIFIED, which is
+# never written as a key).
+_REQUIRED_QUESTION_KEYS = _QUESTION_KEYS - {"recommended", "free_text", "answer_required"}
 _OPTION_KEYS = frozenset({"id", "label", "description", "preview"})
+_TEXT_KEYS = frozenset({"text"})
 _ANSWER_KEYS = frozenset({"question_id", "chosen_option_ids", "custom_text", "timed_out"})
 
 
@@ -260,7 +262,7 @@ def _blocks(raw: object) -> list[comms_pb2.MessageBlock]:
         ((kind, value),) = obj.items()
         if kind == "text":
             text = _object(value, f"{path}.text")
-            _keys(text, frozenset({"text"}), f"{path}.text")
+            _keys(text, _TEXT_KEYS, f"{path}.text")
             blocks.append(
                 comms_pb2.MessageBlock(
                     text=comms_pb2.TextBlock(text=_str(text, "text", f"{path}.text"))
@@ -293,7 +295,7 @@ def _ask(raw: object, path: str) -> comms_pb2.Ask:
 
 def _ask_question(raw: object, path: str) -> comms_pb2.AskQuestion:
     obj = _object(raw, path)
-    _keys(obj, _QUESTION_KEYS, path, optional=_OPTIONAL_QUESTION_KEYS)
+    _keys(obj, _QUESTION_KEYS, path, required=_REQUIRED_QUESTION_KEYS)
     question = comms_pb2.AskQuestion(
         question_id=_str(obj, "question_id", path),
         question=_str(obj, "question", path),
@@ -379,17 +381,16 @@ def _keys(
     expected: frozenset[str],
     path: str,
     *,
-    optional: frozenset[str] = frozenset(),
+    required: frozenset[str] | None = None,
 ) -> None:
+    """`obj` has only `expected` keys and every `required` one (None: every expected one)."""
     keys = obj.keys()
-    if keys == expected or (optional and keys <= expected and keys >= expected - optional):
+    needed = expected if required is None else required
+    if needed <= keys <= expected:
         return  # the common case, without building sets (every read decodes every block)
     unknown = set(obj) - expected
-    missing = expected - optional - set(obj)
-    if unknown or missing:
-        raise _DecodeError(
-            path, f"unexpected keys {sorted(unknown)}, missing keys {sorted(missing)}"
-        )
+    missing = needed - set(obj)
+    raise _DecodeError(path, f"unexpected keys {sorted(unknown)}, missing keys {sorted(missing)}")
 
 
 def _str(obj: dict[str, object], key: str, path: str) -> str:
