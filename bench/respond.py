@@ -109,6 +109,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import ASGIApp
 
+    from compass_server.config import Settings
     from compass_server.store.postgres import PostgresStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -369,7 +370,7 @@ async def served_database(admin: str) -> AsyncGenerator[tuple[Child, str, str]]:
             server.stop()
 
 
-def echo_app(token: str, account_id: str) -> Starlette:
+def echo_app(token: str, account_id: str, settings: Settings) -> Starlette:
     """The product's stack (routes, gate, connect, interceptors, codecs) with an empty handler
     and in-memory authentication: the echo floor's server."""
     from datetime import UTC, datetime
@@ -381,7 +382,6 @@ def echo_app(token: str, account_id: str) -> Starlette:
 
     from compass_server.app import authorize, rpc_interceptors
     from compass_server.background.sweeper import utc_now
-    from compass_server.config import Settings
     from compass_server.observe.metrics import Metrics
     from compass_server.store import AccountKind, AccountRow
     from compass_server.transport import wire
@@ -392,7 +392,6 @@ def echo_app(token: str, account_id: str) -> Starlette:
     from gen.compass.v1.agent_connect import AgentService, AgentServiceASGIApplication
     from gen.compass.v1.comms_connect import CommsService, CommsServiceASGIApplication
 
-    settings = Settings()
     auth: AuthContext[AccountRow] = AuthContext()
     account = AccountRow(
         account_id=account_id,
@@ -456,8 +455,9 @@ def serve_echo(port: int) -> None:
 
     # Logging, uvicorn and its protocol (the connection guard) as `compass serve` sets them.
     configure_logging("text")
-    app = echo_app(os.environ["BENCH_ECHO_TOKEN"], os.environ["BENCH_ECHO_ACCOUNT"])
-    config = uvicorn_config(app, Settings(), host="127.0.0.1", port=port)
+    settings = Settings()
+    app = echo_app(os.environ["BENCH_ECHO_TOKEN"], os.environ["BENCH_ECHO_ACCOUNT"], settings)
+    config = uvicorn_config(app, settings, host="127.0.0.1", port=port)
 
     class Announcing(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

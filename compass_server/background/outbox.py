@@ -178,8 +178,8 @@ class OutboxWorker(Generic[D]):
                 await asyncio.wait(self._attempts)
 
     async def tick(self) -> bool:
-        """One round: `forget` (when due), `before_claim`, then an attempt for each due delivery there is room
-        for; True if any were started."""
+        """One round: `forget` (when due), `before_claim`, then an attempt for each due
+        delivery there is room for; True if any were started."""
         now = self._clock()
         forget = self._forget
         if forget is not None and (
